@@ -1,0 +1,48 @@
+import { Command, CommanderError } from 'commander';
+import { EXIT, MailsiftError } from '../errors.js';
+import { checkCommand } from './check-command.js';
+import { serveCommand } from './serve-command.js';
+import { validateCommand } from './validate-command.js';
+import { VERSION } from '../version.js';
+
+/**
+ * The only place that turns errors into exit statuses. Commands throw
+ * MailsiftError (message for the user + exit code); anything else is a bug.
+ * We set process.exitCode rather than calling process.exit so that piped output
+ * is never cut off.
+ */
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('mailsift')
+    .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
+    .version(VERSION, '-V, --version')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(text) });
+  program.addCommand(validateCommand());
+  program.addCommand(checkCommand());
+  program.addCommand(serveCommand());
+  for (const cmd of program.commands) cmd.exitOverride();
+
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    process.exitCode = exitCodeFor(err);
+  }
+}
+
+function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // --help and --version "fail" with exit code 0; usage errors were already printed.
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (err instanceof MailsiftError) {
+    process.stderr.write(`mailsift: ${err.message}\n`);
+    return err.exitCode;
+  }
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(
+    `mailsift: unexpected error: ${err instanceof Error ? err.message : String(err)}\n` +
+      `This is a bug; please report it with the line below.\n${detail.split('\n').slice(0, 6).join('\n')}\n`,
+  );
+  return EXIT.unexpected;
+}

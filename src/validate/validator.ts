@@ -1,0 +1,30 @@
+import type { Verdict } from '../verdict.js';
+
+/** What a validator adds to the run's summary. */
+export interface ValidatorStats {
+  requests: number;
+  retries: number;
+  rateLimited: number;
+  /** the disposable-domain list's package version, for the local engine */
+  disposableListVersion?: string;
+  warnings?: string[];
+}
+
+/**
+ * The one interface between the pipeline and whatever gives verdicts: the API
+ * client (`validate/api`) or the offline engine (`validate/local`). The pipeline
+ * must not know which one it talks to.
+ */
+export interface Validator {
+  readonly engine: 'api' | 'local';
+  /**
+   * Validates distinct, trimmed, prechecked addresses. Resolves with exactly one
+   * verdict per address, in any order, each carrying `email` as given; an address
+   * that could not be validated gets a verdict with `error` (never a rejection).
+   * Rejects only for a failure that must end the run: `AuthError` (exit 3) or an
+   * abort.
+   */
+  validate(emails: readonly string[], signal: AbortSignal): Promise<Verdict[]>;
+  stats(): ValidatorStats;
+  close(): Promise<void>;
+}

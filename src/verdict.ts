@@ -1,0 +1,63 @@
+/** The four statuses of the API (spec §3); every verdict has exactly one. */
+export const STATUSES = ['valid', 'invalid', 'risky', 'unknown'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/**
+ * The checks behind a verdict. `undefined` means "not told" (Shape B says nothing
+ * of syntax or mx, the precheck never looks at DNS): written as an empty cell,
+ * never invented.
+ */
+export interface Details {
+  syntax?: boolean;
+  domain?: string;
+  mx?: boolean;
+  disposable?: boolean;
+  role?: boolean;
+  /** a free-mail provider (gmail.com, ...) */
+  free?: boolean;
+  /** a did-you-mean address for a misspelt popular domain */
+  suggestion?: string;
+}
+
+/** Codes for rows that got no verdict; see PRODUCT.md §3. */
+export type ErrorCode =
+  | 'RATE_LIMITED'
+  | 'SERVER_ERROR'
+  | 'NETWORK'
+  | 'TIMEOUT'
+  | 'MISSING_RESULT'
+  | 'REQUEST_ERROR'
+  | 'INTERRUPTED';
+
+export interface VerdictError {
+  code: ErrorCode | string;
+  message: string;
+}
+
+/**
+ * One internal verdict type for every source: Shape A, Shape B, the precheck and
+ * the offline engine all normalise into it.
+ */
+export interface Verdict {
+  /** the address as it was sent (trimmed input) */
+  email: string;
+  isValid: boolean | undefined;
+  status: Status;
+  confidence: number | undefined;
+  provider: string;
+  details: Details;
+  /** set when no verdict could be obtained; status is then `unknown` */
+  error?: VerdictError;
+}
+
+export function errorVerdict(email: string, code: ErrorCode, message: string): Verdict {
+  return {
+    email,
+    isValid: undefined,
+    status: 'unknown',
+    confidence: undefined,
+    provider: '',
+    details: {},
+    error: { code, message },
+  };
+}
