@@ -1,0 +1,53 @@
+import type { Status } from './verdict.js';
+
+/** The run's summary (PRODUCT.md §3); printed on stderr, written by --summary. */
+export interface Summary {
+  total: number;
+  valid: number;
+  invalid: number;
+  risky: number;
+  unknown: number;
+  /** rows carrying an `error` (no verdict could be obtained) */
+  errors: number;
+  /** rows whose address already appeared earlier in the input */
+  duplicates: number;
+  requests: number;
+  retries: number;
+  rateLimited: number;
+  elapsedMs: number;
+  /** distinct addresses answered from --journal or --cache instead of the engine */
+  fromJournal: number;
+  fromCache: number;
+  /** rows rejected by the local precheck without an engine call */
+  prechecked: number;
+  engine: 'api' | 'local';
+  /** rows written after --only filtering */
+  written: number;
+  disposableListVersion?: string;
+  warnings?: string[];
+}
+
+export function emptySummary(engine: 'api' | 'local'): Summary {
+  return {
+    total: 0,
+    valid: 0,
+    invalid: 0,
+    risky: 0,
+    unknown: 0,
+    errors: 0,
+    duplicates: 0,
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    elapsedMs: 0,
+    fromJournal: 0,
+    fromCache: 0,
+    prechecked: 0,
+    engine,
+    written: 0,
+  };
+}
+
+export function countStatus(summary: Summary, status: Status): void {
+  summary[status]++;
+}
