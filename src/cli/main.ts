@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, MailsiftError } from '../errors.js';
 import { checkCommand } from './check-command.js';
+import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { VERSION } from '../version.js';
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<void> {
   program.addCommand(validateCommand());
   program.addCommand(checkCommand());
   program.addCommand(serveCommand());
+  program.addCommand(keysCommand());
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {

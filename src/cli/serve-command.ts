@@ -1,9 +1,67 @@
 import { Command } from 'commander';
-import { UsageError } from '../errors.js';
+import { loadServeConfig, type ServeFlags } from '../serve/config.js';
+import { startServer } from '../serve/server.js';
+import { createLocalValidator } from '../validate/local/index.js';
 
-// Placeholder until serve lands (issue 6).
+const say = (line: string): void => {
+  process.stderr.write(`mailsift serve: ${line}\n`);
+};
+
 export function serveCommand(): Command {
-  return new Command('serve').description('serve the validation API from the offline engine').action(() => {
-    throw new UsageError('serve is not implemented yet');
+  return new Command('serve')
+    .description('serve the validation API (POST /api/validate, /api/validate/bulk) from the offline engine')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <n>', 'port to listen on; 0 picks a free one', '8080')
+    .option('--keys-file <file>', 'accepted API keys, one per line (default: one random key, printed once on stderr)')
+    .option('--rate-limit <requests/seconds>', 'per-key fixed window', '60/60')
+    .option('--shape <a|b>', 'response shape of the spec: a (flat) or b (wrapped in data)', 'a')
+    .option('--tls-cert <file>', 'PEM certificate: serve HTTPS')
+    .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--allow-insecure-http', 'allow plain HTTP on a non-loopback host')
+    .option('--no-dns', 'skip DNS lookups (mx left unknown): sandboxes and benchmarks')
+    .option('--dns-server <host[:port]>', 'resolver for the engine (default: system resolver)')
+    .option('--dns-timeout <ms>', 'per DNS query', '2000')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  mailsift serve --no-dns --port 8080\n  mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60',
+    )
+    .action(async (flags: ServeFlags) => {
+      const config = await loadServeConfig(flags);
+      const engine = createLocalValidator({
+        dns: config.dns,
+        dnsServer: config.dnsServer,
+        dnsTimeoutMs: config.dnsTimeoutMs,
+        onWarning: say,
+      });
+      const server = await startServer({ ...config, engine, onLog: say });
+      say(`listening on ${server.url}`);
+      if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
+      await untilSignalled(async () => {
+        say('shutting down: finishing requests in flight');
+        await server.close();
+        await engine.close();
+      });
+    });
+}
+
+/**
+ * Resolves once a SIGINT/SIGTERM has run `shutdown`. A second signal skips the
+ * drain; our listeners replace node's default exit, so we must exit ourselves.
+ */
+function untilSignalled(shutdown: () => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        say('second signal: exiting without waiting');
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      }
+      stopping = true;
+      shutdown().then(() => {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        resolve();
+      }, reject);
+    };
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   });
 }

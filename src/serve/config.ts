@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { UsageError } from '../errors.js';
+import { generateKey, parseKeysFile } from './keys.js';
+import { parseRateLimit, type RateLimit } from './rate-limit.js';
+import type { Shape } from './render.js';
+
+/** The flags of `mailsift serve` as commander hands them over. */
+export interface ServeFlags {
+  host: string;
+  port: string;
+  keysFile?: string;
+  rateLimit: string;
+  shape: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  allowInsecureHttp?: boolean;
+  dns: boolean;
+  dnsServer?: string;
+  dnsTimeout: string;
+}
+
+export interface ServeConfig {
+  host: string;
+  port: number;
+  keys: string[];
+  /** set when no keys file was given: the one key of this run, to show the user once */
+  generatedKey?: string;
+  rateLimit: RateLimit;
+  shape: Shape;
+  tls?: { cert: Buffer; key: Buffer };
+  dns: boolean;
+  dnsServer?: string;
+  dnsTimeoutMs: number;
+}
+
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  return h.startsWith('::ffff:127.');
+}
+
+function integer(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
+  }
+  return n;
+}
+
+async function readUserFile(path: string, flag: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new UsageError(`${flag}: cannot read ${path} (${code})`, { cause: err });
+  }
+}
+
+/** Checks the flags and reads the files they name; every problem is a UsageError. */
+export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
+  const port = integer(flags.port, '--port', 0, 65535);
+  const rateLimit = parseRateLimit(flags.rateLimit);
+  if (!rateLimit) throw new UsageError(`--rate-limit must look like <requests>/<seconds>, e.g. 60/60; got "${flags.rateLimit}"`);
+  const shape = flags.shape.toLowerCase();
+  if (shape !== 'a' && shape !== 'b') throw new UsageError(`--shape must be a or b, got "${flags.shape}"`);
+  const dnsTimeoutMs = integer(flags.dnsTimeout, '--dns-timeout', 1, 600_000);
+
+  if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) {
+    throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
+  }
+  // The spec says HTTPS only; plain HTTP is for a sandbox on this machine.
+  if (!flags.tlsCert && !isLoopback(flags.host) && !flags.allowInsecureHttp) {
+    throw new UsageError(
+      `refusing plain HTTP on ${flags.host}: give --tls-cert/--tls-key, bind a loopback host, or pass --allow-insecure-http`,
+    );
+  }
+  const tls =
+    flags.tlsCert && flags.tlsKey
+      ? { cert: await readUserFile(flags.tlsCert, '--tls-cert'), key: await readUserFile(flags.tlsKey, '--tls-key') }
+      : undefined;
+
+  let keys: string[];
+  let generatedKey: string | undefined;
+  if (flags.keysFile) {
+    keys = parseKeysFile((await readUserFile(flags.keysFile, '--keys-file')).toString('utf8'));
+    if (keys.length === 0) throw new UsageError(`--keys-file: ${flags.keysFile} holds no keys (create one with: mailsift keys create --keys-file ${flags.keysFile})`);
+  } else {
+    generatedKey = generateKey();
+    keys = [generatedKey];
+  }
+
+  return {
+    host: flags.host,
+    port,
+    keys,
+    generatedKey,
+    rateLimit,
+    shape,
+    tls,
+    dns: flags.dns,
+    dnsServer: flags.dnsServer,
+    dnsTimeoutMs,
+  };
+}

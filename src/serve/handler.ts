@@ -1,0 +1,180 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { errorVerdict, type Verdict } from '../verdict.js';
+import { bulkEmails, isJsonContentType, parseJsonObject, readBody, singleEmail } from './body.js';
+import { bearerToken, type KeyStore } from './keys.js';
+import type { FixedWindowLimiter, RateDecision } from './rate-limit.js';
+import { apiError, bulkBody, errorBody, singleBody, type ApiError, type Shape } from './render.js';
+
+/** The part of the offline engine that serve needs; tests may pass their own. */
+export interface ServeEngine {
+  validate(emails: readonly string[], signal: AbortSignal): Promise<Verdict[]>;
+  validateOne(email: string, signal?: AbortSignal): Promise<Verdict>;
+}
+
+export interface HandlerContext {
+  keys: KeyStore;
+  limiter: FixedWindowLimiter;
+  shape: Shape;
+  engine: ServeEngine;
+  bodyLimitBytes: number;
+  /** true once shutdown began: responses then close their connection */
+  closing: () => boolean;
+  onLog: (line: string) => void;
+}
+
+const ROUTES = new Set(['/api/validate', '/api/validate/bulk']);
+
+// Past this much of an oversize body we stop politely discarding and hang up.
+const DISCARD_LIMIT = 8 * 1024 * 1024;
+
+export function rateHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(d.limit),
+    'X-RateLimit-Remaining': String(d.remaining),
+    'X-RateLimit-Reset': String(d.resetEpochSeconds),
+  };
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string>,
+  closing: boolean,
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+    ...(closing ? { Connection: 'close' } : {}),
+  });
+  res.end(text);
+}
+
+/**
+ * The access-log line: method, path, status, addresses, milliseconds. The path
+ * is logged only when it is one of ours, since an unknown path or a query string
+ * could carry an address or a key.
+ */
+export function accessLine(method: string, path: string, status: number, addresses: number, ms: number, aborted: boolean): string {
+  const shown = ROUTES.has(path) ? path : '[other path]';
+  return `${method} ${shown} ${status} addresses=${addresses} ${ms.toFixed(1)}ms${aborted ? ' (client went away)' : ''}`;
+}
+
+export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const started = performance.now();
+    const path = (req.url ?? '/').split('?')[0]!;
+    const state = { addresses: 0 };
+    const abort = new AbortController();
+    res.on('close', () => {
+      const aborted = !res.writableFinished;
+      if (aborted) abort.abort();
+      ctx.onLog(accessLine(req.method ?? '?', path, res.statusCode, state.addresses, performance.now() - started, aborted));
+    });
+    handle(ctx, req, res, path, state, abort.signal, started).catch(() => {
+      // The engine (or we) failed; the caller gets a 500, never a crash.
+      fail(ctx, req, res, apiError(500, 'SERVER_ERROR', 'An error occurred in the service', 'The validation engine failed'));
+    });
+  };
+}
+
+/**
+ * Answers with an error object; the X-RateLimit-* headers are already on `res`.
+ * A refused request whose unread body may be large gets its connection closed
+ * rather than read to the end.
+ */
+function fail(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, e: ApiError): void {
+  const declared = Number(req.headers['content-length']);
+  const hasBody = req.headers['transfer-encoding'] !== undefined || declared > 0;
+  const unbounded = hasBody && !req.complete && !(declared <= ctx.bodyLimitBytes);
+  if (unbounded) discardRest(req);
+  sendJson(res, e.status, errorBody(e), {}, ctx.closing() || unbounded);
+}
+
+async function handle(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  state: { addresses: number },
+  signal: AbortSignal,
+  started: number,
+): Promise<void> {
+  // Requests with a valid key count against that key; the others against their
+  // IP address, so that guessing keys is throttled too.
+  const token = bearerToken(req.headers.authorization);
+  const identity = token === undefined ? undefined : ctx.keys.identify(token);
+  const decision = ctx.limiter.take(identity ? `key:${identity}` : `ip:${req.socket.remoteAddress ?? '?'}`);
+  for (const [name, value] of Object.entries(rateHeaders(decision))) res.setHeader(name, value);
+
+  if (!decision.allowed) {
+    res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+    return fail(ctx, req, res, apiError(429, 'RATE_LIMITED', 'The rate limit is exceeded', `Retry after ${decision.retryAfterSeconds} s`));
+  }
+  if (!ROUTES.has(path)) {
+    return fail(ctx, req, res, apiError(404, 'NOT_FOUND', 'No such endpoint', 'Use POST /api/validate or POST /api/validate/bulk'));
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST');
+    return fail(ctx, req, res, apiError(405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed`, 'This endpoint takes POST'));
+  }
+  if (!identity) {
+    const why = token === undefined ? 'Send the header Authorization: Bearer <API_KEY>' : 'The API key is not valid';
+    return fail(ctx, req, res, apiError(401, 'UNAUTHORIZED', 'The API key is missing or invalid', why));
+  }
+  if (!isJsonContentType(req.headers['content-type'])) {
+    return fail(ctx, req, res, apiError(400, 'INVALID_REQUEST', 'Content-Type must be application/json', 'Send a JSON body with Content-Type: application/json'));
+  }
+
+  const body = await readBody(req, ctx.bodyLimitBytes);
+  if (!body.ok) {
+    if (body.error.status === 413) discardRest(req);
+    return sendJson(res, body.error.status, errorBody(body.error), {}, true);
+  }
+  const parsed = parseJsonObject(body.body);
+  if (!parsed.ok) return fail(ctx, req, res, parsed.error);
+
+  if (path === '/api/validate') {
+    const one = singleEmail(parsed.value);
+    if (!one.ok) return fail(ctx, req, res, one.error);
+    state.addresses = 1;
+    const verdict = await ctx.engine.validateOne(one.email, signal);
+    if (verdict.details.syntax === false) {
+      return fail(ctx, req, res, apiError(400, 'INVALID_EMAIL', 'The email address is not valid', 'Email format validation failed'));
+    }
+    return sendJson(res, 200, singleBody(ctx.shape, verdict, performance.now() - started), {}, ctx.closing());
+  }
+
+  const bulk = bulkEmails(parsed.value);
+  if (!bulk.ok) return fail(ctx, req, res, bulk.error);
+  state.addresses = bulk.emails.length;
+  const verdicts = await validateBulk(ctx.engine, bulk.emails, signal);
+  return sendJson(res, 200, bulkBody(ctx.shape, verdicts), {}, ctx.closing());
+}
+
+/**
+ * The engine takes distinct addresses; a request may repeat one. Answers come
+ * back in request order, one per requested entry, matched by address.
+ */
+async function validateBulk(engine: ServeEngine, emails: readonly string[], signal: AbortSignal): Promise<Verdict[]> {
+  const distinct = [...new Set(emails)];
+  const byEmail = new Map<string, Verdict>();
+  for (const v of await engine.validate(distinct, signal)) byEmail.set(v.email, v);
+  return emails.map(
+    (email) => byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict for this address'),
+  );
+}
+
+/** Lets the client finish sending (so it reads our 413), but only up to a bound. */
+function discardRest(req: IncomingMessage): void {
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT) req.socket.destroy();
+  });
+  req.resume();
+}

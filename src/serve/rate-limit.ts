@@ -1,0 +1,67 @@
+/** `--rate-limit <requests>/<seconds>`: a fixed window of `seconds` allowing `requests`. */
+export interface RateLimit {
+  requests: number;
+  seconds: number;
+}
+
+/** What one request learns about its window; becomes the X-RateLimit-* headers. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** end of the current window, epoch seconds */
+  resetEpochSeconds: number;
+  /** whole seconds until the window ends, at least 1 (for Retry-After) */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Fixed windows aligned to the epoch (window n covers [n*len, (n+1)*len)), so every
+ * bucket's window ends at the same instant: when the window rolls over, all the
+ * counts are dropped at once and memory never outgrows one window's callers.
+ */
+export class FixedWindowLimiter {
+  private readonly windowMs: number;
+  private window = -1;
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    private readonly rate: RateLimit,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.windowMs = rate.seconds * 1000;
+  }
+
+  /** Counts one request against `bucket` and says whether it may proceed. */
+  take(bucket: string): RateDecision {
+    const now = this.now();
+    const window = Math.floor(now / this.windowMs);
+    if (window !== this.window) {
+      this.window = window;
+      this.counts.clear();
+    }
+    const used = (this.counts.get(bucket) ?? 0) + 1;
+    // Capped so a flood cannot grow the number without bound.
+    this.counts.set(bucket, Math.min(used, this.rate.requests + 1));
+    const resetMs = (window + 1) * this.windowMs;
+    return {
+      allowed: used <= this.rate.requests,
+      limit: this.rate.requests,
+      remaining: Math.max(0, this.rate.requests - used),
+      resetEpochSeconds: Math.ceil(resetMs / 1000),
+      retryAfterSeconds: Math.max(1, Math.ceil((resetMs - now) / 1000)),
+    };
+  }
+}
+
+const RATE_RE = /^\s*(\d{1,9})\s*\/\s*(\d{1,9})\s*$/;
+
+/** Parses `60/60`; returns undefined for anything else (the CLI reports it). */
+export function parseRateLimit(text: string): RateLimit | undefined {
+  const m = RATE_RE.exec(text);
+  if (!m) return undefined;
+  const requests = Number(m[1]);
+  const seconds = Number(m[2]);
+  if (requests < 1 || seconds < 1) return undefined;
+  return { requests, seconds };
+}

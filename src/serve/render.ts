@@ -1,0 +1,111 @@
+import type { Verdict } from '../verdict.js';
+
+/** Which of the spec's two response shapes to serve (spec §2.1, §4). */
+export type Shape = 'a' | 'b';
+
+// The spec types isValid and confidence as required; the local engine always
+// sets them, so these fallbacks only guard against an engine bug.
+const isValidOf = (v: Verdict): boolean => v.isValid ?? v.status === 'valid';
+const confidenceOf = (v: Verdict): number => v.confidence ?? 0;
+
+/** Shape A details: the spec's five checks, plus `free`/`suggestion` when the engine tells. */
+function detailsOf(v: Verdict): Record<string, unknown> {
+  const d = v.details;
+  return {
+    syntax: d.syntax,
+    domain: d.domain,
+    mx: d.mx,
+    disposable: d.disposable,
+    role: d.role,
+    free: d.free,
+    suggestion: d.suggestion,
+  };
+}
+
+/** The provider pass-through: only the fields the engine actually determined. */
+function rawResponseOf(v: Verdict): Record<string, unknown> {
+  const d = v.details;
+  return {
+    quality_score: v.confidence === undefined ? undefined : Math.round(v.confidence * 100),
+    syntax_check: d.syntax,
+    mx_check: d.mx,
+    disposable_domains: d.disposable,
+    free_email: d.free,
+  };
+}
+
+export function singleBody(shape: Shape, v: Verdict, responseTimeMs: number): unknown {
+  if (shape === 'b') {
+    return {
+      success: true,
+      data: {
+        email: v.email,
+        isValid: isValidOf(v),
+        confidence: confidenceOf(v),
+        provider: v.provider,
+        // data.type's values are "not shown" by the spec; we send the status so a
+        // Shape B client can tell risky and unknown from valid and invalid.
+        type: v.status,
+        disposable: v.details.disposable,
+        role: v.details.role,
+      },
+    };
+  }
+  return {
+    success: true,
+    email: v.email,
+    isValid: isValidOf(v),
+    status: v.status,
+    confidence: confidenceOf(v),
+    provider: v.provider,
+    responseTime: Math.round(responseTimeMs),
+    details: detailsOf(v),
+    rawResponse: rawResponseOf(v),
+  };
+}
+
+export function bulkBody(shape: Shape, verdicts: readonly Verdict[]): unknown {
+  if (shape === 'b') {
+    // Shape B shows only isValid, so its counts are by isValid: what its reader can check.
+    const valid = verdicts.filter(isValidOf).length;
+    return {
+      success: true,
+      data: {
+        results: verdicts.map((v) => ({ email: v.email, isValid: isValidOf(v), confidence: confidenceOf(v) })),
+        summary: { total: verdicts.length, valid, invalid: verdicts.length - valid },
+      },
+    };
+  }
+  const count = (status: string): number => verdicts.filter((v) => v.status === status).length;
+  return {
+    success: true,
+    results: verdicts.map((v) => ({
+      email: v.email,
+      isValid: isValidOf(v),
+      status: v.status,
+      confidence: confidenceOf(v),
+      provider: v.provider,
+      details: detailsOf(v),
+    })),
+    summary: { total: verdicts.length, valid: count('valid'), invalid: count('invalid'), risky: count('risky') },
+  };
+}
+
+/** An HTTP error as the spec's error object (§2.4). */
+export interface ApiError {
+  status: number;
+  code: string;
+  message: string;
+  details: string;
+}
+
+export function errorBody(e: ApiError): unknown {
+  return { success: false, error: { code: e.code, message: e.message, details: e.details } };
+}
+
+export const apiError = (status: number, code: string, message: string, details: string): ApiError => ({
+  status,
+  code,
+  message,
+  details,
+});
