@@ -1,0 +1,62 @@
+import { count, duration } from './format.js';
+import { paint } from './style.js';
+
+/** What a dry run found; the pipeline computes it, this module only formats it. */
+export interface DryRunFigures {
+  rows: number;
+  /** distinct addresses after trimming and case-folding the domain */
+  distinctAddresses: number;
+  duplicates: number;
+  /** rows the local precheck answers `invalid` without a call */
+  prechecked: number;
+  /** distinct addresses already answered by --journal or --cache */
+  alreadyKnown: number;
+  /** distinct addresses that would go to the engine */
+  toSend: number;
+  engine: 'api' | 'local';
+  batchSize: number;
+  /** bulk requests it would send (0 with the local engine) */
+  requests: number;
+  concurrency: number;
+  /** the server's limit, when a previous run's journal learnt it */
+  rateLimit?: { requests: number; windowSeconds: number };
+}
+
+/**
+ * A lower bound for the run's duration under a known rate limit: the first
+ * window's worth of requests goes at once, each further window waits a full
+ * window. Latency is unknown before sending anything, so it is left out.
+ */
+export function dryRunEtaMs(f: Pick<DryRunFigures, 'requests' | 'rateLimit'>): number | undefined {
+  if (!f.rateLimit || f.rateLimit.requests <= 0) return undefined;
+  const windows = Math.ceil(f.requests / f.rateLimit.requests);
+  return Math.max(0, windows - 1) * f.rateLimit.windowSeconds * 1000;
+}
+
+export function renderDryRun(f: DryRunFigures, color: boolean): string {
+  const dim = (t: string) => paint(color, 'dim', t);
+  const row = (label: string, text: string) => `  ${dim(label.padEnd(10))} ${text}`;
+  const lines = [
+    `${paint(color, 'bold', 'mailsift --dry-run')}: nothing was sent`,
+    row('rows', `${count(f.rows)} (${count(f.duplicates)} duplicates)`),
+    row('addresses', `${count(f.distinctAddresses)} distinct`),
+    row('precheck', `${count(f.prechecked)} rows rejected without a call`),
+  ];
+  if (f.alreadyKnown > 0) lines.push(row('known', `${count(f.alreadyKnown)} addresses answered by journal/cache`));
+  if (f.engine === 'local') {
+    lines.push(row('to check', `${count(f.toSend)} addresses with the local engine (no API requests)`));
+  } else {
+    lines.push(
+      row('to send', `${count(f.toSend)} addresses in ${count(f.requests)} bulk requests ` +
+        `(batches of ${count(f.batchSize)}, ${f.concurrency} in flight)`),
+    );
+    const eta = dryRunEtaMs(f);
+    if (f.rateLimit && eta !== undefined) {
+      const limit = `${count(f.rateLimit.requests)} requests per ${duration(f.rateLimit.windowSeconds * 1000)}`;
+      lines.push(row('eta', eta === 0 ? `within one rate-limit window (${limit})` : `at least ${duration(eta)} (${limit})`));
+    } else {
+      lines.push(row('eta', 'unknown until the rate limit is known (a run with --journal records it)'));
+    }
+  }
+  return lines.join('\n') + '\n';
+}

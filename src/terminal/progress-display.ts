@@ -1,0 +1,66 @@
+import ora, { type Ora } from 'ora';
+import type { Progress } from '../progress.js';
+import { progressLine, RateMeter } from './progress-line.js';
+import type { TerminalPolicy, TerminalStream } from './style.js';
+
+export interface ProgressDisplayOptions {
+  stream: TerminalStream;
+  policy: Pick<TerminalPolicy, 'animate' | 'color'>;
+  /** how often the Progress object is read; ora animates the spinner on its own */
+  intervalMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Polls the pipeline's Progress and shows it as one ora line on stderr, only
+ * when the policy allows animation; otherwise start/stop do nothing, so a cron
+ * log or a pipe never sees a carriage return.
+ */
+export class ProgressDisplay {
+  private spinner: Ora | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly meter = new RateMeter();
+  private readonly now: () => number;
+
+  constructor(
+    private readonly progress: Progress,
+    private readonly options: ProgressDisplayOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    if (!this.options.policy.animate || this.spinner) return;
+    this.spinner = ora({
+      // ora wants a full tty.WriteStream; the fake in tests has the parts it uses.
+      stream: this.options.stream as NodeJS.WritableStream,
+      isEnabled: true,
+      // stdin may be our input, and raw mode would swallow Ctrl-C's SIGINT.
+      discardStdin: false,
+      color: this.options.policy.color ? 'cyan' : false,
+      text: this.text(),
+    }).start();
+    this.timer = setInterval(() => this.tick(), this.options.intervalMs ?? 150);
+    // The display must never be what keeps the process alive.
+    this.timer.unref();
+  }
+
+  /** Reads the Progress once and updates the line; the timer calls it, tests may too. */
+  tick(): void {
+    if (this.spinner) this.spinner.text = this.text();
+  }
+
+  /** Stops the animation and clears the line, leaving the terminal as it was. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.spinner?.stop();
+    this.spinner = undefined;
+  }
+
+  private text(): string {
+    const now = this.now();
+    this.meter.sample(now, this.progress.addressesDone);
+    return progressLine(this.progress, now, this.meter.perSecond());
+  }
+}

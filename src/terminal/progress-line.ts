@@ -1,0 +1,53 @@
+import type { Progress } from '../progress.js';
+import { count, duration, rate } from './format.js';
+
+/**
+ * Addresses per second over the last few seconds. A plain average since the
+ * start would be skewed by journal/cache answers at the beginning and by
+ * rate-limit pauses long gone; a short window follows what the server does now.
+ */
+export class RateMeter {
+  private samples: { at: number; done: number }[] = [];
+
+  constructor(private readonly windowMs = 10_000) {}
+
+  sample(at: number, done: number): void {
+    this.samples.push({ at, done });
+    // Keep one sample older than the window so the window is always covered.
+    while (this.samples.length > 2 && this.samples[1]!.at <= at - this.windowMs) this.samples.shift();
+  }
+
+  /** addresses per second, or undefined before there are two samples a moment apart */
+  perSecond(): number | undefined {
+    const first = this.samples[0];
+    const last = this.samples[this.samples.length - 1];
+    if (!first || !last || last.at - first.at < 500) return undefined;
+    return ((last.done - first.done) * 1000) / (last.at - first.at);
+  }
+}
+
+/**
+ * The text of the progress line, e.g.
+ * "1,200 rows read · 980/1,150 addresses validated · 85/s · ETA 2 s".
+ * Pure: the time and the rate come in as arguments.
+ */
+export function progressLine(p: Progress, now: number, perSecond: number | undefined): string {
+  const parts = [`${count(p.rowsRead)} rows read`];
+  parts.push(
+    p.inputDone
+      ? `${count(p.addressesDone)}/${count(p.addressesQueued)} addresses validated`
+      : `${count(p.addressesDone)} addresses validated`,
+  );
+  const waitMs = p.rateLimitWaitUntil === undefined ? 0 : p.rateLimitWaitUntil - now;
+  if (waitMs > 0) {
+    parts.push(`waiting ${Math.ceil(waitMs / 1000)} s for the rate limit to reset`);
+    return parts.join(' · ');
+  }
+  if (perSecond !== undefined) parts.push(rate(perSecond));
+  // An ETA only once the total is known: before that it would be a guess.
+  const left = p.addressesQueued - p.addressesDone;
+  if (p.inputDone && perSecond !== undefined && perSecond > 0 && left > 0) {
+    parts.push(`ETA ${duration((left / perSecond) * 1000)}`);
+  }
+  return parts.join(' · ');
+}

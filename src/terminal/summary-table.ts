@@ -1,0 +1,59 @@
+import type { Summary } from '../summary.js';
+import { STATUSES, type Status } from '../verdict.js';
+import { count, duration, percent, plural, rate } from './format.js';
+import { paint, type Format } from './style.js';
+
+export interface SummaryTableOptions {
+  color: boolean;
+  /** where the verdicts went: a file name, or "stdout" */
+  output: string;
+  /** the --summary file, if any */
+  summaryFile?: string;
+}
+
+const STATUS_STYLE: Record<Status, Format> = { valid: 'green', invalid: 'red', risky: 'yellow', unknown: 'magenta' };
+
+/**
+ * The end-of-run summary for stderr, e.g.
+ *
+ *   mailsift: 1,000 rows in 12 s (83/s), api engine
+ *     valid       812  81.2%
+ *     invalid     130  13.0%
+ *     ...
+ *
+ * Numbers are right-aligned so the columns read at a glance; lines about
+ * features that were not used (journal, cache) are left out.
+ */
+export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
+  const c = opts.color;
+  const bold = (t: string) => paint(c, 'bold', t);
+  const dim = (t: string) => paint(c, 'dim', t);
+  const seconds = s.elapsedMs / 1000;
+  const lines = [
+    `${bold('mailsift')}: ${count(s.total)} rows in ${duration(s.elapsedMs)}` +
+      (seconds > 0 ? ` (${rate(s.total / seconds)})` : '') +
+      `, ${s.engine} engine`,
+  ];
+
+  const width = Math.max(...STATUSES.map((st) => count(s[st]).length));
+  for (const st of STATUSES) {
+    const label = paint(c, STATUS_STYLE[st], st.padEnd(9));
+    lines.push(`  ${label} ${count(s[st]).padStart(width)}  ${dim(percent(s[st], s.total).padStart(6))}`);
+  }
+
+  const row = (label: string, text: string) => lines.push(`  ${dim(label.padEnd(9))} ${text}`);
+  row('rows', `${plural(s.duplicates, 'duplicate', 'duplicates')} · ${count(s.prechecked)} rejected by precheck`);
+  if (s.fromJournal > 0 || s.fromCache > 0) {
+    row('reused', `${count(s.fromJournal)} from journal · ${count(s.fromCache)} from cache`);
+  }
+  if (s.engine === 'api') {
+    row('requests', `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')} · ${plural(s.rateLimited, 'rate-limit wait', 'rate-limit waits')}`);
+  }
+  if (s.errors > 0) {
+    row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));
+  }
+  const written = s.written === s.total ? '' : ` (${count(s.written)} rows written)`;
+  row('output', `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : ''));
+  for (const w of s.warnings ?? []) lines.push(`  ${paint(c, 'yellow', 'warning')}   ${w}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { newProgress } from '../../src/progress.js';
+import { ProgressDisplay } from '../../src/terminal/progress-display.js';
+import { progressLine, RateMeter } from '../../src/terminal/progress-line.js';
+import { FakeTty } from './fake-tty.js';
+
+const T0 = 1_700_000_000_000;
+
+describe('progressLine', () => {
+  it('shows rows and addresses while the input is still being read, without an ETA', () => {
+    const p = { ...newProgress(T0), rowsRead: 1200, addressesQueued: 1100, addressesDone: 980 };
+    expect(progressLine(p, T0 + 10_000, 85)).toBe('1,200 rows read · 980 addresses validated · 85/s');
+  });
+
+  it('adds the total and an ETA once the input is done', () => {
+    const p = { ...newProgress(T0), rowsRead: 1200, addressesQueued: 1150, addressesDone: 980, inputDone: true };
+    expect(progressLine(p, T0, 85)).toBe('1,200 rows read · 980/1,150 addresses validated · 85/s · ETA 2 s');
+  });
+
+  it('tells how long the rate-limit wait still lasts', () => {
+    const p = { ...newProgress(T0), rowsRead: 10, addressesDone: 5, rateLimitWaitUntil: T0 + 41_200 };
+    expect(progressLine(p, T0, 3)).toBe('10 rows read · 5 addresses validated · waiting 42 s for the rate limit to reset');
+  });
+
+  it('forgets a rate-limit wait that is over', () => {
+    const p = { ...newProgress(T0), rateLimitWaitUntil: T0 - 1 };
+    expect(progressLine(p, T0, undefined)).toBe('0 rows read · 0 addresses validated');
+  });
+});
+
+describe('RateMeter', () => {
+  it('measures over the recent window, not since the start', () => {
+    const m = new RateMeter(10_000);
+    m.sample(0, 0);
+    expect(m.perSecond()).toBeUndefined();
+    m.sample(10_000, 1000); // 100/s at first
+    for (let t = 11_000; t <= 30_000; t += 1000) m.sample(t, 1000 + (t - 10_000) / 100); // then 10/s
+    expect(m.perSecond()).toBeCloseTo(10, 5);
+  });
+});
+
+describe('ProgressDisplay', () => {
+  let now = T0;
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0 });
+    now = T0;
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it('animates on a terminal, follows the Progress object, and clears its line on stop', () => {
+    const tty = new FakeTty();
+    const progress = newProgress(T0);
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    display.start();
+    expect(tty.text).toContain('0 rows read · 0 addresses validated');
+
+    progress.rowsRead = 500;
+    progress.addressesQueued = 400;
+    progress.addressesDone = 200;
+    progress.inputDone = true;
+    now += 2000;
+    vi.advanceTimersByTime(2000);
+    expect(tty.text).toContain('500 rows read · 200/400 addresses validated · 100/s · ETA 2 s');
+
+    progress.rateLimitWaitUntil = now + 42_000;
+    now += 200;
+    vi.advanceTimersByTime(200);
+    expect(tty.text).toContain('waiting 42 s for the rate limit to reset');
+
+    const before = tty.output.length;
+    display.stop();
+    const tail = tty.output.slice(before);
+    expect(tail).toContain('\x1b[0K'); // the line is erased
+    expect(tail).toContain('\x1b[?25h'); // and the cursor shown again
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('writes nothing at all when animation is not allowed', () => {
+    const stream = new FakeTty(false);
+    const progress = newProgress(T0);
+    const display = new ProgressDisplay(progress, { stream, policy: { animate: false, color: false } });
+    display.start();
+    progress.rowsRead = 10;
+    vi.advanceTimersByTime(1000);
+    display.stop();
+    expect(stream.output).toBe('');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { emptySummary, type Summary } from '../../src/summary.js';
+import { renderSummary } from '../../src/terminal/summary-table.js';
+import { ESC } from './fake-tty.js';
+
+function sample(over: Partial<Summary> = {}): Summary {
+  return {
+    ...emptySummary('api'),
+    total: 1000, valid: 812, invalid: 130, risky: 40, unknown: 18, errors: 3,
+    duplicates: 25, prechecked: 9, requests: 2, retries: 1, rateLimited: 1,
+    elapsedMs: 12_500, written: 1000, fromJournal: 200,
+    ...over,
+  };
+}
+
+describe('renderSummary', () => {
+  it('is a compact table of counts and shares, aligned, with where the output went', () => {
+    expect(renderSummary(sample(), { color: false, output: 'cleaned.csv', summaryFile: 'run.json' })).toBe(
+      [
+        'mailsift: 1,000 rows in 13 s (80/s), api engine',
+        '  valid     812   81.2%',
+        '  invalid   130   13.0%',
+        '  risky      40    4.0%',
+        '  unknown    18    1.8%',
+        '  rows      25 duplicates · 9 rejected by precheck',
+        '  reused    200 from journal · 0 from cache',
+        '  requests  2 · 1 retry · 1 rate-limit wait',
+        '  errors    3 rows without a verdict (see the error column)',
+        '  output    cleaned.csv · summary in run.json',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('leaves out what was not used and says how many rows --only kept', () => {
+    const text = renderSummary(sample({ engine: 'local', errors: 0, fromJournal: 0, written: 812 }), { color: false, output: 'stdout' });
+    expect(text).not.toMatch(/reused|requests|errors/);
+    expect(text).toContain('output    stdout (812 rows written)');
+  });
+
+  it('survives an empty run', () => {
+    const text = renderSummary(emptySummary('local'), { color: false, output: 'stdout' });
+    expect(text).toContain('  valid     0    0.0%\n');
+  });
+
+  it('uses colour only when allowed', () => {
+    expect(renderSummary(sample(), { color: false, output: 'x' })).not.toMatch(ESC);
+    const coloured = renderSummary(sample(), { color: true, output: 'x' });
+    expect(coloured).toContain('\x1b[32mvalid');
+    expect(coloured.replace(/\x1b\[[0-9;]*m/g, '')).toBe(renderSummary(sample(), { color: false, output: 'x' }));
+  });
+});
