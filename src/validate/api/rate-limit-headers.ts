@@ -1,0 +1,182 @@
+/**
+ * Reads what a response says about the rate limit, whatever dialect the server
+ * speaks: the spec's X-RateLimit-* trio (Reset in any of five formats), Retry-After,
+ * and the IETF draft headers (draft-ietf-httpapi-ratelimit-headers, both the
+ * `RateLimit-Limit/-Remaining/-Reset` era and the `RateLimit`/`RateLimit-Policy`
+ * structured-field era). Pure: the caller passes the local clock reading.
+ */
+
+/** Every time is a local epoch in ms, already corrected for the server's clock skew. */
+export interface RateLimitInfo {
+  limit?: number;
+  remaining?: number;
+  /** when the current window ends */
+  resetAt?: number;
+  /** when the server asked us to come back (Retry-After) */
+  retryAt?: number;
+}
+
+export type HeaderSource =
+  | { get(name: string): string | null | undefined }
+  | Record<string, string | string[] | undefined>;
+
+/** 10 digits are epoch seconds, 13 epoch ms; 1e11 s is the year 5138, 1e11 ms is 1973. */
+const EPOCH_S_MIN = 1e9;
+const EPOCH_MS_MIN = 1e11;
+/**
+ * The Date header has whole seconds and the response took time to arrive: a
+ * difference below this is noise, not skew.
+ */
+const SKEW_TOLERANCE_MS = 2000;
+
+function headerGetter(source: HeaderSource): (name: string) => string | undefined {
+  if (typeof (source as { get?: unknown }).get === 'function') {
+    const h = source as { get(name: string): string | null | undefined };
+    return (name) => h.get(name) ?? undefined;
+  }
+  const record = source as Record<string, string | string[] | undefined>;
+  const lower = new Map<string, string | string[] | undefined>();
+  for (const [k, v] of Object.entries(record)) lower.set(k.toLowerCase(), v);
+  return (name) => {
+    const v = lower.get(name.toLowerCase());
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+}
+
+function nonNegativeNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim();
+  if (!/^\d+(\.\d+)?$/.test(t)) return undefined;
+  return Number(t);
+}
+
+/** Some servers send a list ("100, 100;w=60"): the first number counts. */
+function leadingCount(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^\s*(\d+)/.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+function parseHttpDate(text: string): number | undefined {
+  // Date.parse would also take "5" or "2024" as a date; insist on something date-like.
+  if (!/[a-z]{3}|\d{4}-\d\d-\d\d/i.test(text)) return undefined;
+  const t = Date.parse(text.trim());
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** Server clock minus local clock, when it is large enough to matter. */
+export function clockSkew(dateHeader: string | undefined, now: number): number {
+  if (!dateHeader) return 0;
+  const serverDate = parseHttpDate(dateHeader);
+  if (serverDate === undefined) return 0;
+  // the header truncates to the second: the server's clock was somewhere in [D, D+1s)
+  const skew = serverDate + 500 - now;
+  return Math.abs(skew) > SKEW_TOLERANCE_MS ? skew : 0;
+}
+
+/**
+ * A reset value in any format, told apart by shape and magnitude: epoch seconds,
+ * epoch ms, seconds until reset (possibly fractional), or an HTTP/ISO date.
+ */
+export function parseReset(value: string | undefined, now: number, skew = 0): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = nonNegativeNumber(value);
+  if (n !== undefined) {
+    if (n >= EPOCH_MS_MIN) return Math.round(n) - skew;
+    if (n >= EPOCH_S_MIN) return Math.round(n * 1000) - skew;
+    return now + Math.round(n * 1000);
+  }
+  const date = parseHttpDate(value);
+  return date === undefined ? undefined : date - skew;
+}
+
+/** Retry-After is delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | undefined, now: number, skew = 0): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = nonNegativeNumber(value);
+  if (n !== undefined) return now + Math.round(n * 1000);
+  const date = parseHttpDate(value);
+  return date === undefined ? undefined : Math.max(now, date - skew);
+}
+
+/** Parameters of one structured-field item or a `key=value, key=value` list. */
+function params(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of text.split(/[;,]/)) {
+    const m = /^\s*([a-z][a-z0-9_-]*)\s*=\s*"?([^";,]*)"?\s*$/i.exec(part);
+    if (m && !out.has(m[1]!.toLowerCase())) out.set(m[1]!.toLowerCase(), m[2]!);
+  }
+  return out;
+}
+
+interface DraftPolicy {
+  limit?: number;
+  remaining?: number;
+  resetSeconds?: number;
+}
+
+/**
+ * The draft's combined header: older drafts `limit=10, remaining=5, reset=30`,
+ * newer ones one item per policy `"default";r=5;t=30`. With several policies the
+ * most constrained (lowest remaining) one counts.
+ */
+function parseDraftRateLimit(value: string | undefined): DraftPolicy {
+  if (!value) return {};
+  if (/\b(limit|remaining|reset)\s*=/i.test(value)) {
+    const p = params(value);
+    return {
+      limit: nonNegativeNumber(p.get('limit')),
+      remaining: nonNegativeNumber(p.get('remaining')),
+      resetSeconds: nonNegativeNumber(p.get('reset')),
+    };
+  }
+  let best: DraftPolicy = {};
+  for (const item of value.split(',')) {
+    const p = params(item);
+    const remaining = nonNegativeNumber(p.get('r'));
+    if (remaining === undefined) continue;
+    if (best.remaining === undefined || remaining < best.remaining) {
+      best = { remaining, resetSeconds: nonNegativeNumber(p.get('t')) };
+    }
+  }
+  return best;
+}
+
+/** `RateLimit-Policy`: `100;w=60` (older drafts) or `"default";q=100;w=60`. */
+function parseDraftPolicyLimit(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const q = params(value).get('q');
+  return q !== undefined ? nonNegativeNumber(q) : leadingCount(value);
+}
+
+export function parseRateLimitHeaders(source: HeaderSource, now: number): RateLimitInfo {
+  const get = headerGetter(source);
+  const skew = clockSkew(get('date'), now);
+  const draft = parseDraftRateLimit(get('ratelimit'));
+
+  const info: RateLimitInfo = {};
+  const limit =
+    leadingCount(get('x-ratelimit-limit')) ??
+    leadingCount(get('ratelimit-limit')) ??
+    draft.limit ??
+    parseDraftPolicyLimit(get('ratelimit-policy'));
+  if (limit !== undefined) info.limit = limit;
+
+  const remaining =
+    leadingCount(get('x-ratelimit-remaining')) ?? leadingCount(get('ratelimit-remaining')) ?? draft.remaining;
+  if (remaining !== undefined) info.remaining = remaining;
+
+  const resetAt =
+    parseReset(get('x-ratelimit-reset'), now, skew) ??
+    parseReset(get('ratelimit-reset'), now, skew) ??
+    (draft.resetSeconds !== undefined ? now + Math.round(draft.resetSeconds * 1000) : undefined);
+  if (resetAt !== undefined) info.resetAt = resetAt;
+
+  const retryAt = parseRetryAfter(get('retry-after'), now, skew);
+  if (retryAt !== undefined) info.retryAt = retryAt;
+  return info;
+}
+
+export function hasRateLimitInfo(info: RateLimitInfo): boolean {
+  return info.limit !== undefined || info.remaining !== undefined || info.resetAt !== undefined;
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { clockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
+
+// 2023-11-14T22:13:20.000Z, a whole second
+const NOW = 1_700_000_000_000;
+
+describe('parseReset: format told apart by shape and magnitude', () => {
+  it.each([
+    ['epoch seconds (GitHub)', '1700000060', NOW + 60_000],
+    ['epoch seconds, fractional', '1700000060.5', NOW + 60_500],
+    ['epoch milliseconds', '1700000060000', NOW + 60_000],
+    ['seconds until reset (Twitter-style delta)', '60', NOW + 60_000],
+    ['fractional seconds until reset (Discord)', '1.25', NOW + 1_250],
+    ['zero: already reset', '0', NOW],
+    ['HTTP date (IMF-fixdate)', 'Tue, 14 Nov 2023 22:14:20 GMT', NOW + 60_000],
+    ['ISO 8601 with Z', '2023-11-14T22:14:20Z', NOW + 60_000],
+    ['ISO 8601 with ms', '2023-11-14T22:13:21.250Z', NOW + 1_250],
+    ['ISO 8601 with offset', '2023-11-14T23:14:20+01:00', NOW + 60_000],
+    ['padded with spaces', '  60 ', NOW + 60_000],
+    ['garbage', 'soon', undefined],
+    ['negative', '-5', undefined],
+    ['empty', '', undefined],
+  ])('%s: %j', (_name, value, expected) => {
+    expect(parseReset(value, NOW)).toBe(expected);
+  });
+
+  it('corrects absolute resets for server clock skew, not deltas', () => {
+    expect(parseReset('1700000060', NOW, 30_000)).toBe(NOW + 30_000);
+    expect(parseReset('60', NOW, 30_000)).toBe(NOW + 60_000);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it.each([
+    ['delay seconds', '120', NOW + 120_000],
+    ['HTTP date', 'Tue, 14 Nov 2023 22:13:50 GMT', NOW + 30_000],
+    ['HTTP date in the past → now', 'Tue, 14 Nov 2023 22:00:00 GMT', NOW],
+    ['obsolete RFC 850 date', 'Tuesday, 14-Nov-23 22:13:50 GMT', NOW + 30_000],
+    ['garbage', 'later', undefined],
+  ])('%s: %j', (_name, value, expected) => {
+    expect(parseRetryAfter(value, NOW)).toBe(expected);
+  });
+});
+
+describe('clockSkew from the Date header', () => {
+  it.each([
+    ['same clock', 'Tue, 14 Nov 2023 22:13:20 GMT', 0],
+    ['within a second of truncation and latency', 'Tue, 14 Nov 2023 22:13:19 GMT', 0],
+    ['server 60 s ahead', 'Tue, 14 Nov 2023 22:14:20 GMT', 60_500],
+    ['server 60 s behind', 'Tue, 14 Nov 2023 22:12:20 GMT', -59_500],
+    ['missing', undefined, 0],
+    ['unparseable', 'yesterday', 0],
+  ])('%s', (_name, date, expected) => {
+    expect(clockSkew(date, NOW)).toBe(expected);
+  });
+});
+
+describe('parseRateLimitHeaders: real-world header sets', () => {
+  it.each([
+    [
+      'spec trio, epoch seconds, plain object (undici)',
+      { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '59', 'x-ratelimit-reset': '1700000060' },
+      { limit: 60, remaining: 59, resetAt: NOW + 60_000 },
+    ],
+    [
+      'mixed-case names, delta seconds',
+      { 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '2' },
+      { limit: 5, remaining: 0, resetAt: NOW + 2_000 },
+    ],
+    [
+      '429 with Retry-After seconds',
+      { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000002000', 'retry-after': '2' },
+      { limit: 5, remaining: 0, resetAt: NOW + 2_000, retryAt: NOW + 2_000 },
+    ],
+    [
+      'Retry-After alone',
+      { 'retry-after': 'Tue, 14 Nov 2023 22:13:30 GMT' },
+      { retryAt: NOW + 10_000 },
+    ],
+    [
+      'IETF draft ≤ 06: separate RateLimit-* (delta reset) and RateLimit-Policy',
+      { 'ratelimit-limit': '100', 'ratelimit-remaining': '42', 'ratelimit-reset': '30', 'ratelimit-policy': '100;w=60' },
+      { limit: 100, remaining: 42, resetAt: NOW + 30_000 },
+    ],
+    [
+      'IETF draft 07: combined RateLimit with key=value',
+      { ratelimit: 'limit=10, remaining=3, reset=7', 'ratelimit-policy': '10;w=60' },
+      { limit: 10, remaining: 3, resetAt: NOW + 7_000 },
+    ],
+    [
+      'IETF draft ≥ 08: structured fields, several policies → most constrained',
+      { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600' },
+      { limit: 1000, remaining: 4, resetAt: NOW + 20_000 },
+    ],
+    [
+      'list value for the limit (limit, policy)',
+      { 'x-ratelimit-limit': '100, 100;w=60', 'x-ratelimit-remaining': '7' },
+      { limit: 100, remaining: 7 },
+    ],
+    [
+      'no rate-limit headers at all',
+      { 'content-type': 'application/json' },
+      {},
+    ],
+    [
+      'skewed server clock corrects an epoch reset',
+      { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-reset': '1700003660' },
+      { resetAt: NOW + 59_500 },
+    ],
+  ])('%s', (_name, headers, expected) => {
+    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+  });
+
+  it('reads a fetch Headers object', () => {
+    const headers = new Headers({ 'X-RateLimit-Remaining': '3', 'X-RateLimit-Reset': '2023-11-14T22:13:25Z' });
+    expect(parseRateLimitHeaders(headers, NOW)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
+  });
+});
