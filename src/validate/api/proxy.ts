@@ -1,0 +1,23 @@
+import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
+
+type Env = Record<string, string | undefined>;
+
+/** The proxy settings in the environment, lower case first as curl reads them. */
+export function proxyEnv(env: Env = process.env): { httpProxy: string; httpsProxy: string; noProxy: string } {
+  const pick = (name: string) => env[name.toLowerCase()] || env[name] || '';
+  return { httpProxy: pick('HTTP_PROXY'), httpsProxy: pick('HTTPS_PROXY'), noProxy: pick('NO_PROXY') };
+}
+
+/**
+ * The dispatcher the API client talks through: undici's EnvHttpProxyAgent when
+ * HTTPS_PROXY/HTTP_PROXY is set (it also applies NO_PROXY), a keep-alive pool
+ * to the base URL otherwise. The values are handed over explicitly — never
+ * left for undici to read from process.env — so tests can pass their own env,
+ * and a proxy URL (which may carry a password) is never echoed by us.
+ */
+export function apiDispatcher(origin: string, connections: number, env: Env = process.env): Dispatcher {
+  const proxy = proxyEnv(env);
+  const agentOptions = { connections: Math.max(1, connections), keepAliveTimeout: 30_000 };
+  if (proxy.httpProxy || proxy.httpsProxy) return new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
+  return new Pool(origin, agentOptions);
+}
