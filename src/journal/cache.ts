@@ -1,0 +1,111 @@
+import { open, rename, rm } from 'node:fs/promises';
+import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { JobBinding } from './binding.js';
+import { addressKey, decodeVerdict } from './encoding.js';
+import { encodeLines } from './journal.js';
+import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
+
+export interface CacheOptions {
+  ttlMs: number;
+  binding: JobBinding;
+  /** the clock, epoch ms; tests pass a fixed one */
+  now?: () => number;
+  /** rewrite the file on open when at least this many lines are stale and they outnumber the fresh ones */
+  compactMinStale?: number;
+}
+
+export interface Cache extends KnownVerdicts {
+  readonly path: string;
+  /** verdicts young enough to be reused */
+  readonly fresh: number;
+  /** true when opening rewrote the file without its stale lines */
+  readonly compacted: boolean;
+}
+
+/**
+ * `--cache FILE --cache-ttl 30d`: verdicts kept across runs and input files, for
+ * cron jobs that must not pay twice for an address seen last week. The same
+ * NDJSON format as the journal with each line prefixed by the time the verdict
+ * was obtained (epoch seconds): `[1718000000,"ann@example.com","v11100-",...]`.
+ *
+ * The file only grows by appending; when most of it has gone stale (expired or
+ * superseded by a newer verdict for the same address) opening rewrites it with
+ * the fresh lines only, atomically (temporary file + rename). Two runs sharing
+ * one cache at the same moment may lose each other's newest lines in such a
+ * rewrite — a cost of one re-validation, never a wrong verdict.
+ */
+export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
+  const now = o.now ?? Date.now;
+  const minStale = o.compactMinStale ?? 1000;
+  let index = new Map<string, { ts: number; line: string }>();
+  let lines = 0;
+  const load = (entry: unknown[], line: string): boolean => {
+    const ts = entry[0];
+    if (typeof ts !== 'number' || !decodeVerdict(entry.slice(1))) return false;
+    lines++;
+    if (now() - ts * 1000 >= o.ttlMs) return true; // expired: usable line, not reused
+    const key = addressKey(entry[1] as string);
+    const had = index.get(key);
+    if (!had || had.ts <= ts) index.set(key, { ts, line });
+    return true;
+  };
+  let opened = await openVerdictFile(path, 'cache', o.binding, load);
+  let compacted = false;
+  const stale = lines - index.size;
+  if (stale >= minStale && stale > index.size) {
+    await opened.appender.close();
+    await rewrite(path, headerLine('cache', o.binding), index.values());
+    index = new Map();
+    lines = 0;
+    opened = await openVerdictFile(path, 'cache', o.binding, load);
+    compacted = true;
+  }
+  const { appender } = opened;
+  let closed = false;
+  return {
+    path,
+    fresh: index.size,
+    compacted,
+    get(email) {
+      const hit = index.get(addressKey(email));
+      if (!hit) return undefined;
+      const verdict = decodeVerdict((JSON.parse(hit.line) as unknown[]).slice(1))!;
+      verdict.email = email;
+      return { verdict, source: 'cache' };
+    },
+    record(verdicts) {
+      const text = encodeLines(verdicts, Math.floor(now() / 1000));
+      return text ? appender.append(text) : Promise.resolve();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await appender.close();
+    },
+  };
+}
+
+/** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
+async function rewrite(path: string, header: string, entries: Iterable<{ line: string }>): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    let chunk = header;
+    for (const e of entries) {
+      chunk += e.line + '\n';
+      if (chunk.length > 1 << 20) {
+        await fh.appendFile(chunk);
+        chunk = '';
+      }
+    }
+    await fh.appendFile(chunk);
+    await fh.datasync();
+    await fh.close();
+    await rename(tmp, path);
+    await syncDirectory(path);
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

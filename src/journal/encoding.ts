@@ -1,0 +1,84 @@
+import type { Details, Status, Verdict } from '../verdict.js';
+
+/*
+ * One verdict per line, as a short JSON array so that any address (quotes,
+ * commas, non-ASCII) round-trips through JSON's own escaping:
+ *
+ *   ["ann@example.com","v11100-",0.95,"mailgun",1]
+ *    email             code       confidence provider domain [suggestion]
+ *
+ * code = status letter, then isValid, syntax, mx, disposable, role, free as
+ * 1 / 0 / - (not told). domain is 1 when it equals the address's own domain
+ * part (the common case, so a million-line journal stays small), null when not
+ * told, else the string. An unknown confidence is null. `error` is never
+ * encoded: rows without a verdict are not stored (a re-run must retry them).
+ */
+export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, string?];
+
+const STATUS_CODE: Record<Status, string> = { valid: 'v', invalid: 'i', risky: 'r', unknown: 'u' };
+const CODE_STATUS: Record<string, Status> = { v: 'valid', i: 'invalid', r: 'risky', u: 'unknown' };
+const FLAGS = ['syntax', 'mx', 'disposable', 'role', 'free'] as const;
+
+function tri(b: boolean | undefined): string {
+  return b === undefined ? '-' : b ? '1' : '0';
+}
+
+function untri(c: string | undefined): boolean | undefined {
+  return c === '1' ? true : c === '0' ? false : undefined;
+}
+
+function ownDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1);
+}
+
+export function encodeVerdict(v: Verdict): EncodedVerdict {
+  const d = v.details;
+  let code = STATUS_CODE[v.status] + tri(v.isValid);
+  for (const f of FLAGS) code += tri(d[f]);
+  const domain = d.domain === undefined ? null : d.domain === ownDomain(v.email) ? 1 : d.domain;
+  const out: EncodedVerdict = [v.email, code, v.confidence ?? null, v.provider, domain];
+  if (d.suggestion !== undefined) out.push(d.suggestion);
+  return out;
+}
+
+/** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */
+export function decodeVerdict(a: unknown): Verdict | undefined {
+  if (!Array.isArray(a) || a.length < 5 || a.length > 6) return undefined;
+  const [email, code, confidence, provider, domain, suggestion] = a as unknown[];
+  if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
+  const status = CODE_STATUS[code[0]!];
+  if (!status) return undefined;
+  if (confidence !== null && typeof confidence !== 'number') return undefined;
+  if (typeof provider !== 'string') return undefined;
+  if (domain !== null && domain !== 1 && typeof domain !== 'string') return undefined;
+  if (suggestion !== undefined && typeof suggestion !== 'string') return undefined;
+  // Keys are set in one fixed order, only when told, so that a verdict read back
+  // serialises exactly like the one the engine gave (byte-identical re-runs).
+  const details: Details = {};
+  const syntax = untri(code[2]);
+  if (syntax !== undefined) details.syntax = syntax;
+  if (domain !== null) details.domain = domain === 1 ? ownDomain(email) : domain;
+  FLAGS.slice(1).forEach((f, i) => {
+    const b = untri(code[3 + i]);
+    if (b !== undefined) details[f] = b;
+  });
+  if (suggestion !== undefined) details.suggestion = suggestion;
+  return {
+    email,
+    isValid: untri(code[1]),
+    status,
+    confidence: confidence ?? undefined,
+    provider,
+    details,
+  };
+}
+
+/**
+ * Key for the in-memory indexes: the pipeline sends each address once per run
+ * with the domain compared case-insensitively (PRODUCT.md §3); stores match the
+ * same way so that a resumed run skips exactly what the first one sent.
+ */
+export function addressKey(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? email : email.slice(0, at) + email.slice(at).toLowerCase();
+}

@@ -1,0 +1,71 @@
+import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { Verdict } from '../verdict.js';
+import type { JobBinding } from './binding.js';
+import { addressKey, decodeVerdict, encodeVerdict } from './encoding.js';
+import { openVerdictFile } from './verdict-file.js';
+
+export interface Journal extends KnownVerdicts {
+  readonly path: string;
+  /** verdicts found in the file when it was opened */
+  readonly loaded: number;
+  /** unusable lines ignored and bytes of a torn tail cut off when opening */
+  readonly badLines: number;
+  readonly repairedBytes: number;
+}
+
+/**
+ * `--journal FILE`: a crash-safe record of the verdicts this job has paid for.
+ * Opening it loads what an earlier, interrupted run recorded; `record` appends
+ * each finished batch and resolves once it is on disk.
+ *
+ * Only what was in the file at open time is indexed: the pipeline already sends
+ * each address once per run, and not indexing new verdicts keeps memory flat
+ * during a long first run. The index maps an address to its encoded line (one
+ * short string), decoded only when asked.
+ */
+export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
+  const index = new Map<string, string>();
+  const opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
+    if (!decodeVerdict(entry)) return false;
+    index.set(addressKey(entry[0] as string), line);
+    return true;
+  });
+  const { appender } = opened;
+  let closed = false;
+  return {
+    path,
+    loaded: index.size,
+    badLines: opened.badLines,
+    repairedBytes: opened.repairedBytes,
+    get(email) {
+      const line = index.get(addressKey(email));
+      if (line === undefined) return undefined;
+      const verdict = decodeVerdict(JSON.parse(line))!;
+      verdict.email = email;
+      return { verdict, source: 'journal' };
+    },
+    record(verdicts) {
+      const text = encodeLines(verdicts);
+      return text ? appender.append(text) : Promise.resolve();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await appender.close();
+    },
+  };
+}
+
+/**
+ * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
+ * verdict: recording it would stop a re-run from retrying the address.
+ */
+export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
+  let text = '';
+  for (const v of verdicts) {
+    if (v.error) continue;
+    const e = encodeVerdict(v);
+    text += (prefix === undefined ? JSON.stringify(e) : JSON.stringify([prefix, ...e])) + '\n';
+  }
+  return text;
+}

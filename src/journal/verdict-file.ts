@@ -1,0 +1,127 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { UsageError } from '../errors.js';
+import { DurableAppender } from './appender.js';
+import { bindingDifference, type JobBinding } from './binding.js';
+import { scanLines } from './lines.js';
+
+export type FileKind = 'journal' | 'cache';
+const VERSION = 1;
+
+export interface OpenedVerdictFile {
+  appender: DurableAppender;
+  /** complete lines that could not be used (ignored; at worst re-sent) */
+  badLines: number;
+  /** bytes of a torn or damaged tail that were cut off before appending */
+  repairedBytes: number;
+}
+
+export function headerLine(kind: FileKind, binding: JobBinding): string {
+  return JSON.stringify({ mailsift: kind, version: VERSION, ...binding }) + '\n';
+}
+
+/** What to do next, in words, for a file that belongs to someone else. */
+function elsewhere(kind: FileKind, path: string): string {
+  return `give another --${kind} path, or delete ${path} to start over`;
+}
+
+/**
+ * Opens (creating if need be) an append-only NDJSON file of verdicts: a header
+ * line recording the job's binding, then one line per verdict, each passed to
+ * `onEntry` (which returns false for a line it cannot use). Refuses, with a
+ * UsageError, a file of another kind or job — and anything that is not ours at
+ * all, so a mistyped `--journal contacts.csv` never gets truncated. A torn or
+ * damaged tail left by a crash is cut off so appends always start on a clean line.
+ */
+export async function openVerdictFile(
+  path: string,
+  kind: FileKind,
+  binding: JobBinding,
+  onEntry: (entry: unknown[], line: string) => boolean,
+): Promise<OpenedVerdictFile> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'a+', 0o600);
+  } catch (err) {
+    throw new UsageError(`cannot open --${kind} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      cause: err,
+    });
+  }
+  try {
+    let header = false;
+    const scan = await scanLines(fh, (line, index) => {
+      if (index === 0) {
+        checkHeader(line, path, kind, binding);
+        header = true;
+        return true;
+      }
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return false;
+      }
+      return Array.isArray(entry) && onEntry(entry, line);
+    });
+    if (!header && scan.size > 0) await checkTornHeader(fh, scan.size, path, kind);
+    if (scan.goodEnd < scan.size) await fh.truncate(scan.goodEnd);
+    const appender = new DurableAppender(fh, `--${kind} ${path}`);
+    if (!header) {
+      await appender.append(headerLine(kind, binding));
+      await syncDirectory(path);
+    }
+    return { appender, badLines: scan.badLines, repairedBytes: scan.size - scan.goodEnd };
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
+
+function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): void {
+  let h: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) h = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON: handled below
+  }
+  if (!h || (h.mailsift !== 'journal' && h.mailsift !== 'cache')) {
+    throw new UsageError(`--${kind} ${path} is not a mailsift ${kind}; ${elsewhere(kind, path)}`);
+  }
+  if (h.mailsift !== kind) {
+    throw new UsageError(`--${kind} ${path} is a mailsift ${String(h.mailsift)}, not a ${kind}; ${elsewhere(kind, path)}`);
+  }
+  if (h.version !== VERSION) {
+    throw new UsageError(`--${kind} ${path} was written by another version of mailsift; ${elsewhere(kind, path)}`);
+  }
+  const diff = bindingDifference(h as Partial<JobBinding>, binding);
+  if (diff) throw new UsageError(`--${kind} ${path} belongs to another job: ${diff}; ${elsewhere(kind, path)}`);
+}
+
+/**
+ * No complete line at all: either a crash cut our own header short (start
+ * afresh) or this is somebody else's one-line file (refuse, never truncate it).
+ */
+async function checkTornHeader(fh: FileHandle, size: number, path: string, kind: FileKind): Promise<void> {
+  const want = `{"mailsift":"${kind}"`;
+  const buf = Buffer.alloc(Math.min(size, want.length));
+  await fh.read(buf, 0, buf.length, 0);
+  const head = buf.toString('latin1');
+  if (!want.startsWith(head) && !head.startsWith(want)) {
+    throw new UsageError(`--${kind} ${path} is not a mailsift ${kind}; ${elsewhere(kind, path)}`);
+  }
+}
+
+/** Makes a newly created file's directory entry durable too (POSIX needs this). */
+export async function syncDirectory(path: string): Promise<void> {
+  try {
+    const dir = await open(dirname(path), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  } catch {
+    // Some platforms (Windows) cannot open a directory: best effort.
+  }
+}

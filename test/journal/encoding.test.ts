@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { addressKey, decodeVerdict, encodeVerdict } from '../../src/journal/encoding.js';
+import { parseDuration } from '../../src/journal/duration.js';
+import type { Verdict } from '../../src/verdict.js';
+
+const full: Verdict = {
+  email: 'Ann.O"Neil@Example.com',
+  isValid: true,
+  status: 'risky',
+  confidence: 0.73,
+  provider: 'mailgun',
+  details: { syntax: true, domain: 'Example.com', mx: true, disposable: false, role: true, free: false, suggestion: 'x@example.com' },
+};
+
+describe('verdict line encoding', () => {
+  it.each<[string, Verdict]>([
+    ['every field told', full],
+    ['Shape B: nothing but validity', { email: 'b@x.io', isValid: false, status: 'invalid', confidence: undefined, provider: '', details: {} }],
+    ['domain other than the address part', { ...full, details: { domain: 'xn--bcher-kva.example' } }],
+    ['non-ASCII address', { ...full, email: 'jörg@bücher.de', details: { syntax: true, domain: 'xn--bcher-kva.de' } }],
+    ['unknown without error', { ...full, status: 'unknown', isValid: undefined, confidence: 0 }],
+  ])('round-trips %s, key order included', (_name, v) => {
+    const line = JSON.stringify(encodeVerdict(v));
+    const back = decodeVerdict(JSON.parse(line));
+    expect(JSON.stringify(back)).toBe(JSON.stringify(v));
+  });
+
+  it('is compact: the common verdict fits in well under 100 bytes', () => {
+    const v: Verdict = { ...full, email: 'someone@example.com', details: { syntax: true, domain: 'example.com', mx: true, disposable: false, role: false } };
+    expect(JSON.stringify(encodeVerdict(v))).toBe('["someone@example.com","r11100-",0.73,"mailgun",1]');
+  });
+
+  it.each([[null], [[]], [['a@b', 'x11100-', 1, 'p', 1]], [['a@b', 'v11', 1, 'p', 1]], [['a@b', 'v11100-', '1', 'p', 1]], [[1, 'v11100-', 1, 'p', 1]]])(
+    'refuses a damaged entry %j',
+    (entry) => expect(decodeVerdict(entry)).toBeUndefined(),
+  );
+
+  it('keys addresses with the domain compared case-insensitively', () => {
+    expect(addressKey('Ann@EXAMPLE.com')).toBe(addressKey('Ann@example.COM'));
+    expect(addressKey('Ann@example.com')).not.toBe(addressKey('ann@example.com'));
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['30d', 30 * 86_400_000],
+    ['12h', 12 * 3_600_000],
+    ['90m', 90 * 60_000],
+    ['3600s', 3_600_000],
+    ['3600', 3_600_000],
+    ['2w', 14 * 86_400_000],
+    ['250ms', 250],
+    ['0s', 0],
+  ])('%s → %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(['', '30 days', '-1d', '1.5h', 'd'])('refuses %j with exit 2', (text) => {
+    expect(() => parseDuration(text)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining('--cache-ttl') }));
+  });
+});

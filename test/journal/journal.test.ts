@@ -1,0 +1,229 @@
+import { mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { jobBinding } from '../../src/journal/binding.js';
+import { openJournal } from '../../src/journal/journal.js';
+import { combineKnown } from '../../src/journal/known.js';
+import { openCache } from '../../src/journal/cache.js';
+import { errorVerdict, type Verdict } from '../../src/verdict.js';
+
+const api = jobBinding({ engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
+
+function verdict(email: string, status: Verdict['status'] = 'valid'): Verdict {
+  return {
+    email,
+    isValid: status === 'valid',
+    status,
+    confidence: 0.9,
+    provider: 'p1',
+    details: { syntax: true, domain: email.split('@')[1]!, mx: true, disposable: false, role: false },
+  };
+}
+
+let dir: string;
+let path: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailsift-journal-'));
+  path = join(dir, 'run.journal');
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+async function lines(): Promise<string[]> {
+  return (await readFile(path, 'utf8')).split('\n');
+}
+
+describe('openJournal', () => {
+  it('remembers recorded verdicts across opens, not the errored ones', async () => {
+    const j1 = await openJournal(path, api);
+    expect(j1.get('a@x.io')).toBeUndefined();
+    await j1.record([verdict('a@x.io'), verdict('b@x.io', 'invalid'), errorVerdict('c@x.io', 'TIMEOUT', 'timed out')]);
+    await j1.close();
+
+    const j2 = await openJournal(path, api);
+    expect(j2.loaded).toBe(2);
+    expect(j2.get('a@x.io')).toEqual({ verdict: verdict('a@x.io'), source: 'journal' });
+    expect(j2.get('b@X.IO')?.verdict.status).toBe('invalid');
+    expect(j2.get('b@X.IO')?.verdict.email).toBe('b@X.IO');
+    expect(j2.get('c@x.io')).toBeUndefined();
+    await j2.close();
+  });
+
+  it('writes a header with the binding and never the API key', async () => {
+    const j = await openJournal(path, jobBinding({ engine: 'api', baseUrl: 'https://user:secret-key@api.example.com/v1/?key=secret-key' }));
+    await j.close();
+    const [header] = await lines();
+    expect(JSON.parse(header!)).toMatchObject({ mailsift: 'journal', engine: 'api', baseUrl: 'https://api.example.com/v1' });
+    expect(await readFile(path, 'utf8')).not.toContain('secret-key');
+  });
+
+  it.each([
+    ['another engine', jobBinding({ engine: 'local' }), /--engine api.*--engine local/],
+    ['another base URL', jobBinding({ engine: 'api', baseUrl: 'http://127.0.0.1:9001' }), /127\.0\.0\.1:9000.*127\.0\.0\.1:9001/],
+  ])('refuses to resume %s with exit 2 and says what to do', async (_n, other, why) => {
+    await (await openJournal(path, api)).close();
+    const err = await openJournal(path, other).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    const msg = (err as Error).message;
+    expect(msg).toMatch(why);
+    expect(msg).toContain(`delete ${path}`);
+    expect(msg).not.toContain('\n');
+  });
+
+  it('refuses another DNS server for the local engine but not another batch size', async () => {
+    await (await openJournal(path, jobBinding({ engine: 'local', dnsServer: '127.0.0.1:5353' }))).close();
+    await expect(openJournal(path, jobBinding({ engine: 'local' }))).rejects.toThrow(/other validation options/);
+    await (await openJournal(path, jobBinding({ engine: 'local', dnsServer: '127.0.0.1:5353' }))).close();
+  });
+
+  it.each([
+    ['a CSV file', 'email,name\na@x.io,Ann\n'],
+    ['a one-line text file', 'a@x.io'],
+    ['a cache', '{"mailsift":"cache","version":1,"engine":"local","fingerprint":"x"}\n'],
+  ])('refuses %s and leaves it untouched', async (_n, content) => {
+    await writeFile(path, content);
+    await expect(openJournal(path, api)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('journal') });
+    expect(await readFile(path, 'utf8')).toBe(content);
+  });
+
+  it('ignores a torn last line and cuts it off before appending', async () => {
+    const j = await openJournal(path, api);
+    await j.record([verdict('a@x.io'), verdict('b@x.io')]);
+    await j.close();
+    const whole = (await stat(path)).size;
+    await truncate(path, whole - 7); // a crash in the middle of writing b's line
+
+    const j2 = await openJournal(path, api);
+    expect(j2.repairedBytes).toBeGreaterThan(0);
+    expect(j2.get('a@x.io')).toBeDefined();
+    expect(j2.get('b@x.io')).toBeUndefined();
+    await j2.record([verdict('b@x.io')]);
+    await j2.close();
+
+    const all = await lines();
+    expect(all.at(-1)).toBe('');
+    for (const l of all.slice(0, -1)) expect(() => JSON.parse(l)).not.toThrow();
+    const j3 = await openJournal(path, api);
+    expect([j3.loaded, j3.badLines, j3.repairedBytes]).toEqual([2, 0, 0]);
+    await j3.close();
+  });
+
+  it('survives a header torn by a crash at creation, and zero-filled tails', async () => {
+    await writeFile(path, '{"mailsift":"jou');
+    const j = await openJournal(path, api);
+    await j.record([verdict('a@x.io')]);
+    await j.close();
+    await appendFile(path, Buffer.alloc(40)); // what some filesystems leave after a power cut
+
+    const j2 = await openJournal(path, api);
+    expect(j2.get('a@x.io')).toBeDefined();
+    await j2.close();
+    expect((await lines()).length).toBe(3);
+  });
+
+  it('skips a damaged line in the middle: at worst that address is paid again', async () => {
+    await (await openJournal(path, api)).close();
+    await appendFile(path, '["a@x.io","v11100-",0.9,"p1",1]\nnot json\n["b@x.io","v11100-",0.9,"p1",1]\n');
+    const j = await openJournal(path, api);
+    expect([j.loaded, j.badLines]).toEqual([2, 1]);
+    await j.close();
+  });
+
+  it('group-commits concurrent batches: every record resolves, nothing interleaves', async () => {
+    const j = await openJournal(path, api);
+    const batches = Array.from({ length: 20 }, (_, b) => Array.from({ length: 50 }, (_, i) => verdict(`u${b}-${i}@x.io`)));
+    await Promise.all(batches.map((b) => j.record(b)));
+    await j.close();
+    const j2 = await openJournal(path, api);
+    expect([j2.loaded, j2.badLines]).toEqual([1000, 0]);
+    await j2.close();
+  });
+
+  it('reports an unwritable path as a usage error', async () => {
+    await expect(openJournal(join(dir, 'missing', 'j'), api)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('ENOENT') });
+  });
+});
+
+describe('openCache', () => {
+  const day = 86_400_000;
+  const t0 = Date.UTC(2025, 0, 1);
+  const local = jobBinding({ engine: 'local' });
+
+  it('reuses verdicts younger than the TTL, across opens', async () => {
+    let now = t0;
+    const c1 = await openCache(path, { ttlMs: 30 * day, binding: local, now: () => now });
+    await c1.record([verdict('old@x.io')]);
+    now = t0 + 20 * day;
+    await c1.record([verdict('new@x.io'), errorVerdict('err@x.io', 'NETWORK', 'down')]);
+    await c1.close();
+
+    now = t0 + 35 * day;
+    const c2 = await openCache(path, { ttlMs: 30 * day, binding: local, now: () => now });
+    expect(c2.get('old@x.io')).toBeUndefined();
+    expect(c2.get('new@x.io')).toEqual({ verdict: verdict('new@x.io'), source: 'cache' });
+    expect(c2.get('err@x.io')).toBeUndefined();
+    await c2.close();
+  });
+
+  it('a newer verdict for the same address wins', async () => {
+    let now = t0;
+    const c = await openCache(path, { ttlMs: day, binding: local, now: () => now });
+    await c.record([verdict('a@x.io', 'valid')]);
+    now += 1000;
+    await c.record([verdict('a@x.io', 'invalid')]);
+    await c.close();
+    const c2 = await openCache(path, { ttlMs: day, binding: local, now: () => now });
+    expect(c2.get('a@x.io')?.verdict.status).toBe('invalid');
+    await c2.close();
+  });
+
+  it('compacts on open when the file is mostly stale, keeping fresh entries', async () => {
+    let now = t0;
+    const c = await openCache(path, { ttlMs: day, binding: local, now: () => now });
+    await c.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
+    now += 2 * day;
+    await c.record([verdict('fresh@x.io')]);
+    await c.close();
+    const before = (await stat(path)).size;
+
+    const c2 = await openCache(path, { ttlMs: day, binding: local, now: () => now, compactMinStale: 100 });
+    expect(c2.compacted).toBe(true);
+    expect(c2.fresh).toBe(1);
+    await c2.record([verdict('later@x.io')]);
+    await c2.close();
+    expect((await stat(path)).size).toBeLessThan(before / 10);
+    const c3 = await openCache(path, { ttlMs: day, binding: local, now: () => now, compactMinStale: 100 });
+    expect([c3.compacted, c3.fresh]).toEqual([false, 2]);
+    expect(c3.get('fresh@x.io')).toBeDefined();
+    await c3.close();
+  });
+});
+
+describe('combineKnown', () => {
+  it('asks the journal first, then the cache, and records into both', async () => {
+    const cachePath = join(dir, 'c.cache');
+    const j = await openJournal(path, api);
+    await j.record([verdict('both@x.io', 'invalid')]);
+    await j.close();
+    const c = await openCache(cachePath, { ttlMs: 1e9, binding: api });
+    await c.record([verdict('both@x.io', 'valid'), verdict('cached@x.io')]);
+    await c.close();
+
+    const known = combineKnown(await openJournal(path, api), await openCache(cachePath, { ttlMs: 1e9, binding: api }))!;
+    expect(known.get('both@x.io')).toMatchObject({ source: 'journal', verdict: { status: 'invalid' } });
+    expect(known.get('cached@x.io')).toMatchObject({ source: 'cache' });
+    await known.record([verdict('new@x.io')]);
+    await known.close();
+    const j2 = await openJournal(path, api);
+    const c2 = await openCache(cachePath, { ttlMs: 1e9, binding: api });
+    expect([j2.get('new@x.io')?.source, c2.get('new@x.io')?.source]).toEqual(['journal', 'cache']);
+    await Promise.all([j2.close(), c2.close()]);
+  });
+
+  it('is undefined with no store, the store itself with one', async () => {
+    expect(combineKnown(undefined, undefined)).toBeUndefined();
+    const j = await openJournal(path, api);
+    expect(combineKnown(j, undefined)).toBe(j);
+    await j.close();
+  });
+});
