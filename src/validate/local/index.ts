@@ -1,5 +1,12 @@
-import type { Validator } from '../validator.js';
+import type { Validator, ValidatorStats } from '../validator.js';
 import type { Verdict } from '../../verdict.js';
+import { decide, type Checks, type DnsOutcome } from './decide.js';
+import { DomainDns } from './dns.js';
+import { createOfflineChecker } from './checks.js';
+import { domainLists } from './lists.js';
+
+export { PROVIDER } from './decide.js';
+export { parseDnsServer } from './dns.js';
 
 /** Options of the offline engine (PRODUCT.md §4). */
 export interface LocalEngineOptions {
@@ -11,34 +18,102 @@ export interface LocalEngineOptions {
   dns?: boolean;
   /** one-line warnings for the user (e.g. "DNS is unusable") */
   onWarning?: (message: string) => void;
+  /** domains looked up at once at most (default 32) */
+  dnsConcurrency?: number;
 }
 
-// PLACEHOLDER (issue 5 replaces this file): syntax-free, DNS-free stand-in so the
-// pipeline and serve can be built against the interface.
-export function createLocalValidator(_options: LocalEngineOptions = {}): Validator & {
+export interface LocalEngineStats extends ValidatorStats {
+  /** DNS questions sent, the resolver probe included */
+  dnsQueries: number;
+}
+
+export type LocalValidator = Validator & {
   validateOne(email: string, signal?: AbortSignal): Promise<Verdict>;
-} {
-  let requests = 0;
-  const one = async (email: string): Promise<Verdict> => {
-    const at = email.lastIndexOf('@');
-    const ok = at > 0 && at < email.length - 1;
-    return {
-      email,
-      isValid: ok,
-      status: ok ? 'valid' : 'invalid',
-      confidence: ok ? 0.5 : 1,
-      provider: 'mailsift-local',
-      details: { syntax: ok, domain: ok ? email.slice(at + 1).toLowerCase() : undefined },
-    };
+  stats(): LocalEngineStats;
+};
+
+export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
+  const lists = domainLists();
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    options.onWarning?.(message);
   };
+  const dns =
+    options.dns === false
+      ? undefined
+      : new DomainDns({
+          server: options.dnsServer,
+          timeoutMs: options.dnsTimeoutMs ?? 2000,
+          concurrency: options.dnsConcurrency ?? 32,
+          onWarning: warn,
+        });
+  const offline = createOfflineChecker(lists);
+  let requests = 0;
+
+  const validate = async (emails: readonly string[], signal?: AbortSignal): Promise<Verdict[]> => {
+    signal?.throwIfAborted();
+    const checks = emails.map(offline);
+    if (dns) {
+      // one lookup per distinct domain of the batch (and the cache spans batches)
+      const pending = new Map<string, Promise<DnsOutcome>>();
+      for (const c of checks) {
+        if (c.syntax && !c.literal && c.domain && !pending.has(c.domain)) pending.set(c.domain, dns.lookup(c.domain));
+      }
+      const outcomes = new Map<string, DnsOutcome>();
+      await abortable(
+        Promise.all([...pending].map(async ([d, p]) => outcomes.set(d, await p))),
+        signal,
+      );
+      for (const c of checks) {
+        if (c.syntax && !c.literal && c.domain) c.dns = outcomes.get(c.domain) ?? 'unanswered';
+      }
+    }
+    return checks.map((c, i) => decide(emails[i]!, c));
+  };
+
   return {
     engine: 'local',
-    validateOne: one,
-    async validate(emails) {
+    async validate(emails, signal) {
       requests++;
-      return Promise.all(emails.map(one));
+      return validate(emails, signal);
     },
-    stats: () => ({ requests, retries: 0, rateLimited: 0 }),
-    async close() {},
+    async validateOne(email, signal) {
+      requests++;
+      const [verdict] = await validate([email], signal);
+      return verdict!;
+    },
+    stats: () => ({
+      requests,
+      retries: 0,
+      rateLimited: 0,
+      disposableListVersion: lists.disposableVersion,
+      warnings: [...warnings],
+      dnsQueries: dns?.queries ?? 0,
+    }),
+    async close() {
+      dns?.close();
+    },
   };
+}
+
+function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+let sharedChecker: ((email: string) => Checks) | undefined;
+
+/**
+ * Syntax and lists only, synchronously, for callers that need no DNS (the
+ * benchmark, a precheck): the verdict the engine gives with `dns: false`.
+ */
+export function checkOffline(email: string): Verdict {
+  sharedChecker ??= createOfflineChecker();
+  return decide(email, sharedChecker(email));
 }

@@ -1,0 +1,106 @@
+import dns2 from 'dns2';
+import type { AddressInfo } from 'node:net';
+
+const { Packet, createUDPServer } = dns2;
+
+/**
+ * What a test DNS server says for one name. A name with no zone gets NXDOMAIN.
+ * `mx: [{ exchange: '', priority: 0 }]` is the null MX of RFC 7505.
+ */
+export interface Zone {
+  mx?: { exchange: string; priority: number }[];
+  a?: string[];
+  aaaa?: string[];
+  /** answer SERVFAIL to every query for the name */
+  servfail?: boolean;
+  /** never answer: the client times out */
+  silent?: boolean;
+}
+
+/** Zones every test server serves unless told otherwise (all under `.test`, RFC 6761). */
+export const DEFAULT_ZONES: Record<string, Zone> = {
+  // the root answers, as any working recursive resolver's does: the engine's probe
+  '': { a: [] },
+  'mx.test': { mx: [{ exchange: 'mail.mx.test', priority: 10 }] },
+  'gmail.com': { mx: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }] },
+  'nullmx.test': { mx: [{ exchange: '', priority: 0 }] },
+  'aonly.test': { a: ['192.0.2.1'] },
+  'aaaaonly.test': { aaaa: ['2001:db8::1'] },
+  'nodata.test': {},
+  'servfail.test': { servfail: true },
+  'silent.test': { silent: true },
+};
+
+export interface TestDnsServer {
+  /** `127.0.0.1:port`, for `--dns-server` */
+  readonly address: string;
+  /** every question received, as `TYPE name` (e.g. `MX mx.test`) */
+  readonly queries: string[];
+  /** true: NXDOMAIN to every question (a broken resolver, as on a machine with no internet) */
+  broken: boolean;
+  zones: Record<string, Zone>;
+  close(): Promise<void>;
+}
+
+export interface DnsServerOptions {
+  zones?: Record<string, Zone>;
+  broken?: boolean;
+  /** zones computed per name, consulted when `zones` has none (e.g. 10,000 bench domains) */
+  fallback?: (name: string) => Zone | undefined;
+}
+
+const TYPE_NAMES = new Map<number, string>(Object.entries(Packet.TYPE).map(([k, v]) => [v as number, k]));
+
+/** A real DNS server on 127.0.0.1, a free UDP port; stop it with close(). */
+export async function startDnsServer(options: DnsServerOptions = {}): Promise<TestDnsServer> {
+  const queries: string[] = [];
+  const state = {
+    broken: options.broken ?? false,
+    zones: { ...DEFAULT_ZONES, ...options.zones },
+  };
+  const server = createUDPServer((request, send) => {
+    const response = Packet.createResponseFromRequest(request);
+    const question = request.questions[0];
+    if (!question) return;
+    const name = question.name.toLowerCase().replace(/\.$/, '');
+    queries.push(`${TYPE_NAMES.get(question.type) ?? question.type} ${name}`);
+    const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
+    if (zone?.silent) return;
+    if (!zone) {
+      response.header.rcode = Packet.RCODE.NXDOMAIN;
+    } else if (zone.servfail) {
+      response.header.rcode = Packet.RCODE.SERVFAIL;
+    } else {
+      const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
+      if (question.type === Packet.TYPE.MX) {
+        for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
+      } else if (question.type === Packet.TYPE.A) {
+        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
+      } else if (question.type === Packet.TYPE.AAAA) {
+        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
+      } else if (question.type === Packet.TYPE.NS && name === '') {
+        response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
+      }
+    }
+    void send(response);
+  });
+  await server.listen(0, '127.0.0.1');
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    queries,
+    get broken() {
+      return state.broken;
+    },
+    set broken(value: boolean) {
+      state.broken = value;
+    },
+    get zones() {
+      return state.zones;
+    },
+    set zones(value: Record<string, Zone>) {
+      state.zones = value;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
