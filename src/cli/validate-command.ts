@@ -1,10 +1,35 @@
-import { Command } from 'commander';
-import { UsageError } from '../errors.js';
+import { Command, Option } from 'commander';
+import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
+import { runValidate, type ValidateFlags } from './run-validate.js';
+
+const EXAMPLES = `
+Examples:
+  $ mailsift validate contacts.csv -o cleaned.csv          # a verdict per row, columns kept
+  $ mailsift validate contacts.csv --only valid,risky -o keep.csv
+  $ cut -d, -f3 users.csv | mailsift validate --only valid > good.txt
+  $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
+  $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
+`;
 
 export function validateCommand(): Command {
   return new Command('validate')
-    .argument('[input]')
-    .action(() => {
-      throw new UsageError('validate is not implemented yet');
-    });
+    .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
+    .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
+    .addHelpText('before', EXAMPLES)
+    .option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')
+    .option('-o, --output <file>', 'write verdicts to this file (default: stdout)')
+    .option('--format <csv|json|ndjson>', 'output format (default: from the output extension, else csv)', outputFormat)
+    .option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky', statusList)
+    .option('--summary <file>', 'also write the summary as JSON to this file')
+    .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)
+    .option('--concurrency <n>', 'requests in flight at most, 1..64', intIn(1, 64), 4)
+    .option('--retries <n>', 'retries per request for retryable failures', intIn(0, 100), 5)
+    .option('--timeout <seconds>', 'per-request timeout', positiveNumber, 30)
+    .option('--base-url <url>', 'the API base address (env MAILSIFT_BASE_URL)')
+    .option('--api-key-file <file>', 'read the API key from this file (env MAILSIFT_API_KEY)')
+    .addOption(new Option('--engine <engine>', 'api or local (default: api when a key is configured)').choices(['api', 'local']))
+    .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
+    .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
+    .option('-q, --quiet', 'print nothing on stderr but errors')
+    .action((input: string | undefined, flags: ValidateFlags) => runValidate(input, flags));
 }

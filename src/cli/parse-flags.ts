@@ -1,0 +1,44 @@
+import { InvalidArgumentError } from 'commander';
+import { STATUSES, type Status } from '../verdict.js';
+
+/** commander argument parsers: each names the problem in one line. */
+export function intIn(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+export function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
+  return n;
+}
+
+export function statusList(value: string): Set<Status> {
+  const set = new Set<Status>();
+  for (const raw of value.split(',')) {
+    const s = raw.trim().toLowerCase();
+    if (!(STATUSES as readonly string[]).includes(s)) {
+      throw new InvalidArgumentError(`"${raw.trim()}" is not a status (${STATUSES.join(', ')})`);
+    }
+    set.add(s as Status);
+  }
+  return set;
+}
+
+export function outputFormat(value: string): 'csv' | 'json' | 'ndjson' {
+  const v = value.toLowerCase();
+  if (v === 'csv' || v === 'json' || v === 'ndjson') return v;
+  throw new InvalidArgumentError('expected csv, json or ndjson');
+}
+
+/** The format an output file's extension implies. */
+export function formatFromPath(path: string | undefined): 'csv' | 'json' | 'ndjson' {
+  if (!path) return 'csv';
+  if (/\.json$/i.test(path)) return 'json';
+  if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
+  return 'csv';
+}

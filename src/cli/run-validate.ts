@@ -1,0 +1,125 @@
+import { createWriteStream, promises as fs } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
+import { newProgress } from '../progress.js';
+import { openInput } from '../read/open-input.js';
+import type { Summary } from '../summary.js';
+import { createApiValidator } from '../validate/api/client.js';
+import { createLocalValidator } from '../validate/local/index.js';
+import type { Validator } from '../validate/validator.js';
+import type { Status } from '../verdict.js';
+import { createRowWriter } from '../write/row-writer.js';
+import { Sink } from '../write/sink.js';
+import { resolveEngine } from './api-config.js';
+import { formatFromPath } from './parse-flags.js';
+
+export interface ValidateFlags {
+  column?: string;
+  output?: string;
+  format?: 'csv' | 'json' | 'ndjson';
+  only?: Set<Status>;
+  summary?: string;
+  batchSize: number;
+  concurrency: number;
+  retries: number;
+  timeout: number;
+  baseUrl?: string;
+  apiKeyFile?: string;
+  engine?: 'api' | 'local';
+  dnsServer?: string;
+  dnsTimeout: number;
+  quiet?: boolean;
+}
+
+const say = (line: string): void => {
+  process.stderr.write(`mailsift: ${line}\n`);
+};
+
+/** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
+export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
+  const choice = resolveEngine(flags);
+  const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
+  if (inputPath === undefined) {
+    throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
+  }
+  // Read the input's shape before anything is created or printed: a bad input
+  // leaves no half-written output behind.
+  const input = await openInput({ path: inputPath, column: flags.column });
+
+  if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
+  const validator: Validator =
+    choice.engine === 'api'
+      ? createApiValidator({
+          baseUrl: choice.baseUrl,
+          apiKey: choice.apiKey,
+          timeoutMs: flags.timeout * 1000,
+          retries: flags.retries,
+          concurrency: flags.concurrency,
+        })
+      : createLocalValidator({
+          dnsServer: flags.dnsServer,
+          dnsTimeoutMs: flags.dnsTimeout,
+          onWarning: (line) => say(line),
+        });
+
+  const out: Writable = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
+  const sink = new Sink(out);
+  const format = flags.format ?? formatFromPath(flags.output);
+  const progress = newProgress();
+
+  let result: RunResult;
+  try {
+    result = await validateStream({
+      input,
+      validator,
+      writer: createRowWriter(format, sink, input.header),
+      batchSize: flags.batchSize,
+      concurrency: flags.concurrency,
+      only: flags.only,
+      progress,
+      outputGone: () => sink.gone,
+    });
+  } finally {
+    await validator.close();
+    await sink.end(out !== process.stdout).catch(() => {});
+  }
+  if (sink.gone) return; // the reader went away (`| head`): end quietly
+
+  const { summary } = result;
+  if (flags.summary) await writeSummary(flags.summary, summary);
+  if (!flags.quiet) printSummary(summary, flags.output);
+  process.exitCode = summary.errors > 0 ? EXIT.rowErrors : EXIT.ok;
+}
+
+async function openOutput(path: string): Promise<Writable> {
+  try {
+    const stat = await fs.stat(path).catch(() => undefined);
+    if (stat?.isDirectory()) throw new UsageError(`cannot write ${path}: it is a directory`);
+    const stream = createWriteStream(path);
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', reject);
+    });
+    return stream;
+  } catch (err) {
+    if (err instanceof MailsiftError) throw err;
+    throw new UsageError(`cannot write ${path}: ${(err as Error).message}`);
+  }
+}
+
+async function writeSummary(path: string, summary: Summary): Promise<void> {
+  try {
+    await fs.writeFile(path, JSON.stringify(summary, null, 2) + '\n');
+  } catch (err) {
+    throw new UsageError(`cannot write the summary to ${path}: ${(err as Error).message}`);
+  }
+}
+
+function printSummary(s: Summary, output: string | undefined): void {
+  const parts = [`${s.valid} valid`, `${s.invalid} invalid`, `${s.risky} risky`, `${s.unknown} unknown`];
+  say(
+    `${s.total} rows: ${parts.join(', ')}; ${s.duplicates} duplicates, ${s.errors} errors, ` +
+      `${s.requests} requests in ${(s.elapsedMs / 1000).toFixed(1)} s${output ? ` → ${output}` : ''}`,
+  );
+}

@@ -1,0 +1,40 @@
+import type { Verdict } from '../verdict.js';
+
+/** A row waiting for its verdict; slots leave the buffer in input order. */
+export interface Slot {
+  fields: string[];
+  verdict: Verdict | undefined;
+}
+
+/**
+ * Restores input order: verdicts arrive batch by batch, in any order, and a row
+ * is released only when every row before it has been. The pipeline bounds how
+ * many slots it holds (the batches in flight), not the input size.
+ */
+export class OrderBuffer {
+  private slots: Slot[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.slots.length - this.head;
+  }
+
+  push(fields: string[], verdict?: Verdict): Slot {
+    const slot: Slot = { fields, verdict };
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** Hands every resolved row at the head, in order, to `emit`. */
+  async release(emit: (slot: Slot) => Promise<void>): Promise<void> {
+    while (this.head < this.slots.length && this.slots[this.head]!.verdict !== undefined) {
+      await emit(this.slots[this.head]!);
+      this.head++;
+    }
+    // Compact now and then rather than shift() per row.
+    if (this.head > 4096 && this.head * 2 > this.slots.length) {
+      this.slots = this.slots.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,17 @@
+/** One input row on its way through the pipeline. */
+export interface InputRow {
+  /** the row's cells, unchanged (CSV) or the single line (text) */
+  fields: string[];
+  /** the address cell, trimmed ('' when the row has none) */
+  email: string;
+}
+
+/** An opened input: its header (what the output repeats) and its rows. */
+export interface Input {
+  /** 'csv' or 'text' — text input yields the single column `email` */
+  kind: 'csv' | 'text';
+  header: string[];
+  /** index of the address column within `fields` */
+  emailColumn: number;
+  rows: AsyncIterable<InputRow>;
+}

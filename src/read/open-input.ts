@@ -1,0 +1,147 @@
+import { createReadStream, promises as fs } from 'node:fs';
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { UsageError } from '../errors.js';
+import { detectEmailColumn, looksHeaderless } from './column.js';
+import { decodeUtf8, splitLines } from './decode.js';
+import type { Input, InputRow } from './input-row.js';
+import { detectDelimiter, looksLikeCsv } from './sniff.js';
+
+export interface OpenInputOptions {
+  /** a path, or '-' for stdin */
+  path: string;
+  /** --column: a header name or a 1-based number */
+  column?: string;
+  stdin?: NodeJS.ReadableStream;
+}
+
+/** Rows looked at to find the address column when no header names it. */
+const SAMPLE_ROWS = 50;
+/** Header lines of a bare list (`cut -f3 users.csv` keeps the header). */
+const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
+
+/**
+ * Opens the input and reads just enough of it to know its shape: CSV or text,
+ * the delimiter, the header and the address column. Rows are then streamed;
+ * the input is never read whole.
+ */
+export async function openInput(options: OpenInputOptions): Promise<Input> {
+  const name = options.path === '-' ? 'stdin' : options.path;
+  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path);
+  const chunks = peekable(decodeUtf8(bytes as AsyncIterable<Buffer>, name));
+  const head = await chunks.peek(64 * 1024);
+  if (head.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
+
+  const isCsv = options.path === '-' ? looksLikeCsv(head) : /\.(csv|tsv)$/i.test(options.path);
+  return isCsv ? openCsv(chunks, head, name, options.column) : openText(chunks, options.column);
+}
+
+async function openFile(path: string): Promise<NodeJS.ReadableStream> {
+  let stat;
+  try {
+    stat = await fs.stat(path);
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
+  }
+  if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  // Open errors (EACCES) surface on first read; make them input errors.
+  return Readable.from(
+    (async function* () {
+      try {
+        for await (const chunk of stream) yield chunk as Buffer;
+      } catch (err) {
+        throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
+      }
+    })(),
+  );
+}
+
+function describeFsError(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return (err as Error).message;
+}
+
+async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
+  const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true });
+  Readable.from(chunks).pipe(parser);
+  const records = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
+  const next = async (): Promise<string[] | undefined> => {
+    try {
+      const r = await records.next();
+      return r.done ? undefined : r.value;
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(`${name}: malformed CSV: ${(err as Error).message}`);
+    }
+  };
+
+  const first = await next();
+  if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
+  const headerless = column === undefined && looksHeaderless(first);
+  const sample: string[][] = headerless ? [first] : [];
+  while (sample.length < SAMPLE_ROWS) {
+    const row = await next();
+    if (!row) break;
+    sample.push(row);
+  }
+  const header = headerless ? first.map((_, i) => `column${i + 1}`) : first;
+  const emailColumn = detectEmailColumn(header, sample, column);
+  if (headerless) header[emailColumn] = 'email';
+
+  async function* rows(): AsyncGenerator<InputRow> {
+    for (const fields of sample) yield { fields, email: (fields[emailColumn] ?? '').trim() };
+    for (let fields = await next(); fields; fields = await next()) {
+      yield { fields, email: (fields[emailColumn] ?? '').trim() };
+    }
+  }
+  return { kind: 'csv', header, emailColumn, rows: rows() };
+}
+
+function openText(chunks: Peekable, column?: string): Input {
+  if (column !== undefined && column !== '1' && !TEXT_HEADER.test(column)) {
+    throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
+  }
+  async function* rows(): AsyncGenerator<InputRow> {
+    let first = true;
+    for await (const line of splitLines(chunks)) {
+      if (first) {
+        first = false;
+        if (TEXT_HEADER.test(line)) continue; // a header kept by `cut`, not an address
+      }
+      yield { fields: [line], email: line.trim() };
+    }
+  }
+  return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows() };
+}
+
+interface Peekable extends AsyncIterable<string> {
+  /** reads ahead until at least `min` characters or one full line are buffered */
+  peek(min: number): Promise<string>;
+}
+
+function peekable(source: AsyncGenerator<string>): Peekable {
+  const buffered: string[] = [];
+  let bufferedLength = 0;
+  let done = false;
+  return {
+    async peek(min) {
+      while (!done && bufferedLength < min && !buffered.some((c) => c.includes('\n'))) {
+        const r = await source.next();
+        if (r.done) done = true;
+        else {
+          buffered.push(r.value);
+          bufferedLength += r.value.length;
+        }
+      }
+      return buffered.join('');
+    },
+    async *[Symbol.asyncIterator]() {
+      while (buffered.length) yield buffered.shift()!;
+      if (!done) yield* source;
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The local precheck: rejects what is plainly not an address without spending an
+ * API call. Deliberately conservative — it must never reject what the API would
+ * accept — so it only looks for: an empty cell, no `@`, more than 254 characters,
+ * a control character, or white space outside a quoted local part.
+ * Returns the reason, or undefined when the address may go to the engine.
+ */
+export function precheck(email: string): string | undefined {
+  if (email.length === 0) return 'empty';
+  if (email.length > 254) return 'longer than 254 characters';
+  if (!email.includes('@')) return 'no @';
+  let quoted = false;
+  for (let i = 0; i < email.length; i++) {
+    const c = email.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return 'control character';
+    if (c === 0x5c && quoted) {
+      i++; // a quoted pair: the next character is literal
+      continue;
+    }
+    if (c === 0x22) quoted = !quoted;
+    else if (!quoted && isSpace(c)) return 'white space';
+  }
+  return undefined;
+}
+
+function isSpace(c: number): boolean {
+  // ASCII space plus the Unicode spaces a copy-paste brings along (NBSP, thin space, ...)
+  return c === 0x20 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200b) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}

@@ -1,0 +1,125 @@
+import { STATUSES, type Status, type Verdict } from '../../verdict.js';
+
+/**
+ * Turns one bulk (or single) response body into verdicts. The spec documents two
+ * shapes and does not say which a response uses, so each response is sniffed:
+ * Shape A has `results` at the top, Shape B under `data`. Shape B carries no
+ * status: it is derived from `isValid` (and refined by `data.type` when that
+ * names a status), and details it does not give stay undefined — never invented.
+ */
+export function normalizeBulk(body: unknown): Verdict[] | undefined {
+  if (!isObject(body)) return undefined;
+  if (Array.isArray(body.results)) return body.results.map((item) => normalizeItem(item, 'a')).filter(isVerdict);
+  if (isObject(body.data) && Array.isArray(body.data.results)) {
+    return body.data.results.map((item) => normalizeItem(item, 'b')).filter(isVerdict);
+  }
+  return undefined;
+}
+
+/** A single-validation body (`POST /api/validate`), either shape. */
+export function normalizeSingle(body: unknown): Verdict | undefined {
+  if (!isObject(body)) return undefined;
+  if (isObject(body.data) && typeof body.data.email === 'string') return normalizeItem(body.data, 'b');
+  if (typeof body.email === 'string') return normalizeItem(body, 'a');
+  return undefined;
+}
+
+function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
+  if (!isObject(item) || typeof item.email !== 'string') return undefined;
+  const isValid = typeof item.isValid === 'boolean' ? item.isValid : undefined;
+  const confidence = typeof item.confidence === 'number' && Number.isFinite(item.confidence) ? item.confidence : undefined;
+  const provider = typeof item.provider === 'string' ? item.provider : '';
+  if (shape === 'a' || isStatus(item.status)) {
+    const d = isObject(item.details) ? item.details : {};
+    return {
+      email: item.email,
+      isValid,
+      status: isStatus(item.status) ? item.status : statusFromValidity(isValid),
+      confidence,
+      provider,
+      details: {
+        syntax: bool(d.syntax),
+        domain: typeof d.domain === 'string' ? d.domain : undefined,
+        mx: bool(d.mx),
+        disposable: bool(d.disposable ?? item.disposable),
+        role: bool(d.role ?? item.role),
+        free: bool(d.free),
+        suggestion: typeof d.suggestion === 'string' && d.suggestion ? d.suggestion : undefined,
+      },
+    };
+  }
+  return {
+    email: item.email,
+    isValid,
+    status: statusFromType(item.type) ?? statusFromValidity(isValid),
+    confidence,
+    provider,
+    details: { disposable: bool(item.disposable), role: bool(item.role) },
+  };
+}
+
+function statusFromValidity(isValid: boolean | undefined): Status {
+  return isValid === undefined ? 'unknown' : isValid ? 'valid' : 'invalid';
+}
+
+/** Shape B's `data.type` has no documented values; only a plain status name refines. */
+function statusFromType(type: unknown): Status | undefined {
+  if (typeof type !== 'string') return undefined;
+  const t = type.trim().toLowerCase();
+  if (t === 'risky' || t === 'unknown') return t;
+  return undefined;
+}
+
+function isStatus(v: unknown): v is Status {
+  return typeof v === 'string' && (STATUSES as readonly string[]).includes(v);
+}
+
+const bool = (v: unknown): boolean | undefined => (typeof v === 'boolean' ? v : undefined);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isVerdict(v: Verdict | undefined): v is Verdict {
+  return v !== undefined;
+}
+
+/**
+ * Matches the verdicts of a response to the addresses asked, by address — exact
+ * first, then case-insensitively (some servers echo addresses lower-cased) —
+ * never by position. Returns the verdicts re-addressed to the asked spelling and
+ * the addresses the response left out.
+ */
+export function matchResults(
+  asked: readonly string[],
+  got: readonly Verdict[],
+): { matched: Verdict[]; missing: string[] } {
+  const exact = new Map<string, Verdict>();
+  const loose = new Map<string, Verdict[]>();
+  for (const v of got) {
+    if (!exact.has(v.email)) exact.set(v.email, v);
+    const k = v.email.toLowerCase();
+    const list = loose.get(k);
+    if (list) list.push(v);
+    else loose.set(k, [v]);
+  }
+  const used = new Set<Verdict>();
+  const matched: Verdict[] = [];
+  const unmatched: string[] = [];
+  for (const email of asked) {
+    const v = exact.get(email);
+    if (v && !used.has(v)) {
+      used.add(v);
+      matched.push(v);
+    } else unmatched.push(email);
+  }
+  const missing: string[] = [];
+  for (const email of unmatched) {
+    const v = loose.get(email.toLowerCase())?.find((c) => !used.has(c));
+    if (v) {
+      used.add(v);
+      matched.push({ ...v, email });
+    } else missing.push(email);
+  }
+  return { matched, missing };
+}

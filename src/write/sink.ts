@@ -1,0 +1,72 @@
+import type { Writable } from 'node:stream';
+
+/**
+ * Buffers output text and writes it in large chunks, waiting for 'drain' when
+ * the stream asks: a million small writes would cost more than the validation.
+ */
+export class Sink {
+  private parts: string[] = [];
+  private length = 0;
+  private closed = false;
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly chunkSize = 64 * 1024,
+  ) {
+    // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.closed = true;
+      else this.failure = err;
+    });
+  }
+
+  failure: Error | undefined;
+
+  /** true once the reader of the output has gone away */
+  get gone(): boolean {
+    return this.closed;
+  }
+
+  async write(text: string): Promise<void> {
+    this.parts.push(text);
+    this.length += text.length;
+    if (this.length >= this.chunkSize) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.length === 0 || this.closed) {
+      this.parts = [];
+      this.length = 0;
+      return;
+    }
+    const text = this.parts.join('');
+    this.parts = [];
+    this.length = 0;
+    if (!this.stream.write(text)) await waitDrain(this.stream, () => this.closed || this.failure !== undefined);
+  }
+
+  /** flushes and ends the stream (not stdout, which Node owns) */
+  async end(closeStream: boolean): Promise<void> {
+    await this.flush();
+    if (!closeStream || this.closed) return;
+    await new Promise<void>((resolve, reject) => {
+      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
+    });
+  }
+}
+
+function waitDrain(stream: Writable, broken: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (broken()) return resolve();
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+  });
+}

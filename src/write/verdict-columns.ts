@@ -1,0 +1,32 @@
+import type { Verdict } from '../verdict.js';
+
+/** The columns appended to every output row (PRODUCT.md §3); never engine-dependent. */
+export const VERDICT_COLUMNS = [
+  'status', 'is_valid', 'confidence', 'provider', 'syntax', 'domain',
+  'mx', 'disposable', 'role', 'free', 'suggestion', 'error',
+] as const;
+
+const cell = (v: boolean | number | string | undefined): string => (v === undefined ? '' : String(v));
+
+/** The appended cells of one row; an unknown value is an empty cell. */
+export function verdictCells(v: Verdict): string[] {
+  const d = v.details;
+  return [
+    v.status, cell(v.isValid), cell(v.confidence), v.provider, cell(d.syntax), cell(d.domain),
+    cell(d.mx), cell(d.disposable), cell(d.role), cell(d.free), cell(d.suggestion), v.error?.code ?? '',
+  ];
+}
+
+/** The result object of JSON/NDJSON output: the spec's Shape A bulk item, plus `error`. */
+export function resultObject(v: Verdict): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    email: v.email,
+    isValid: v.isValid ?? null,
+    status: v.status,
+    confidence: v.confidence ?? null,
+    provider: v.provider,
+    details: v.details,
+  };
+  if (v.error) out.error = v.error;
+  return out;
+}
