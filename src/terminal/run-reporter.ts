@@ -1,0 +1,76 @@
+import { EXIT } from '../errors.js';
+import type { Progress } from '../progress.js';
+import type { Summary } from '../summary.js';
+import { evaluateFailOn, type FailOnRule } from './fail-on.js';
+import { ProgressDisplay } from './progress-display.js';
+import { renderSummary } from './summary-table.js';
+import { paint, terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
+
+export interface RunReporterOptions {
+  flags: TerminalFlags;
+  failOn?: readonly FailOnRule[];
+  /** where the verdicts went, as the user should read it: a path or "stdout" */
+  output: string;
+  summaryFile?: string;
+  stderr?: TerminalStream;
+  env?: Record<string, string | undefined>;
+  now?: () => number;
+}
+
+/**
+ * Everything a validate run shows on stderr, behind one object so the command
+ * stays a thin mapping of flags: progress while running, then the summary and
+ * the --fail-on verdict. `finish` returns the exit code the run deserves.
+ */
+export class RunReporter {
+  readonly policy: TerminalPolicy;
+  private readonly stderr: TerminalStream;
+  private readonly display: ProgressDisplay;
+
+  constructor(
+    progress: Progress,
+    private readonly options: RunReporterOptions,
+  ) {
+    this.stderr = options.stderr ?? process.stderr;
+    this.policy = terminalPolicy(this.stderr, options.flags, options.env);
+    this.display = new ProgressDisplay(progress, {
+      stream: this.stderr,
+      policy: this.policy,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+
+  start(): void {
+    this.display.start();
+  }
+
+  /** Clears the progress line; call before printing anything else, and on every way out. */
+  stop(): void {
+    this.display.stop();
+  }
+
+  /** A one-line notice (not an error): suppressed by --quiet. */
+  notice(text: string): void {
+    if (!this.policy.summary) return;
+    this.stop();
+    this.stderr.write(`mailsift: ${text}\n`);
+  }
+
+  /**
+   * After a run that read the whole input: prints the summary (unless --quiet)
+   * and any --fail-on rule that holds (even with --quiet: it is why the exit
+   * code is not 0). Rows without a verdict (exit 4) outrank a rule (exit 5):
+   * the figures a rule judges are incomplete then.
+   */
+  finish(summary: Summary): number {
+    this.stop();
+    if (this.policy.summary) {
+      const opts = { color: this.policy.color, output: this.options.output };
+      this.stderr.write(renderSummary(summary, this.options.summaryFile ? { ...opts, summaryFile: this.options.summaryFile } : opts));
+    }
+    const hits = evaluateFailOn(this.options.failOn ?? [], summary);
+    for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
+    if (summary.errors > 0) return EXIT.rowErrors;
+    return hits.length > 0 ? EXIT.failOn : EXIT.ok;
+  }
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/errors.js';
+import { newProgress } from '../../src/progress.js';
+import { emptySummary, type Summary } from '../../src/summary.js';
+import { parseFailOn } from '../../src/terminal/fail-on.js';
+import { RunReporter } from '../../src/terminal/run-reporter.js';
+import { ESC, FakeTty } from './fake-tty.js';
+
+const summary: Summary = { ...emptySummary('api'), total: 100, valid: 90, invalid: 10, written: 100, elapsedMs: 1000 };
+
+function finish(flags: object, over: Partial<Summary> = {}, failOn = 'invalid>5%', stream = new FakeTty(false)) {
+  const reporter = new RunReporter(newProgress(0), { flags, failOn: parseFailOn(failOn), output: 'out.csv', stderr: stream, env: {} });
+  reporter.start();
+  const code = reporter.finish({ ...summary, ...over });
+  return { code, text: stream.output };
+}
+
+describe('RunReporter', () => {
+  it('prints the summary and the rule that holds, and asks for exit 5', () => {
+    const { code, text } = finish({});
+    expect(code).toBe(EXIT.failOn);
+    expect(text).toContain('  invalid   10   10.0%');
+    expect(text).toContain('mailsift: --fail-on invalid>5% holds: invalid is 10.0% (10 of 100 rows)\n');
+    expect(text).not.toMatch(ESC); // not a terminal
+  });
+
+  it('with --quiet prints only the rule that made it fail', () => {
+    expect(finish({ quiet: true })).toEqual({
+      code: EXIT.failOn,
+      text: 'mailsift: --fail-on invalid>5% holds: invalid is 10.0% (10 of 100 rows)\n',
+    });
+    expect(finish({ quiet: true }, { invalid: 1, valid: 99 })).toEqual({ code: EXIT.ok, text: '' });
+  });
+
+  it('rows without a verdict outrank a rule: exit 4', () => {
+    expect(finish({ quiet: true }, { errors: 2 }).code).toBe(EXIT.rowErrors);
+  });
+
+  it('on a terminal, animates and then leaves only the summary in colour', () => {
+    const tty = new FakeTty(true);
+    const { text } = finish({}, {}, 'errors>0', tty);
+    expect(tty.text).toContain('0 rows read');
+    expect(text).toContain('\x1b[32mvalid');
+  });
+});
