@@ -34,8 +34,9 @@ export function serveCommand(): Command {
         onWarning: say,
       });
       const server = await startServer({ ...config, engine, onLog: say });
-      say(`listening on ${server.url}`);
+      // The key line comes first: whoever waits for "listening on" then has both.
       if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
+      say(`listening on ${server.url}`);
       await untilSignalled(async () => {
         say('shutting down: finishing requests in flight');
         await server.close();
