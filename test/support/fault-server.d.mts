@@ -77,5 +77,7 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 
+/** X-RateLimit-Reset as a server speaking `format` writes it. */
+export function formatReset(format: ResetFormat, resetAt: number, now: number): string;
 export function defaultVerdict(email: string): FaultVerdict;
 export function startFaultServer(options?: FaultServerOptions): Promise<FaultServer>;

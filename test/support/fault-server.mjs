@@ -26,7 +26,7 @@ export function defaultVerdict(email) {
   return { status: 'valid', confidence: 0.95 };
 }
 
-function formatReset(format, resetAt, now) {
+export function formatReset(format, resetAt, now) {
   switch (format) {
     case 'epoch-s': return String(Math.ceil(resetAt / 1000));
     case 'epoch-ms': return String(resetAt);

@@ -1,0 +1,266 @@
+import { systemClock, type Clock } from './clock.js';
+import type { RateLimitInfo } from './rate-limit-headers.js';
+
+/**
+ * One governor shared by every worker: it decides when a request may leave, from
+ * what the server's rate-limit headers say. Pure apart from the injected clock.
+ *
+ * - Probe: one request in flight until the first answer, so an unknown limit (or a
+ *   refused key) costs one request, not `concurrency` of them.
+ * - Pace: never more dispatches than the window's Remaining allows; when it is
+ *   spent, everyone waits for the reset, then the window reopens in full.
+ * - A 429 pauses every worker until the reset / Retry-After, not just one.
+ * - Waiting is bounded by each caller's deadline: past it, acquire says RATE_LIMITED.
+ */
+export interface GovernorOptions {
+  concurrency: number;
+  clock?: Clock;
+  /** dispatch this long after a reset, so a request never arrives a hair early */
+  resetMarginMs?: number;
+  /** when the server says "none left" without saying when that ends: first wait */
+  unknownResetMs?: number;
+}
+
+export type AcquireResult =
+  | { ok: true; permit: Permit }
+  | { ok: false; reason: 'RATE_LIMITED' | 'HALTED' | 'ABORTED' };
+
+export interface Outcome {
+  /** what the response's headers said (errors included) */
+  info?: RateLimitInfo;
+  /** an HTTP response arrived (false for a network error or timeout) */
+  answered?: boolean;
+  /** the response was a 429 */
+  rateLimited?: boolean;
+}
+
+export interface Permit {
+  /** report how the request ended; exactly once (later calls are ignored) */
+  done(outcome?: Outcome): void;
+}
+
+interface Waiter {
+  deadline: number;
+  resolve(result: AcquireResult): void;
+  detach(): void;
+}
+
+const MAX_UNKNOWN_RESET_MS = 60_000;
+
+export class Governor {
+  private readonly clock: Clock;
+  private readonly concurrency: number;
+  private readonly margin: number;
+  private readonly unknownResetMs: number;
+
+  private inFlight = 0;
+  /** an answer has been seen: the probe phase is over */
+  private probed = false;
+  private limit: number | undefined;
+  /** dispatches still allowed in this window; undefined while the server sets no limit */
+  private allowance: number | undefined;
+  /** end of the current window, local epoch ms */
+  private resetAt: number | undefined;
+  /** the lowest Remaining seen in this window: the server's latest count */
+  private lowestRemaining = Infinity;
+  /** dispatches before this sequence number were in flight when lowestRemaining was read */
+  private lowestSeq = 0;
+  private seq = 0;
+  private consecutive429 = 0;
+  /** after a 429 nobody leaves before this, whatever later answers say */
+  private pausedUntil = 0;
+  private halted = false;
+  private readonly queue: Waiter[] = [];
+  private cancelTimer: (() => void) | undefined;
+  private timerAt: number | undefined;
+
+  /** 429 responses seen */
+  rateLimited = 0;
+
+  constructor(options: GovernorOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.concurrency = Math.max(1, options.concurrency);
+    this.margin = options.resetMarginMs ?? 20;
+    this.unknownResetMs = options.unknownResetMs ?? 1000;
+  }
+
+  /**
+   * Waits for a dispatch slot. `deadline` (epoch ms) bounds the time spent waiting
+   * for rate limits: when the wait would end after it, resolves RATE_LIMITED.
+   */
+  acquire(deadline: number, signal?: AbortSignal): Promise<AcquireResult> {
+    if (this.halted) return Promise.resolve({ ok: false, reason: 'HALTED' });
+    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'ABORTED' });
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        resolve({ ok: false, reason: 'ABORTED' });
+        this.pump();
+      };
+      const waiter: Waiter = {
+        deadline,
+        resolve,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Stops all dispatch for good (a refused key): every waiter gets HALTED. */
+  halt(): void {
+    this.halted = true;
+    this.pump();
+  }
+
+  /** When dispatch resumes, while someone waits for a rate-limit reset. */
+  get waitingUntil(): number | undefined {
+    if (this.queue.length === 0) return undefined;
+    const now = this.clock.now();
+    if (this.pausedUntil > now) return this.pausedUntil;
+    if (!this.exhausted() || this.resetAt === undefined) return undefined;
+    const wake = this.resetAt + this.margin;
+    return wake > now ? wake : undefined;
+  }
+
+  private exhausted(): boolean {
+    return this.allowance !== undefined && this.allowance <= 0;
+  }
+
+  private grant(waiter: Waiter): void {
+    this.inFlight++;
+    if (this.allowance !== undefined) this.allowance--;
+    const seq = this.seq++;
+    let finished = false;
+    waiter.detach();
+    waiter.resolve({
+      ok: true,
+      permit: {
+        done: (outcome = {}) => {
+          if (finished) return;
+          finished = true;
+          this.observe(seq, outcome);
+        },
+      },
+    });
+  }
+
+  /** The window has passed: the server counts afresh. */
+  private roll(): void {
+    this.resetAt = undefined;
+    this.lowestRemaining = Infinity;
+    this.lowestSeq = this.seq;
+    if (this.allowance === undefined) return;
+    // requests still in flight may land in the new window: count them there
+    const fresh = this.limit ?? 1;
+    this.allowance = Math.max(0, fresh - this.inFlight);
+  }
+
+  private observe(seq: number, outcome: Outcome): void {
+    this.inFlight--;
+    const now = this.clock.now();
+    if (this.resetAt !== undefined && now >= this.resetAt + this.margin) this.roll();
+    const info = outcome.info ?? {};
+    if (outcome.answered) this.probed = true;
+    if (info.limit !== undefined) this.limit = info.limit;
+
+    // an answer written before the reset we already passed says nothing of this window
+    const stale = info.resetAt !== undefined && info.resetAt <= now;
+    if (info.resetAt !== undefined && !stale) {
+      if (this.resetAt === undefined || info.resetAt > this.resetAt + 1000) {
+        this.resetAt = info.resetAt;
+        this.lowestRemaining = Infinity;
+      } else {
+        // delta-seconds resets are rounded up: the earliest estimate is the closest
+        this.resetAt = Math.min(this.resetAt, info.resetAt);
+      }
+    }
+    if (info.remaining !== undefined && !stale) {
+      if (info.remaining < this.lowestRemaining) {
+        // the server's latest count; assume everything else in flight is not in it yet
+        this.lowestRemaining = info.remaining;
+        this.allowance = info.remaining - this.inFlight;
+        this.lowestSeq = this.seq;
+      } else if (seq < this.lowestSeq && this.allowance !== undefined) {
+        // it was counted before that reading after all: release its reservation
+        this.allowance++;
+      }
+    } else if (outcome.answered && !outcome.rateLimited && info.remaining === undefined && this.limit === undefined) {
+      this.allowance = undefined; // the server sets no visible limit
+    }
+
+    if (outcome.rateLimited) {
+      this.rateLimited++;
+      this.consecutive429++;
+      this.allowance = Math.min(this.allowance ?? 0, 0);
+      this.lowestRemaining = 0;
+      this.lowestSeq = this.seq;
+      // Retry-After is the server's own word for this refusal; else the window's end
+      let until = info.retryAt ?? this.resetAt ?? 0;
+      if (until <= now) {
+        const backoff = this.unknownResetMs * 2 ** Math.min(10, this.consecutive429 - 1);
+        until = now + Math.min(MAX_UNKNOWN_RESET_MS, backoff);
+      }
+      this.resetAt = until;
+      this.pausedUntil = Math.max(this.pausedUntil, until + this.margin);
+    } else if (outcome.answered) {
+      this.consecutive429 = 0;
+    }
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.halted) {
+      this.clearTimer();
+      for (const w of this.queue.splice(0)) {
+        w.detach();
+        w.resolve({ ok: false, reason: 'HALTED' });
+      }
+      return;
+    }
+    const now = this.clock.now();
+    if (this.exhausted() && this.resetAt !== undefined && now >= this.resetAt + this.margin) this.roll();
+    const paused = this.pausedUntil > now;
+    const cap = this.probed ? this.concurrency : 1;
+    while (!paused && this.queue.length > 0 && this.inFlight < cap && !this.exhausted()) this.grant(this.queue.shift()!);
+    if (this.queue.length === 0 || (!paused && !this.exhausted())) return this.clearTimer();
+
+    if (paused) return this.wakeAt(this.pausedUntil, now);
+    if (this.resetAt === undefined) {
+      // answers in flight will tell us more; with none, probe again after a while
+      if (this.inFlight > 0) return this.clearTimer();
+      this.resetAt = now + this.unknownResetMs;
+    }
+    this.wakeAt(this.resetAt + this.margin, now);
+  }
+
+  /** Fails the waiters whose deadline comes first, and sleeps until `wake` for the rest. */
+  private wakeAt(wake: number, now: number): void {
+    for (const w of this.queue.filter((q) => q.deadline < wake)) {
+      this.queue.splice(this.queue.indexOf(w), 1);
+      w.detach();
+      w.resolve({ ok: false, reason: 'RATE_LIMITED' });
+    }
+    if (this.queue.length > 0) this.setTimer(wake, now);
+    else this.clearTimer();
+  }
+
+  private setTimer(at: number, now: number): void {
+    if (this.timerAt === at) return;
+    this.clearTimer();
+    this.timerAt = at;
+    this.cancelTimer = this.clock.setTimer(() => {
+      this.timerAt = undefined;
+      this.cancelTimer = undefined;
+      this.pump();
+    }, at - now);
+  }
+
+  private clearTimer(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.timerAt = undefined;
+  }
+}
