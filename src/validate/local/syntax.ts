@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 /**
  * Mailbox syntax as an SMTP server accepts it (RFC 5321 §4.1.2 "Mailbox"), with
@@ -112,8 +112,13 @@ export function parseAddress(email: string): ParsedAddress | undefined {
     domain = email.slice(start).toLowerCase();
   } else if (ascii === HOST_NON_ASCII) {
     domain = domainToASCII(email.slice(start));
-    // the IDNA result must itself be a hostname (domainToASCII allows `_` and more)
+    // the IDNA result must itself be a hostname (domainToASCII allows `_` and more),
+    // and its U-labels must not start or end with a hyphen (IDNA2008, which
+    // domainToASCII does not check)
     if (domain === '' || scanHostname(domain, 0, domain.length) !== HOST_OK) return undefined;
+    for (const label of domainToUnicode(domain).split('.')) {
+      if (label.startsWith('-') || label.endsWith('-')) return undefined;
+    }
   } else {
     return undefined;
   }
