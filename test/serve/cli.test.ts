@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { post } from './helpers.js';
+
+// Spawns the built binary: run `npx tsc -p .` first.
+const BIN = join(import.meta.dirname, '../../bin/mailsift.js');
+let dir: string;
+beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'mailsift-serve-cli-'))));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** Starts `mailsift serve`, waiting (at most 10 s) for its listening line. */
+function startServe(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no listening line within 10 s; stderr: ${err}`));
+    }, 10_000);
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+      err += c;
+      const m = /^mailsift serve: listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stderr: () => err, exit });
+      }
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
+
+function keysCreate(file: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, 'keys', 'create', '--keys-file', file], { encoding: 'utf8', timeout: 10_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('mailsift serve (spawned)', () => {
+  it('prints the URL and a generated key once, serves with that key, and exits 0 on SIGTERM', async () => {
+    const s = await startServe([]);
+    const key = /API key for this run: (\S+)/.exec(s.stderr())?.[1];
+    expect(key).toMatch(/^msk_/);
+    const ok = await post(s.url, '/api/validate', { email: 'jane.doe@example.com' }, { key });
+    expect(ok.status).toBe(200);
+    expect((await post(s.url, '/api/validate', { email: 'jane.doe@example.com' }, { key: 'wrong' })).status).toBe(401);
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+    const err = s.stderr();
+    expect(err.split(key!).length - 1).toBe(1); // printed once, never logged again
+    expect(err).toMatch(/^mailsift serve: POST \/api\/validate 200 addresses=1 /m);
+    expect(err).not.toContain('jane.doe');
+  });
+
+  it('keys create appends a new key per call, prints it once, and serve accepts every key of the file', async () => {
+    const file = join(dir, 'keys.txt');
+    await writeFile(file, '# our keys\nold-key'); // no final newline: the new key must not fuse with it
+    const a = keysCreate(file);
+    const b = keysCreate(file);
+    expect(a.status).toBe(0);
+    expect(b.status).toBe(0);
+    const [ka, kb] = [a.stdout.trim(), b.stdout.trim()];
+    expect(ka).toMatch(/^msk_\S{43}$/);
+    expect(kb).not.toBe(ka);
+    expect(a.stderr).toBe('');
+    expect(await readFile(file, 'utf8')).toBe(`# our keys\nold-key\n${ka}\n${kb}\n`);
+
+    const s = await startServe(['--keys-file', file, '--shape', 'b']);
+    try {
+      expect(s.stderr()).not.toMatch(/API key for this run/);
+      for (const key of ['old-key', ka, kb]) {
+        const r = await post(s.url, '/api/validate', { email: 'jane.doe@example.com' }, { key });
+        expect(r.status).toBe(200);
+        expect(r.json.data.email).toBe('jane.doe@example.com');
+      }
+    } finally {
+      s.child.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+    }
+    expect(s.stderr()).not.toContain(ka);
+  });
+
+  it.each([
+    [['serve', '--host', '0.0.0.0'], /refusing plain HTTP/],
+    [['serve', '--rate-limit', 'lots'], /--rate-limit/],
+    [['keys', 'create'], /--keys-file/],
+  ])('%j is a usage error (exit 2, one line, no stack)', (args, message) => {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--port', '0'], { encoding: 'utf8', timeout: 10_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
