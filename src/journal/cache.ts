@@ -1,7 +1,7 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, decodeVerdict } from './encoding.js';
+import { addressKey, decodeVerdict, interner, verdictFromTail, verdictTail } from './encoding.js';
 import { encodeLines } from './journal.js';
 import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
@@ -37,7 +37,8 @@ export interface Cache extends KnownVerdicts {
 export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
   const minStale = o.compactMinStale ?? 1000;
-  let index = new Map<string, { ts: number; line: string }>();
+  let index = new Map<string, { ts: number; tail: string }>();
+  const intern = interner();
   let lines = 0;
   const load = (entry: unknown[], line: string): boolean => {
     const ts = entry[0];
@@ -46,7 +47,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     if (now() - ts * 1000 >= o.ttlMs) return true; // expired: usable line, not reused
     const key = addressKey(entry[1] as string);
     const had = index.get(key);
-    if (!had || had.ts <= ts) index.set(key, { ts, line });
+    if (!had || had.ts <= ts) index.set(key, { ts, tail: intern(verdictTail(line, entry, 1)) });
     return true;
   };
   let opened = await openVerdictFile(path, 'cache', o.binding, load);
@@ -54,7 +55,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const stale = lines - index.size;
   if (stale >= minStale && stale > index.size) {
     await opened.appender.close();
-    await rewrite(path, headerLine('cache', o.binding), index.values());
+    await rewrite(path, headerLine('cache', o.binding), index);
     index = new Map();
     lines = 0;
     opened = await openVerdictFile(path, 'cache', o.binding, load);
@@ -69,9 +70,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     get(email) {
       const hit = index.get(addressKey(email));
       if (!hit) return undefined;
-      const verdict = decodeVerdict((JSON.parse(hit.line) as unknown[]).slice(1))!;
-      verdict.email = email;
-      return { verdict, source: 'cache' };
+      return { verdict: verdictFromTail(email, hit.tail), source: 'cache' };
     },
     record(verdicts) {
       const text = encodeLines(verdicts, Math.floor(now() / 1000));
@@ -86,13 +85,13 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
 }
 
 /** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
-async function rewrite(path: string, header: string, entries: Iterable<{ line: string }>): Promise<void> {
+async function rewrite(path: string, header: string, entries: Map<string, { ts: number; tail: string }>): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {
     let chunk = header;
-    for (const e of entries) {
-      chunk += e.line + '\n';
+    for (const [key, e] of entries) {
+      chunk += `[${e.ts},${JSON.stringify(key)},${e.tail}\n`;
       if (chunk.length > 1 << 20) {
         await fh.appendFile(chunk);
         chunk = '';

@@ -80,5 +80,44 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
  */
 export function addressKey(email: string): string {
   const at = email.lastIndexOf('@');
-  return at < 0 ? email : email.slice(0, at) + email.slice(at).toLowerCase();
+  if (at < 0) return email;
+  const domain = email.slice(at);
+  const lower = domain.toLowerCase();
+  // The usual already-lowercase address is its own key: no second string per entry.
+  return lower === domain ? email : email.slice(0, at) + lower;
+}
+
+/**
+ * Splits a stored line into the email and the rest of the entry (the "tail",
+ * from the code on, without the opening bracket), so that an index can hold
+ * `email → tail` and share one string among the many verdicts that only differ
+ * by address. `entry` is the parsed line; `skip` leading fields come before the
+ * email (the cache's timestamp).
+ */
+export function verdictTail(line: string, entry: unknown[], skip: number): string {
+  const head = '[' + entry.slice(0, skip + 1).map((x) => JSON.stringify(x)).join(',') + ',';
+  // A line we wrote starts exactly so; anything else is re-encoded.
+  return line.startsWith(head) ? line.slice(head.length) : JSON.stringify(entry.slice(skip + 1)).slice(1);
+}
+
+/** The verdict of `email` from a tail kept by verdictTail. */
+export function verdictFromTail(email: string, tail: string): Verdict {
+  return decodeVerdict(JSON.parse('[' + JSON.stringify(email) + ',' + tail))!;
+}
+
+/**
+ * Shares equal strings: most verdicts of a big list have the same tail
+ * (`"v11100-",0.95,"provider",1]`), so a million-entry index costs little more
+ * than its keys. Stops interning past `max` distinct values to stay bounded.
+ */
+export function interner(max = 65_536): (s: string) => string {
+  const pool = new Map<string, string>();
+  return (s) => {
+    const had = pool.get(s);
+    if (had !== undefined) return had;
+    // A slice of the line would keep the whole line alive: store a flat copy.
+    const flat = Buffer.from(s, 'utf8').toString('utf8');
+    if (pool.size < max) pool.set(flat, flat);
+    return flat;
+  };
 }

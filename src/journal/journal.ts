@@ -1,7 +1,7 @@
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, decodeVerdict, encodeVerdict } from './encoding.js';
+import { addressKey, decodeVerdict, encodeVerdict, interner, verdictFromTail, verdictTail } from './encoding.js';
 import { openVerdictFile } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
@@ -20,14 +20,15 @@ export interface Journal extends KnownVerdicts {
  *
  * Only what was in the file at open time is indexed: the pipeline already sends
  * each address once per run, and not indexing new verdicts keeps memory flat
- * during a long first run. The index maps an address to its encoded line (one
- * short string), decoded only when asked.
+ * during a long first run. The index maps an address to the rest of its line
+ * (shared among equal verdicts), decoded only when asked.
  */
 export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
   const index = new Map<string, string>();
+  const intern = interner();
   const opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
     if (!decodeVerdict(entry)) return false;
-    index.set(addressKey(entry[0] as string), line);
+    index.set(addressKey(entry[0] as string), intern(verdictTail(line, entry, 0)));
     return true;
   });
   const { appender } = opened;
@@ -38,11 +39,8 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,
     get(email) {
-      const line = index.get(addressKey(email));
-      if (line === undefined) return undefined;
-      const verdict = decodeVerdict(JSON.parse(line))!;
-      verdict.email = email;
-      return { verdict, source: 'journal' };
+      const tail = index.get(addressKey(email));
+      return tail === undefined ? undefined : { verdict: verdictFromTail(email, tail), source: 'journal' };
     },
     record(verdicts) {
       const text = encodeLines(verdicts);
