@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../src/validate/local/index.js';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+
+let server: TestDnsServer;
+beforeAll(async () => {
+  server = await startDnsServer();
+});
+afterAll(() => server.close());
+
+const signal = new AbortController().signal;
+
+function engine(extra: LocalEngineOptions = {}) {
+  const warnings: string[] = [];
+  const v = createLocalValidator({ dnsServer: server.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), ...extra });
+  return { v, warnings };
+}
+
+describe('DNS outcomes against a loopback server', () => {
+  it.each([
+    ['jane@mx.test', 'valid', true, 0.9],
+    ['jane@MX.test', 'valid', true, 0.9],
+    ['jane@aonly.test', 'valid', true, 0.7],
+    ['jane@aaaaonly.test', 'valid', true, 0.7],
+    ['jane@nullmx.test', 'invalid', false, 0.99],
+    ['jane@nowhere.test', 'invalid', false, 0.95],
+    ['jane@nodata.test', 'invalid', false, 0.95],
+    ['jane@servfail.test', 'unknown', undefined, 0.3],
+    ['jane@silent.test', 'unknown', undefined, 0.3],
+  ] as const)('%s → %s (mx %s)', async (email, status, mx, confidence) => {
+    const { v, warnings } = engine();
+    const [verdict] = await v.validate([email], signal);
+    await v.close();
+    expect(verdict).toMatchObject({ email, status, confidence, provider: 'mailsift-local' });
+    expect(verdict!.details.mx).toBe(mx);
+    expect(warnings).toEqual([]);
+  });
+
+  it('keeps list facts next to DNS facts: a role address on a real domain is risky, a dead domain invalid', async () => {
+    const { v } = engine();
+    const verdicts = await v.validate(['info@mx.test', 'info@nowhere.test', 'bad..dots@mx.test'], signal);
+    await v.close();
+    expect(verdicts.map((x) => [x.email, x.status])).toEqual([
+      ['info@mx.test', 'risky'],
+      ['info@nowhere.test', 'invalid'],
+      ['bad..dots@mx.test', 'invalid'],
+    ]);
+  });
+
+  it('asks once per domain for the engine life, sharing lookups in flight', async () => {
+    const { v } = engine();
+    const before = server.queries.filter((q) => q === 'MX mx.test').length;
+    const batch = Array.from({ length: 1000 }, (_, i) => `user${i}@mx.test`);
+    const [a, b] = await Promise.all([v.validate(batch, signal), v.validate(batch.slice(0, 10), signal)]);
+    const c = await v.validate(['late@Mx.Test'], signal);
+    await v.close();
+    expect(a.every((x) => x.status === 'valid')).toBe(true);
+    expect(b).toHaveLength(10);
+    expect(c[0]!.status).toBe('valid');
+    expect(server.queries.filter((q) => q === 'MX mx.test').length - before).toBe(1);
+    expect(v.stats()).toMatchObject({ requests: 3, retries: 0, rateLimited: 0, warnings: [] });
+    expect(v.stats().disposableListVersion).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('looks up IDN domains in their ASCII form', async () => {
+    server.zones['xn--bcher-kva.test'] = { mx: [{ exchange: 'mx.xn--bcher-kva.test', priority: 10 }] };
+    const { v } = engine();
+    const [verdict] = await v.validate(['jürgen@bücher.test'], signal);
+    await v.close();
+    expect(verdict).toMatchObject({ status: 'valid', details: { domain: 'xn--bcher-kva.test', mx: true } });
+    expect(server.queries).toContain('MX xn--bcher-kva.test');
+  });
+
+  it('does not look up address literals or bad syntax', async () => {
+    const { v } = engine();
+    const before = server.queries.length;
+    const verdicts = await v.validate(['a@[192.0.2.1]', 'nope'], signal);
+    await v.close();
+    expect(verdicts.map((x) => x.status)).toEqual(['risky', 'invalid']);
+    expect(server.queries.length).toBe(before);
+  });
+
+  it('skips DNS entirely with dns: false', async () => {
+    const v = createLocalValidator({ dns: false, dnsServer: server.address });
+    const [verdict] = await v.validate(['jane@nowhere.test'], signal);
+    expect(verdict).toMatchObject({ status: 'valid', confidence: 0.6 });
+    expect(verdict!.details.mx).toBeUndefined();
+    expect(v.stats().dnsQueries).toBe(0);
+  });
+
+  it('rejects with the abort reason when aborted', async () => {
+    const { v } = engine({ dnsTimeoutMs: 5000 });
+    const ac = new AbortController();
+    const pending = v.validate(['jane@silent.test'], ac.signal);
+    ac.abort(new Error('stop'));
+    await expect(pending).rejects.toThrow('stop');
+    await v.close();
+  });
+});
+
+describe('DNS that does not work is not evidence', () => {
+  it('a resolver that says NXDOMAIN to everything: unknown, never invalid, one warning', async () => {
+    const broken = await startDnsServer({ broken: true });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: broken.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const first = await v.validate(['jane@mx.test', 'jane@nowhere.test', 'info@mx.test', 'x@mailinator.com'], signal);
+    const second = await v.validate(['bob@other.test', 'bad..x@mx.test'], signal);
+    await v.close();
+    await broken.close();
+    expect([...first, ...second].map((x) => [x.email, x.status, x.details.mx])).toEqual([
+      ['jane@mx.test', 'unknown', undefined],
+      ['jane@nowhere.test', 'unknown', undefined],
+      ['info@mx.test', 'risky', undefined],
+      ['x@mailinator.com', 'risky', undefined],
+      ['bob@other.test', 'unknown', undefined],
+      ['bad..x@mx.test', 'invalid', undefined],
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/DNS is unusable/);
+    expect(warnings[0]).not.toContain('\n');
+    expect(v.stats().warnings).toEqual(warnings);
+  });
+
+  it('a resolver that invents addresses for missing names: A-only domains are unknown, MX still counts', async () => {
+    const lying = await startDnsServer({ fallback: () => ({ a: ['192.0.2.99'] }) });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: lying.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const verdicts = await v.validate(['jane@mx.test', 'jane@whatever.test'], signal);
+    await v.close();
+    await lying.close();
+    expect(verdicts.map((x) => x.status)).toEqual(['valid', 'unknown']);
+    expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('--dns-server values', () => {
+  it.each([
+    ['127.0.0.1', '127.0.0.1'],
+    ['127.0.0.1:5353', '127.0.0.1:5353'],
+    ['::1', '::1'],
+    ['[::1]:5353', '[::1]:5353'],
+  ])('%s → %s', (value, expected) => expect(parseDnsServer(value)).toBe(expected));
+
+  it.each(['dns.example', '127.0.0.1:0', '127.0.0.1:99999', '127.0.0.1:x', ''])('refuses %j with a usage error', (value) => {
+    expect(() => parseDnsServer(value)).toThrow(/--dns-server/);
+  });
+});
