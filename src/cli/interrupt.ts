@@ -1,0 +1,92 @@
+import type { EventEmitter } from 'node:events';
+import { EXIT } from '../errors.js';
+
+export interface InterruptOptions {
+  /** how long in-flight requests may still answer after the first signal */
+  graceMs: number;
+  /** one line for the user (stderr) */
+  notice: (line: string) => void;
+  /** the process to listen on; tests pass an EventEmitter */
+  target?: Pick<EventEmitter, 'on' | 'off'>;
+  /** last resort if the clean-up itself hangs (a blocked pipe): exit with the code */
+  forceExit?: (code: number) => void;
+  /** clean-up allowed after the grace period before forceExit; default 10 s */
+  flushMs?: number;
+}
+
+export interface Interrupts {
+  /** aborted at the first SIGINT/SIGTERM: dispatch nothing more */
+  readonly stop: AbortSignal;
+  /** aborted when the grace period ends or at a second signal: give up on requests in flight */
+  readonly abandon: AbortSignal;
+  /** 130 after SIGINT, 143 after SIGTERM, undefined if never interrupted */
+  exitCode(): number | undefined;
+  /** stop listening (at the end of a run) and cancel the timers */
+  dispose(): void;
+}
+
+const CODES = { SIGINT: EXIT.sigint, SIGTERM: EXIT.sigterm } as const;
+
+/**
+ * Ctrl-C and SIGTERM for a validate run (clig.dev): say something at once, stop
+ * dispatching, let requests in flight answer for a bounded time so that what was
+ * paid for reaches the output and the journal, then abandon them. A second
+ * signal abandons at once; a third exits on the spot. Listening replaces Node's
+ * default exit, so the caller must finish and set the exit code itself; if its
+ * clean-up hangs anyway, `forceExit` ends the process after `flushMs` more.
+ */
+export function watchInterrupts(o: InterruptOptions): Interrupts {
+  const target = o.target ?? process;
+  const forceExit = o.forceExit ?? ((code: number) => process.exit(code));
+  const stop = new AbortController();
+  const abandon = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
+  let code: number | undefined;
+  let count = 0;
+
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(fn, ms);
+    t.unref(); // never keep a finished run alive
+    timers.push(t);
+  };
+
+  const onSignal = (name: keyof typeof CODES): void => {
+    count++;
+    if (count === 1) {
+      code = CODES[name];
+      const word = name === 'SIGINT' ? 'interrupted' : 'terminated';
+      o.notice(
+        `${word}: sending nothing more; waiting up to ${Math.ceil(o.graceMs / 1000)}s for requests in flight` +
+          (name === 'SIGINT' ? ' (Ctrl-C again to stop now)' : ''),
+      );
+      stop.abort(new Error(word));
+      later(o.graceMs, () => abandon.abort(new Error(word)));
+      later(o.graceMs + (o.flushMs ?? 10_000), () => forceExit(code!));
+    } else if (count === 2) {
+      o.notice('stopping now: requests in flight are abandoned');
+      abandon.abort(new Error('interrupted twice'));
+    } else {
+      forceExit(code!);
+    }
+  };
+  const onInt = (): void => onSignal('SIGINT');
+  const onTerm = (): void => onSignal('SIGTERM');
+  target.on('SIGINT', onInt);
+  target.on('SIGTERM', onTerm);
+
+  return {
+    stop: stop.signal,
+    abandon: abandon.signal,
+    exitCode: () => code,
+    dispose() {
+      target.off('SIGINT', onInt);
+      target.off('SIGTERM', onTerm);
+      for (const t of timers) clearTimeout(t);
+    },
+  };
+}
+
+/** The closing line of an interrupted run that kept no journal. */
+export function noJournalAdvice(): string {
+  return 'addresses answered before the interruption will be paid for again on a re-run; run with --journal FILE to resume without paying twice';
+}
