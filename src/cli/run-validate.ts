@@ -1,6 +1,6 @@
 import { createWriteStream, promises as fs } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { MailsiftError, UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
 import { openInput } from '../read/open-input.js';
@@ -13,6 +13,9 @@ import { createRowWriter } from '../write/row-writer.js';
 import { Sink } from '../write/sink.js';
 import { resolveEngine } from './api-config.js';
 import { formatFromPath } from './parse-flags.js';
+import { runDryRun } from './run-dry-run.js';
+import type { FailOnRule } from '../terminal/fail-on.js';
+import { RunReporter } from '../terminal/run-reporter.js';
 
 export interface ValidateFlags {
   column?: string;
@@ -30,6 +33,11 @@ export interface ValidateFlags {
   dnsServer?: string;
   dnsTimeout: number;
   quiet?: boolean;
+  /** commander's --no-progress / --no-color */
+  progress?: boolean;
+  color?: boolean;
+  dryRun?: boolean;
+  failOn?: FailOnRule[];
 }
 
 const say = (line: string): void => {
@@ -46,6 +54,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const input = await openInput({ path: inputPath, column: flags.column });
+  if (flags.dryRun) return runDryRun(input, choice.engine, flags);
 
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   const validator: Validator =
@@ -67,6 +76,13 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const sink = new Sink(out);
   const format = flags.format ?? formatFromPath(flags.output);
   const progress = newProgress();
+  const reporter = new RunReporter(progress, {
+    flags,
+    failOn: flags.failOn,
+    output: out === process.stdout ? 'stdout' : flags.output!,
+    summaryFile: flags.summary,
+  });
+  reporter.start();
 
   let result: RunResult;
   try {
@@ -81,6 +97,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       outputGone: () => sink.gone,
     });
   } finally {
+    reporter.stop();
     await validator.close();
     await sink.end(out !== process.stdout).catch(() => {});
   }
@@ -88,8 +105,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 
   const { summary } = result;
   if (flags.summary) await writeSummary(flags.summary, summary);
-  if (!flags.quiet) printSummary(summary, flags.output);
-  process.exitCode = summary.errors > 0 ? EXIT.rowErrors : EXIT.ok;
+  process.exitCode = reporter.finish(summary, result.complete);
 }
 
 async function openOutput(path: string): Promise<Writable> {
@@ -114,12 +130,4 @@ async function writeSummary(path: string, summary: Summary): Promise<void> {
   } catch (err) {
     throw new UsageError(`cannot write the summary to ${path}: ${(err as Error).message}`);
   }
-}
-
-function printSummary(s: Summary, output: string | undefined): void {
-  const parts = [`${s.valid} valid`, `${s.invalid} invalid`, `${s.risky} risky`, `${s.unknown} unknown`];
-  say(
-    `${s.total} rows: ${parts.join(', ')}; ${s.duplicates} duplicates, ${s.errors} errors, ` +
-      `${s.requests} requests in ${(s.elapsedMs / 1000).toFixed(1)} s${output ? ` → ${output}` : ''}`,
-  );
 }

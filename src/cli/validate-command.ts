@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
 import { runValidate, type ValidateFlags } from './run-validate.js';
+import { parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
 
 const EXAMPLES = `
 Examples:
@@ -8,6 +9,8 @@ Examples:
   $ mailsift validate contacts.csv --only valid,risky -o keep.csv
   $ cut -d, -f3 users.csv | mailsift validate --only valid > good.txt
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
+  $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
+  $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
 
@@ -31,5 +34,13 @@ export function validateCommand(): Command {
     .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
     .option('-q, --quiet', 'print nothing on stderr but errors')
+    .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
+    .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
+    .option('--dry-run', 'read and check the input, report what would be sent, send nothing')
+    .option(
+      '--fail-on <rules>',
+      "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
+      (value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)],
+    )
     .action((input: string | undefined, flags: ValidateFlags) => runValidate(input, flags));
 }

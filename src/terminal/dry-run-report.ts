@@ -1,4 +1,4 @@
-import { count, duration } from './format.js';
+import { count, duration, plural } from './format.js';
 import { paint } from './style.js';
 
 /** What a dry run found; the pipeline computes it, this module only formats it. */
@@ -38,9 +38,9 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
   const row = (label: string, text: string) => `  ${dim(label.padEnd(10))} ${text}`;
   const lines = [
     `${paint(color, 'bold', 'mailsift --dry-run')}: nothing was sent`,
-    row('rows', `${count(f.rows)} (${count(f.duplicates)} duplicates)`),
+    row('rows', `${count(f.rows)} (${plural(f.duplicates, 'duplicate', 'duplicates')})`),
     row('addresses', `${count(f.distinctAddresses)} distinct`),
-    row('precheck', `${count(f.prechecked)} rows rejected without a call`),
+    row('precheck', `${plural(f.prechecked, 'row', 'rows')} rejected without a call`),
   ];
   if (f.alreadyKnown > 0) lines.push(row('known', `${count(f.alreadyKnown)} addresses answered by journal/cache`));
   if (f.engine === 'local') {
@@ -55,7 +55,7 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
       const limit = `${count(f.rateLimit.requests)} requests per ${duration(f.rateLimit.windowSeconds * 1000)}`;
       lines.push(row('eta', eta === 0 ? `within one rate-limit window (${limit})` : `at least ${duration(eta)} (${limit})`));
     } else {
-      lines.push(row('eta', 'unknown until the rate limit is known (a run with --journal records it)'));
+      lines.push(row('eta', 'unknown: the rate limit is only learnt from the server\'s answers'));
     }
   }
   return lines.join('\n') + '\n';

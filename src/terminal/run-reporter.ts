@@ -60,15 +60,16 @@ export class RunReporter {
    * After a run that read the whole input: prints the summary (unless --quiet)
    * and any --fail-on rule that holds (even with --quiet: it is why the exit
    * code is not 0). Rows without a verdict (exit 4) outrank a rule (exit 5):
-   * the figures a rule judges are incomplete then.
+   * the figures a rule judges are incomplete then. Rules judge complete runs
+   * only: an interrupted run's figures say nothing about the list.
    */
-  finish(summary: Summary): number {
+  finish(summary: Summary, complete = true): number {
     this.stop();
     if (this.policy.summary) {
       const opts = { color: this.policy.color, output: this.options.output };
       this.stderr.write(renderSummary(summary, this.options.summaryFile ? { ...opts, summaryFile: this.options.summaryFile } : opts));
     }
-    const hits = evaluateFailOn(this.options.failOn ?? [], summary);
+    const hits = complete ? evaluateFailOn(this.options.failOn ?? [], summary) : [];
     for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
     if (summary.errors > 0) return EXIT.rowErrors;
     return hits.length > 0 ? EXIT.failOn : EXIT.ok;
