@@ -1,47 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { post } from './helpers.js';
+import { BIN, startServe } from './spawn.js';
 
-// Spawns the built binary: run `npx tsc -p .` first.
-const BIN = join(import.meta.dirname, '../../bin/mailsift.js');
 let dir: string;
 beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'mailsift-serve-cli-'))));
 afterAll(() => rm(dir, { recursive: true, force: true }));
-
-interface Served {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-/** Starts `mailsift serve`, waiting (at most 10 s) for its listening line. */
-function startServe(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no listening line within 10 s; stderr: ${err}`));
-    }, 10_000);
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
-      err += c;
-      const m = /^mailsift serve: listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, stderr: () => err, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited ${code} before listening; stderr: ${err}`));
-    });
-  });
-}
 
 function keysCreate(file: string): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [BIN, 'keys', 'create', '--keys-file', file], { encoding: 'utf8', timeout: 10_000 });

@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+// Spawns the built binary: run `npx tsc -p .` first.
+export const BIN = join(import.meta.dirname, '../../bin/mailsift.js');
+
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** Starts `mailsift serve --port 0 --no-dns ...`, waiting (at most 10 s) for its listening line. */
+export function startServe(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no listening line within 10 s; stderr: ${err}`));
+    }, 10_000);
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+      err += c;
+      const m = /^mailsift serve: listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stderr: () => err, exit });
+      }
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
