@@ -15,7 +15,7 @@ describe('dry-run report', () => {
         '  addresses  4,800 distinct',
         '  precheck   30 rows rejected without a call',
         '  to send    4,770 addresses in 48 bulk requests (batches of 100, 4 in flight)',
-        '  eta        unknown until the rate limit is known (a run with --journal records it)',
+        "  eta        unknown: the rate limit is only learnt from the server's answers",
         '',
       ].join('\n'),
     );
