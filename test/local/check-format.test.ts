@@ -7,8 +7,8 @@ describe('check output', () => {
 
   it('aligns the values on a terminal', () => {
     const lines = formatVerdict(verdict, { json: false, tty: true }).trimEnd().split('\n');
-    expect(lines[0]).toBe('email:       marta@gmial.com');
-    expect(lines).toContain('suggestion:  marta@gmail.com');
+    expect(lines[0]).toBe('email:      marta@gmial.com');
+    expect(lines).toContain('suggestion: marta@gmail.com');
     const column = lines.map((l) => /^\S+\s+/.exec(l)?.[0].length).filter((n) => n !== undefined);
     expect(new Set(column).size).toBe(1);
   });
