@@ -66,7 +66,7 @@ function describeFsError(err: unknown): string {
 }
 
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
-  const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true });
+  const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true, relax_quotes: true });
   Readable.from(chunks).pipe(parser);
   const records = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
   const next = async (): Promise<string[] | undefined> => {

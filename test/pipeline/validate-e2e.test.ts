@@ -1,0 +1,244 @@
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer, type FaultServerOptions } from '../support/fault-server.js';
+import { parseCsv, runCli } from '../support/run-cli.js';
+
+const KEY = 'sk_test_SECRET_4f9d2c';
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-e2e-'));
+const file = (name: string, content: string | Buffer): string => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+let server: FaultServer;
+async function serverWith(options: FaultServerOptions = {}): Promise<FaultServer> {
+  server = await startFaultServer({ apiKey: KEY, ...options });
+  return server;
+}
+afterEach(async () => {
+  await server?.close();
+});
+
+const api = (): Record<string, string> => ({ MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url });
+const sentAddresses = (): string[] => server.requests.filter((r) => r.path === '/api/validate/bulk').flatMap((r) => r.emails);
+
+describe('validate against the API', () => {
+  it('keeps every CSV column as it was (quotes, commas, newlines, unicode, BOM) and appends the verdict', async () => {
+    await serverWith();
+    const input = file(
+      'people.csv',
+      '\uFEFFid,name,note,Email\r\n' +
+        '1,"Smith, Jane","line one\nline two",jane@example.com\r\n' +
+        '2,Zoë Ångström,"says ""hi""",invalid.zoe@example.org\r\n' +
+        '3,李雷,,risky.lei@example.cn\r\n',
+    );
+    const r = await runCli(['validate', input], { env: api() });
+    expect(r.stderr).not.toContain('Error');
+    expect(r.code).toBe(0);
+    const rows = parseCsv(r.stdout);
+    expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'is_valid', 'confidence', 'provider', 'syntax',
+      'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'error']);
+    expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
+      ['1', 'Smith, Jane', 'line one\nline two', 'jane@example.com'],
+      ['2', 'Zoë Ångström', 'says "hi"', 'invalid.zoe@example.org'],
+      ['3', '李雷', '', 'risky.lei@example.cn'],
+    ]);
+    expect(rows.slice(1).map((row) => row[4])).toEqual(['valid', 'invalid', 'risky']);
+    expect(rows[1]![9]).toBe('example.com');
+  });
+
+  it('reads piped text from stdin and CSV from stdin by its content', async () => {
+    await serverWith();
+    const text = await runCli(['validate'], { env: api(), stdin: 'a@example.com\ninvalid.b@example.com\n' });
+    expect(text.code).toBe(0);
+    expect(parseCsv(text.stdout).map((r) => [r[0], r[1]])).toEqual([
+      ['email', 'status'],
+      ['a@example.com', 'valid'],
+      ['invalid.b@example.com', 'invalid'],
+    ]);
+    const csv = await runCli(['validate', '-'], { env: api(), stdin: 'name;mail\nAnn;ann@example.com\n' });
+    expect(csv.code).toBe(0);
+    expect(parseCsv(csv.stdout)[1]!.slice(0, 3)).toEqual(['Ann', 'ann@example.com', 'valid']);
+  });
+
+  it('sends each distinct address once and gives every duplicate row its verdict', async () => {
+    await serverWith();
+    const input = file('dupes.txt', ['x@example.com', 'y@example.com', 'x@example.com', 'x@EXAMPLE.COM', 'y@example.com'].join('\n'));
+    const r = await runCli(['validate', input, '--format', 'json', '--batch-size', '2'], { env: api() });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.results.map((x: { email: string; status: string }) => `${x.email}:${x.status}`)).toEqual([
+      'x@example.com:valid', 'y@example.com:valid', 'x@example.com:valid', 'x@EXAMPLE.COM:valid', 'y@example.com:valid',
+    ]);
+    expect(sentAddresses().sort()).toEqual(['x@example.com', 'y@example.com']);
+    expect(out.summary).toMatchObject({ total: 5, duplicates: 3, valid: 5 });
+  });
+
+  it('marks empty and malformed cells invalid without sending them', async () => {
+    await serverWith();
+    const input = file('bad.csv', 'id,email\n1,\n2,not-an-address\n3,a b@example.com\n4,ok@example.com\n5,"x\ty@example.com"\n');
+    const r = await runCli(['validate', input], { env: api() });
+    expect(r.code).toBe(0);
+    const rows = parseCsv(r.stdout).slice(1);
+    expect(rows.map((row) => [row[0], row[2], row[5]])).toEqual([
+      ['1', 'invalid', 'precheck'], ['2', 'invalid', 'precheck'], ['3', 'invalid', 'precheck'],
+      ['4', 'valid', 'fault-server'], ['5', 'invalid', 'precheck'],
+    ]);
+    expect(sentAddresses()).toEqual(['ok@example.com']);
+  });
+
+  it('restores input order over many batches answered shuffled, lower-cased and in Shape B', async () => {
+    await serverWith({ shape: 'alternate', shuffle: true, lowercaseEcho: true, delayMs: 5 });
+    const emails = Array.from({ length: 120 }, (_, i) => `${['', 'invalid.', 'risky.'][i % 3]}User${i}@Example.com`);
+    const r = await runCli(['validate', file('many.txt', emails.join('\n') + '\n'), '--batch-size', '7', '--concurrency', '4', '--format', 'ndjson'], {
+      env: api(),
+    });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.email)).toEqual(emails);
+    // Shape B has no status: a risky address there reads as its isValid says (false here).
+    lines.forEach((l, i) => expect(l.status).toBe(i % 3 === 2 && l.status === 'invalid' ? 'invalid' : ['valid', 'invalid', 'risky'][i % 3]));
+    expect(lines.some((l) => l.status === 'risky')).toBe(true);
+    expect(server.requests.length).toBe(Math.ceil(120 / 7));
+  });
+
+  it('asks again for an address the response left out, then reports MISSING_RESULT with exit 4', async () => {
+    await serverWith({ omit: (email, attempt) => email.startsWith('gone') || (email.startsWith('late') && attempt === 1) });
+    const input = file('missing.txt', 'a@example.com\ngone@example.com\nlate@example.com\n');
+    const summaryPath = join(dir, 'missing-summary.json');
+    const r = await runCli(['validate', input, '--summary', summaryPath], { env: api() });
+    expect(r.code).toBe(4);
+    const rows = parseCsv(r.stdout).slice(1);
+    expect(rows.map((row) => [row[0], row[1], row[12]])).toEqual([
+      ['a@example.com', 'valid', ''],
+      ['gone@example.com', 'unknown', 'MISSING_RESULT'],
+      ['late@example.com', 'valid', ''],
+    ]);
+    expect(sentAddresses().filter((e) => e === 'gone@example.com')).toHaveLength(2);
+    expect(JSON.parse(readFileSync(summaryPath, 'utf8'))).toMatchObject({ total: 3, errors: 1, unknown: 1 });
+  });
+
+  it('--only keeps the rows a list cleaner wants', async () => {
+    await serverWith();
+    const input = file('only.txt', 'a@example.com\ninvalid.b@example.com\nrisky.c@example.com\nnope\n');
+    const r = await runCli(['validate', input, '--only', 'valid,risky'], { env: api() });
+    expect(r.code).toBe(0);
+    expect(parseCsv(r.stdout).map((row) => row[0])).toEqual(['email', 'a@example.com', 'risky.c@example.com']);
+  });
+
+  it('defuses spreadsheet formulas in every cell', async () => {
+    await serverWith();
+    const input = file('formula.csv', 'name,email,amount\n=HYPERLINK("http://x"),+a@example.com,-5\n@SUM(A1),b@example.com,-1+2\n');
+    const r = await runCli(['validate', input], { env: api() });
+    expect(r.code).toBe(0);
+    const rows = parseCsv(r.stdout).slice(1);
+    expect(rows.map((row) => row.slice(0, 3))).toEqual([
+      ['\'=HYPERLINK("http://x")', "'+a@example.com", '-5'],
+      ["'@SUM(A1)", 'b@example.com', "'-1+2"],
+    ]);
+  });
+
+  it('writes JSON with results and summary to a file named .json', async () => {
+    await serverWith();
+    const out = join(dir, 'out.json');
+    const r = await runCli(['validate', file('j.txt', 'a@example.com\nrisky.r@example.com\n'), '-o', out], { env: api() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const json = JSON.parse(readFileSync(out, 'utf8'));
+    expect(json.results[1]).toMatchObject({ email: 'risky.r@example.com', status: 'risky', provider: 'fault-server' });
+    expect(json.summary).toMatchObject({ total: 2, valid: 1, risky: 1, requests: 1 });
+  });
+
+  it('stops at once with exit 3 when the key is refused, and never shows the key', async () => {
+    await serverWith({ apiKey: 'another-key' });
+    const emails = Array.from({ length: 50 }, (_, i) => `u${i}@example.com`).join('\n');
+    const summaryPath = join(dir, 'auth-summary.json');
+    const r = await runCli(['validate', file('auth.txt', emails), '--batch-size', '5', '--summary', summaryPath], { env: api() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/refused the key/);
+    expect(r.stderr.trim().split('\n').filter((l) => !l.includes('offline engine'))).toHaveLength(1);
+    expect(server.requests.length).toBeLessThanOrEqual(4);
+    for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(KEY);
+  });
+
+  it('never writes the key to stdout, stderr or the summary file', async () => {
+    await serverWith({ failRate503: 0.5, seed: 3 });
+    const keyFile = file('key.txt', `${KEY}\n`);
+    const summaryPath = join(dir, 'secret-summary.json');
+    const r = await runCli(
+      ['validate', file('k.txt', 'a@example.com\nb@example.com\n'), '--api-key-file', keyFile, '--base-url', server.url,
+        '--summary', summaryPath, '--retries', '1', '--format', 'json'],
+    );
+    expect([0, 4]).toContain(r.code);
+    for (const text of [r.stdout, r.stderr, readFileSync(summaryPath, 'utf8')]) expect(text).not.toContain(KEY);
+    expect(server.requests.every((req) => req.authorization === `Bearer ${KEY}`)).toBe(true);
+  });
+});
+
+describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
+  let tmp: string;
+  beforeAll(() => {
+    tmp = join(dir, 'bad');
+    mkdirSync(tmp);
+  });
+  const cases: [string, () => string[], RegExp][] = [
+    ['a missing file', () => ['validate', join(tmp, 'nope.csv')], /nope\.csv: no such file/],
+    ['a directory', () => ['validate', tmp], /is a directory/],
+    ['an empty input', () => ['validate', file('empty.txt', '')], /empty input/],
+    ['no address column', () => ['validate', file('nocol.csv', 'a,b\n1,2\n3,4\n')], /no address column/],
+    ['a malformed CSV', () => ['validate', file('broken.csv', 'email,name\n"a@example.com,x\n')], /malformed CSV/],
+    ['a ragged CSV', () => ['validate', file('ragged.csv', 'email,name\na@example.com,x\nb@example.com\n')], /malformed CSV/],
+    ['invalid UTF-8', () => ['validate', file('latin1.txt', Buffer.from([0x61, 0x40, 0xe9, 0x2e, 0x63, 0x6f, 0x0a]))], /invalid UTF-8/],
+    ['--batch-size 5000', () => ['validate', file('ok1.txt', 'a@example.com\n'), '--batch-size', '5000'], /batch-size/],
+    ['--concurrency 0', () => ['validate', file('ok2.txt', 'a@example.com\n'), '--concurrency', '0'], /concurrency/],
+    ['an unknown --column', () => ['validate', file('col.csv', 'email\na@example.com\n'), '--column', 'mail2'], /no such column/],
+    ['--only with a typo', () => ['validate', file('ok3.txt', 'a@example.com\n'), '--only', 'vaild'], /not a status/],
+  ];
+  it.each(cases)('%s', async (_name, args, message) => {
+    const r = await runCli(args());
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(r.stderr.trim().split('\n').filter((l) => !/offline engine/.test(l))).toHaveLength(1);
+  });
+
+  it('refuses plain http to a non-loopback host, and an API engine without a key', async () => {
+    const input = file('ok4.txt', 'a@example.com\n');
+    const http = await runCli(['validate', input, '--base-url', 'http://api.example.com'], { env: { MAILSIFT_API_KEY: KEY } });
+    expect(http.code).toBe(2);
+    expect(http.stderr).toMatch(/plain http is only allowed to loopback/);
+    expect(http.stderr).not.toContain(KEY);
+    const nokey = await runCli(['validate', input, '--engine', 'api']);
+    expect(nokey.code).toBe(2);
+    expect(nokey.stderr).toMatch(/MAILSIFT_API_KEY/);
+  });
+});
+
+describe('pipes', () => {
+  let big: string;
+  beforeAll(() => {
+    big = file('big.txt', Array.from({ length: 20_000 }, (_, i) => `user${i}@example.com`).join('\n'));
+  });
+  afterAll(() => {});
+
+  it('ends quietly when the reader goes away (| head -1)', async () => {
+    await serverWith();
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('../support/run-cli.js');
+    const sh = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" validate "${big}" | head -1`], {
+      env: { PATH: process.env.PATH ?? '', ...api() },
+    });
+    let stdout = '';
+    let stderr = '';
+    sh.stdout.on('data', (d) => (stdout += d));
+    sh.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => sh.on('close', resolve));
+    expect(code).toBe(0);
+    expect(stdout.trim()).toMatch(/^email,status,/);
+    expect(stderr).not.toMatch(/EPIPE|Error|at /);
+  });
+});
