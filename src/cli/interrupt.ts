@@ -86,7 +86,12 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
   };
 }
 
-/** The closing line of an interrupted run that kept no journal. */
-export function noJournalAdvice(): string {
-  return 'addresses answered before the interruption will be paid for again on a re-run; run with --journal FILE to resume without paying twice';
+/** How long requests in flight may still answer after Ctrl-C: brief, as users expect. */
+export const INTERRUPT_GRACE_MS = 5000;
+
+/** The closing line of an interrupted run: how to finish without paying twice. */
+export function interruptedAdvice(journal: string | undefined): string {
+  return journal
+    ? `stopped early; run the same command again to finish: --journal ${journal} keeps every address answered so far from being sent again`
+    : 'stopped early; addresses answered so far will be paid for again on a re-run: add --journal FILE to resume without paying twice';
 }

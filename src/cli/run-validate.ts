@@ -16,6 +16,8 @@ import { formatFromPath } from './parse-flags.js';
 import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
+import { openStores } from '../journal/open-stores.js';
+import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
 
 export interface ValidateFlags {
   column?: string;
@@ -38,6 +40,9 @@ export interface ValidateFlags {
   color?: boolean;
   dryRun?: boolean;
   failOn?: FailOnRule[];
+  journal?: string;
+  cache?: string;
+  cacheTtl?: string;
 }
 
 const say = (line: string): void => {
@@ -56,6 +61,11 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const input = await openInput({ path: inputPath, column: flags.column });
   if (flags.dryRun) return runDryRun(input, choice.engine, flags);
 
+  const stores = await openStores(
+    flags,
+    { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer },
+    { input: inputPath, output: flags.output, summary: flags.summary },
+  );
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   const validator: Validator =
     choice.engine === 'api'
@@ -83,6 +93,13 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     summaryFile: flags.summary,
   });
   reporter.start();
+  const interrupts = watchInterrupts({
+    graceMs: INTERRUPT_GRACE_MS,
+    notice: (line) => {
+      reporter.stop();
+      say(line);
+    },
+  });
 
   let result: RunResult;
   try {
@@ -95,17 +112,27 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       only: flags.only,
       progress,
       outputGone: () => sink.gone,
+      known: stores.known,
+      stop: interrupts.stop,
+      cancel: interrupts.abandon,
     });
   } finally {
     reporter.stop();
     await validator.close();
+    await stores.known?.close();
     await sink.end(out !== process.stdout).catch(() => {});
+    interrupts.dispose();
   }
   if (sink.gone) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
   if (flags.summary) await writeSummary(flags.summary, summary);
   process.exitCode = reporter.finish(summary, result.complete);
+  const signalled = interrupts.exitCode();
+  if (signalled !== undefined) {
+    say(interruptedAdvice(flags.journal));
+    process.exitCode = signalled;
+  }
 }
 
 async function openOutput(path: string): Promise<Writable> {

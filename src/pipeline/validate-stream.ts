@@ -95,10 +95,14 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     const emails = batch;
     batch = [];
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
+    // Stopped while waiting for a free slot: this batch is never sent, its rows never written.
+    if (stop.aborted) return;
     const job = validator
       .validate(emails, cancel)
       .then((verdicts) => settle(emails, verdicts))
       .catch((err: unknown) => {
+        // Abandoned after an interruption: its rows stay unwritten, which is no failure.
+        if (cancel.aborted) return;
         fatal ??= err;
       })
       .finally(() => inFlight.delete(job));

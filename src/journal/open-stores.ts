@@ -1,0 +1,62 @@
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import { jobBinding, type BindingOptions } from './binding.js';
+import { openCache, type Cache } from './cache.js';
+import { parseDuration } from './duration.js';
+import { openJournal, type Journal } from './journal.js';
+import { combineKnown } from './known.js';
+
+export interface StoreFlags {
+  journal?: string;
+  cache?: string;
+  /** --cache-ttl as typed; default 30d */
+  cacheTtl?: string;
+}
+
+export interface Stores {
+  /** journal first, then cache; undefined without either flag */
+  known?: KnownVerdicts;
+  journal?: Journal;
+  cache?: Cache;
+}
+
+/**
+ * Opens what `--journal` and `--cache` name, bound to this run's job. Other
+ * files of the run (`input`, `output`) may not double as one: the output would
+ * overwrite a journal, and a journal header would be refused as an input.
+ */
+export async function openStores(
+  flags: StoreFlags,
+  job: BindingOptions,
+  otherFiles: Record<string, string | undefined> = {},
+  now?: () => number,
+): Promise<Stores> {
+  const ttlMs = parseDuration(flags.cacheTtl ?? '30d');
+  const named: Array<[string, string | undefined]> = [
+    ['--journal', flags.journal],
+    ['--cache', flags.cache],
+    ...Object.entries(otherFiles),
+  ];
+  for (const [i, [flag, path]] of named.entries()) {
+    if (!path || path === '-' || i > 1) continue;
+    for (const [other, otherPath] of named.slice(i + 1)) {
+      if (otherPath && otherPath !== '-' && resolve(otherPath) === resolve(path)) {
+        throw new UsageError(`${flag} ${path} is also the ${other} file; give it a file of its own`);
+      }
+    }
+  }
+  if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
+
+  const binding = jobBinding(job);
+  const journal = flags.journal ? await openJournal(flags.journal, binding) : undefined;
+  let cache: Cache | undefined;
+  try {
+    cache = flags.cache ? await openCache(flags.cache, { ttlMs, binding, ...(now ? { now } : {}) }) : undefined;
+  } catch (err) {
+    await journal?.close();
+    throw err;
+  }
+  const known = combineKnown(journal, cache);
+  return { ...(known ? { known } : {}), ...(journal ? { journal } : {}), ...(cache ? { cache } : {}) };
+}
