@@ -13,6 +13,11 @@ import { VERSION } from '../version.js';
  * is never cut off.
  */
 export async function main(argv: string[]): Promise<void> {
+  // A reader that goes away (`mailsift --help | head`) ends us quietly, not with
+  // a stack trace; writers that care (the output sink) watch for it themselves.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')

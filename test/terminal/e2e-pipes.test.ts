@@ -1,0 +1,73 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { runCli } from '../support/run-cli.js';
+
+// The binary with pipes for stdout and stderr: what cron and `| jq` see.
+// NO_COLOR is set empty (= unset, per no-color.org) so that only the
+// "not a terminal" rule can keep escape codes out.
+const ESC = '\x1b';
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-pipes-'));
+const input = join(dir, 'list.txt');
+writeFileSync(input, ['a@example.com', 'invalid1@example.com', 'b@example.com', 'not-an-address', 'a@example.com'].join('\n') + '\n');
+
+describe('validate through pipes', () => {
+  let api: FaultServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    api = await startFaultServer();
+    env = { MAILSIFT_API_KEY: 'test-key', MAILSIFT_BASE_URL: api.url, NO_COLOR: '', TERM: 'xterm-256color' };
+  });
+  afterAll(() => api.close());
+
+  it('keeps escape codes out of stdout and stderr, and ends with the summary table', async () => {
+    const r = await runCli(['validate', input], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/^email,status,/);
+    expect(r.stdout).not.toContain(ESC);
+    expect(r.stderr).not.toContain(ESC);
+    expect(r.stderr).not.toContain('\r');
+    expect(r.stderr).toContain('mailsift: 5 rows in');
+    expect(r.stderr).toMatch(/ {2}invalid +2 +40\.0%/);
+    expect(r.stderr).toContain('output    stdout');
+    expect(r.stderr).not.toContain('test-key');
+  });
+
+  it('--fail-on exits 5 naming the rule; --quiet leaves only that line', async () => {
+    const r = await runCli(['validate', input, '-o', join(dir, 'out.csv'), '--quiet', '--fail-on', 'unknown>0,invalid>=40%'], { env });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toBe('mailsift: --fail-on invalid>=40% holds: invalid is 40.0% (2 of 5 rows)\n');
+    expect(r.stdout).toBe('');
+  });
+
+  it('a bad --fail-on rule is a usage error before anything is sent', async () => {
+    const before = api.requests.length;
+    const r = await runCli(['validate', input, '--fail-on', 'invalid'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`cannot read rule "invalid"`);
+    expect(api.requests.length).toBe(before);
+  });
+
+  it('--dry-run reports what it would send, sends nothing and writes no output file', async () => {
+    const before = api.requests.length;
+    const out = join(dir, 'dry.csv');
+    const r = await runCli(['validate', input, '--dry-run', '--batch-size', '2', '-o', out], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('rows       5 (1 duplicate)');
+    expect(r.stdout).toContain('addresses  3 distinct');
+    expect(r.stdout).toContain('precheck   1 row rejected without a call');
+    expect(r.stdout).toContain('to send    3 addresses in 2 bulk requests (batches of 2, 4 in flight)');
+    expect(r.stdout).not.toContain(ESC);
+    expect(api.requests.length).toBe(before);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('--help leads with examples', async () => {
+    const r = await runCli(['validate', '--help'], { env });
+    expect(r.stdout.trimStart().slice(0, 9)).toBe('Examples:');
+    expect(r.stdout).toContain('--fail-on <rules>');
+    expect(readFileSync(input, 'utf8')).toContain('a@example.com'); // the input is untouched
+  });
+});
