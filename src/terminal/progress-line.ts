@@ -48,7 +48,7 @@ export function progressLine(p: Progress, now: number, perSecond: number | undef
   // An ETA only once the total is known: before that it would be a guess.
   const left = p.addressesQueued - p.addressesDone;
   if (p.inputDone && perSecond !== undefined && perSecond > 0 && left > 0) {
-    parts.push(`ETA ${duration((left / perSecond) * 1000)}`);
+    parts.push(`ETA ${duration(Math.ceil(left / perSecond) * 1000)}`); // whole seconds: ms would flicker
   }
   return parts.join(' · ');
 }

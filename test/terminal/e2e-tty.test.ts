@@ -1,0 +1,76 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { BIN } from '../support/run-cli.js';
+
+// The binary inside a real pseudo-terminal (tmux): progress must show on the
+// terminal while the output file gets only CSV. `.ci/run` installs tmux.
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const ROWS = 30;
+
+describe.skipIf(!hasTmux)('validate on a terminal', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mailsift-tty-'));
+  // A private tmux server: never touches a developer's sessions.
+  const socket = join(dir, 'tmux.sock');
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
+  let api: FaultServer;
+
+  beforeAll(async () => {
+    // Slow answers keep the run going for a few seconds so there is progress to show.
+    api = await startFaultServer({ delayMs: 250 });
+  });
+  afterAll(async () => {
+    spawnSync('tmux', ['-S', socket, 'kill-server']);
+    await api.close();
+  });
+
+  it('shows progress on stderr and keeps the output file clean', async () => {
+    const input = join(dir, 'list.txt');
+    const output = join(dir, 'out.csv');
+    const log = join(dir, 'pane.log');
+    const done = join(dir, 'exit-code');
+    writeFileSync(input, Array.from({ length: ROWS }, (_, i) => `user${i}@example.com`).join('\n') + '\n');
+
+    // The command waits for a line on the terminal so that pipe-pane is
+    // recording before the first byte is written.
+    const script = [
+      'read _go',
+      `"${process.execPath}" "${BIN}" validate "${input}" -o "${output}" --batch-size 5 --concurrency 1`,
+      `echo $? > "${done}"`,
+      'sleep 60',
+    ].join('; ');
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      TERM: 'xterm-256color',
+      MAILSIFT_API_KEY: 'test-key',
+      MAILSIFT_BASE_URL: api.url,
+    };
+    // CI, NO_COLOR and FORCE_COLOR from the test runner's environment stay out.
+    execFileSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'e2e', '-x', '120', '-y', '20', script], {
+      env,
+    });
+    tmux('pipe-pane', '-o', '-t', 'e2e', `cat >> "${log}"`);
+    tmux('send-keys', '-t', 'e2e', 'Enter');
+
+    // Bounded wait for the run to end (it takes ~1.5 s of server delay).
+    for (let i = 0; i < 300 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(readFileSync(done, 'utf8').trim()).toBe('0');
+
+    const terminal = readFileSync(log, 'utf8');
+    expect(terminal).toMatch(/\d+ rows read · \d+ addresses validated/); // the progress line
+    expect(terminal).toMatch(/\r|\x1b\[\d*G/); // ... rewritten in place
+    expect(terminal).toContain('\x1b[32mvalid'); // then the summary, in colour
+    const plain = terminal.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(plain).toContain(`mailsift: ${ROWS} rows in`);
+    expect(plain).toContain(`output    ${output}`);
+
+    const csv = readFileSync(output, 'utf8');
+    expect(csv).not.toMatch(/[\x1b\r]/);
+    expect(csv.split('\n').filter(Boolean)).toHaveLength(ROWS + 1);
+    expect(api.requests.length).toBe(ROWS / 5);
+  });
+});
