@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { addressKey } from '../../src/batch/address-key.js';
+import { VerdictMemo } from '../../src/batch/verdict-memo.js';
+import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
+import { precheck } from '../../src/read/precheck.js';
+import { detectDelimiter, looksLikeCsv } from '../../src/read/sniff.js';
+import { matchResults, normalizeBulk } from '../../src/validate/api/normalize.js';
+import type { Verdict } from '../../src/verdict.js';
+import { csvCell } from '../../src/write/csv-cell.js';
+
+describe('address column detection', () => {
+  const sample = [
+    ['1', 'Ann', 'ann@example.com', 'note@x'],
+    ['2', 'Bob', 'bob@example.com', ''],
+  ];
+  it.each<[string, string[], string | undefined, number]>([
+    ['a header named email', ['id', 'name', 'email', 'notes'], undefined, 2],
+    ['E-Mail, any case', ['id', 'name', 'E-Mail', 'notes'], undefined, 2],
+    ['email_address', ['id', 'name', 'EMAIL_ADDRESS', 'notes'], undefined, 2],
+    ['"Email Address"', ['id', 'name', 'Email Address', 'notes'], undefined, 2],
+    ['no such header: the column with most @', ['id', 'name', 'contact', 'notes'], undefined, 2],
+    ['--column by number', ['id', 'name', 'contact', 'notes'], '4', 3],
+    ['--column by name', ['id', 'name', 'contact', 'notes'], 'contact', 2],
+    ['--column by name, other case', ['id', 'name', 'contact', 'notes'], 'CONTACT', 2],
+  ])('%s', (_name, header, requested, expected) => {
+    expect(detectEmailColumn(header, sample, requested)).toBe(expected);
+  });
+
+  it.each<[string, string[], string[][], string | undefined, RegExp]>([
+    ['no @ anywhere', ['a', 'b'], [['1', '2']], undefined, /no address column/],
+    ['--column 0', ['a', 'b'], [], '0', /has 2 column/],
+    ['--column past the end', ['a', 'b'], [], '3', /has 2 column/],
+    ['--column unknown name', ['a', 'b'], [], 'mail', /no such column/],
+  ])('refuses %s', (_name, header, rows, requested, message) => {
+    expect(() => detectEmailColumn(header, rows, requested)).toThrow(message);
+  });
+
+  it.each<[string[], boolean]>([
+    [['id', 'email'], false],
+    [['1', 'ann@example.com'], true],
+    [['email', 'ann@example.com'], false],
+  ])('first row %j is data: %s', (row, expected) => expect(looksHeaderless(row)).toBe(expected));
+});
+
+describe('precheck (conservative: never rejects what an SMTP server accepts)', () => {
+  it.each<[string, string | undefined]>([
+    ['', 'empty'],
+    ['plainaddress', 'no @'],
+    [`${'a'.repeat(250)}@b.com`, 'longer than 254 characters'],
+    ['a\u0000b@example.com', 'control character'],
+    ['a b@example.com', 'white space'],
+    ['a\u00a0b@example.com', 'white space'],
+    ['ok@example.com', undefined],
+    ['"john smith"@example.com', undefined],
+    ['"a\\" b"@example.com', undefined],
+    ['user@[192.168.0.1]', undefined],
+    ['用户@例子.广告', undefined],
+    ['a@b', undefined],
+    ['@nolocal.com', undefined], // the engine rejects it, with its reasons
+  ])('%j → %s', (email, reason) => expect(precheck(email)).toBe(reason));
+});
+
+describe('CSV sniffing', () => {
+  it.each<[string, boolean, string]>([
+    ['a@example.com\nb@example.com\n', false, ','],
+    ['email\na@example.com\n', false, ','],
+    ['id,email\n1,a@example.com\n', true, ','],
+    ['id;email;name\n', true, ';'],
+    ['id\temail\n', true, '\t'],
+    ['"a,b";c;d\n', true, ';'],
+    ['"john,smith"@example.com\n', false, ','],
+  ])('%j: csv %s, delimiter %j', (head, csv, delimiter) => {
+    expect(looksLikeCsv(head)).toBe(csv);
+    expect(detectDelimiter(head)).toBe(delimiter);
+  });
+});
+
+describe('response normalisation', () => {
+  it.each<[string, unknown, Partial<Verdict>[]]>([
+    [
+      'Shape A keeps status and details',
+      { success: true, results: [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: 'p', details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true } }] },
+      [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: 'p', details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true, free: undefined, suggestion: undefined } }],
+    ],
+    [
+      'Shape B derives status from isValid and invents no details',
+      { success: true, data: { results: [{ email: 'a@x.com', isValid: false, confidence: 0.9 }, { email: 'b@x.com', isValid: true, confidence: 0.8 }] } },
+      [
+        { email: 'a@x.com', isValid: false, status: 'invalid', confidence: 0.9, provider: '', details: { disposable: undefined, role: undefined } },
+        { email: 'b@x.com', isValid: true, status: 'valid', confidence: 0.8, provider: '', details: { disposable: undefined, role: undefined } },
+      ],
+    ],
+    [
+      'Shape B type "risky" refines the status',
+      { data: { results: [{ email: 'a@x.com', isValid: true, confidence: 0.5, type: 'risky' }] } },
+      [{ email: 'a@x.com', status: 'risky' }],
+    ],
+    [
+      'an item without email is dropped (then reported missing)',
+      { results: [{ isValid: true }, { email: 'b@x.com', status: 'valid', isValid: true }] },
+      [{ email: 'b@x.com', status: 'valid' }],
+    ],
+    ['a status outside the four becomes unknown-by-isValid', { results: [{ email: 'a@x.com', status: 'weird', isValid: true }] }, [{ status: 'valid' }]],
+  ])('%s', (_name, body, expected) => {
+    const got = normalizeBulk(body)!;
+    expect(got).toHaveLength(expected.length);
+    expected.forEach((e, i) => expect(got[i]).toMatchObject(e));
+  });
+
+  it.each([[null], [[]], [{ success: true }], [{ data: {} }], ['text']])('not a bulk body: %j', (body) => {
+    expect(normalizeBulk(body)).toBeUndefined();
+  });
+
+  it('matches by address, exact first, then case-insensitively, never by position', () => {
+    const v = (email: string, status: Verdict['status']): Verdict => ({ email, status, isValid: undefined, confidence: undefined, provider: '', details: {} });
+    const { matched, missing } = matchResults(
+      ['A@x.com', 'a@x.com', 'B@X.com', 'c@x.com'],
+      [v('b@x.com', 'risky'), v('a@x.com', 'valid'), v('a@x.com', 'invalid')],
+    );
+    expect(matched.map((m) => `${m.email}:${m.status}`).sort()).toEqual(['A@x.com:invalid', 'B@X.com:risky', 'a@x.com:valid']);
+    expect(missing).toEqual(['c@x.com']);
+  });
+});
+
+describe('CSV cells', () => {
+  it.each<[string, string]>([
+    ['plain', 'plain'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['=1+2', "'=1+2"],
+    ['+cmd', "'+cmd"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tx', "'\tx"],
+    ['-5', '-5'],
+    ['-2.5e3', '-2.5e3'],
+    ['-1+2', "'-1+2"],
+    ['=HYPERLINK("x"),y', `"'=HYPERLINK(""x""),y"`],
+  ])('%j → %s', (value, cell) => expect(csvCell(value)).toBe(cell));
+});
+
+describe('dedupe memory', () => {
+  const verdict = (email: string, status: Verdict['status'] = 'valid', suggestion?: string): Verdict => ({
+    email, status, isValid: status === 'valid', confidence: 0.9, provider: 'p',
+    details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), suggestion },
+  });
+
+  it('domain compares case-insensitively, the local part does not', () => {
+    expect(addressKey('Ann@Example.COM')).toBe(addressKey('Ann@example.com'));
+    expect(addressKey('ann@example.com')).not.toBe(addressKey('Ann@example.com'));
+  });
+
+  it('gives back each verdict under the asking row’s spelling, through growth', () => {
+    const memo = new VerdictMemo();
+    const n = 50_000;
+    for (let i = 0; i < n; i++) memo.set(addressKey(`u${i}@D${i % 7}.com`), verdict(`u${i}@D${i % 7}.com`, i % 3 ? 'valid' : 'invalid'));
+    memo.set(addressKey('x@gmial.com'), verdict('x@gmial.com', 'risky', 'x@gmail.com'));
+    for (let i = 0; i < n; i += 997) {
+      const got = memo.get(addressKey(`u${i}@d${i % 7}.COM`), `u${i}@d${i % 7}.COM`)!;
+      expect(got).toMatchObject({ email: `u${i}@d${i % 7}.COM`, status: i % 3 ? 'valid' : 'invalid', details: { domain: `d${i % 7}.com` } });
+    }
+    expect(memo.get(addressKey('x@gmial.com'), 'x@gmial.com')?.details.suggestion).toBe('x@gmail.com');
+    expect(memo.get(addressKey('nobody@d1.com'), 'nobody@d1.com')).toBeUndefined();
+    expect(memo.size).toBe(n + 1);
+  });
+});
