@@ -5,6 +5,7 @@ import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { VERSION } from '../version.js';
+import { PROGRAM_EXAMPLES } from '../terminal/help.js';
 
 /**
  * The only place that turns errors into exit statuses. Commands throw
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<void> {
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
     .showSuggestionAfterError(true)
+    .addHelpText('before', PROGRAM_EXAMPLES)
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) });
   program.addCommand(validateCommand());

@@ -22,8 +22,8 @@ export function serveCommand(): Command {
     .option('--dns-server <host[:port]>', 'resolver for the engine (default: system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query', '2000')
     .addHelpText(
-      'after',
-      '\nExamples:\n  mailsift serve --no-dns --port 8080\n  mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60',
+      'before',
+      '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
     )
     .action(async (flags: ServeFlags) => {
       const config = await loadServeConfig(flags);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,10 +64,16 @@ describe('validate through pipes', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('--help leads with examples', async () => {
-    const r = await runCli(['validate', '--help'], { env });
+  it.each([[[]], [['validate']], [['check']], [['serve']]])('mailsift %j --help leads with examples', async (cmd) => {
+    const r = await runCli([...cmd, '--help'], { env });
+    expect(r.code).toBe(0);
     expect(r.stdout.trimStart().slice(0, 9)).toBe('Examples:');
-    expect(r.stdout).toContain('--fail-on <rules>');
-    expect(readFileSync(input, 'utf8')).toContain('a@example.com'); // the input is untouched
+    expect(r.stdout).toContain('Usage: mailsift');
+  });
+
+  it('a mistyped flag gets a suggestion', async () => {
+    const r = await runCli(['validate', input, '--fail-of', 'invalid>1'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--fail-on');
   });
 });
