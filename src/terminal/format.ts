@@ -17,7 +17,7 @@ export function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${pad2(s % 60)} s`;
+  if (s < 3600) return s % 60 === 0 ? `${s / 60} min` : `${Math.floor(s / 60)} min ${pad2(s % 60)} s`;
   const m = Math.round(s / 60);
   return `${Math.floor(m / 60)} h ${pad2(m % 60)} min`;
 }

@@ -33,7 +33,7 @@ describe('dry-run report', () => {
   it('gives an ETA when the rate limit is known, and mentions journal/cache answers', () => {
     const text = renderDryRun({ ...figures, alreadyKnown: 1000, rateLimit: { requests: 10, windowSeconds: 60 } }, false);
     expect(text).toContain('  known      1,000 addresses answered by journal/cache');
-    expect(text).toContain('  eta        at least 4 min 00 s (10 requests per 1 min 00 s)');
+    expect(text).toContain('  eta        at least 4 min (10 requests per 1 min)');
   });
 
   it('says the local engine sends no requests', () => {

@@ -7,6 +7,7 @@ describe('format', () => {
     [850, '850 ms'],
     [42_000, '42 s'],
     [185_000, '3 min 05 s'],
+    [120_000, '2 min'],
     [3_720_000, '1 h 02 min'],
   ])('duration(%d) = %s', (ms, text) => expect(duration(ms)).toBe(text));
 
