@@ -32,6 +32,8 @@ export interface Outcome {
   answered?: boolean;
   /** the response was a 429 */
   rateLimited?: boolean;
+  /** the slot was given back without sending anything */
+  unused?: boolean;
 }
 
 export interface Permit {
@@ -160,6 +162,10 @@ export class Governor {
 
   private observe(seq: number, outcome: Outcome): void {
     this.inFlight--;
+    if (outcome.unused) {
+      if (this.allowance !== undefined) this.allowance++;
+      return this.pump();
+    }
     const now = this.clock.now();
     if (this.resetAt !== undefined && now >= this.resetAt + this.margin) this.roll();
     const info = outcome.info ?? {};

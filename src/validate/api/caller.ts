@@ -1,0 +1,148 @@
+import { AuthError } from '../../errors.js';
+import type { ErrorCode } from '../../verdict.js';
+import type { ValidatorStats } from '../validator.js';
+import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { sleep, systemClock, type Clock } from './clock.js';
+import { Governor } from './governor.js';
+import type { ApiHttp } from './http.js';
+
+export interface CallerOptions {
+  retries: number;
+  concurrency: number;
+  clock?: Clock;
+  /** total rate-limit wait one request may spend before its rows end RATE_LIMITED */
+  rateLimitMaxWaitMs?: number;
+  backoff?: BackoffOptions;
+  /** updated while dispatch waits for a rate-limit reset (the progress display polls it) */
+  progress?: { rateLimitWaitUntil?: number };
+}
+
+/** How one logical request ended after rate limits and retries were dealt with. */
+export type CallResult<T> =
+  | { kind: 'ok'; value: T }
+  | { kind: 'too-large' }
+  | { kind: 'bad-address' }
+  | { kind: 'failed'; code: ErrorCode; message: string };
+
+/**
+ * The largest bulk request the server accepts, learnt by refusals: each refusal
+ * halves the size for the rest of the run (PRODUCT.md §1).
+ */
+export class BatchLimit {
+  constructor(public max: number) {}
+
+  refused(size: number): void {
+    // a batch sent before another refusal taught a smaller size teaches nothing new
+    if (size <= this.max) this.max = Math.max(1, Math.floor(size / 2));
+  }
+}
+
+export const DEFAULT_RATE_LIMIT_MAX_WAIT_MS = 10 * 60_000;
+
+/**
+ * Sends requests through the shared governor and retries what is worth retrying
+ * (issue 3): a 429 re-queues without spending an attempt; 408/425/5xx, timeouts,
+ * network errors and unreadable bodies back off with full jitter up to `retries`;
+ * a refused key halts every worker at once and throws AuthError.
+ */
+export class Caller {
+  readonly stats: ValidatorStats = { requests: 0, retries: 0, rateLimited: 0 };
+  private readonly governor: Governor;
+  private readonly clock: Clock;
+  private refused: AuthError | undefined;
+
+  constructor(
+    private readonly http: ApiHttp,
+    private readonly options: CallerOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.governor = new Governor({ concurrency: options.concurrency, clock: this.clock });
+  }
+
+  /** `parse` turns a 2xx body into a value; undefined means unreadable (retried). */
+  async call<T>(
+    path: string,
+    payload: unknown,
+    parse: (body: unknown) => T | undefined,
+    signal: AbortSignal,
+    /** a bulk request's size, checked against what the server is known to accept */
+    batch?: { size: number; limit: BatchLimit },
+  ): Promise<CallResult<T>> {
+    const deadline = this.clock.now() + (this.options.rateLimitMaxWaitMs ?? DEFAULT_RATE_LIMIT_MAX_WAIT_MS);
+    let failures = 0;
+    for (;;) {
+      const pending = this.governor.acquire(deadline, signal);
+      this.showWait();
+      const grant = await pending;
+      this.showWait();
+      if (!grant.ok) {
+        if (grant.reason === 'HALTED') throw this.refused ?? new AuthError('the API refused the key');
+        if (grant.reason === 'ABORTED') throw signal.reason;
+        return { kind: 'failed', code: 'RATE_LIMITED', message: 'rate limited for longer than the wait allowed' };
+      }
+      if (batch && batch.size > batch.limit.max) {
+        // learnt while this one queued: give the slot back rather than draw another refusal
+        grant.permit.done({ unused: true });
+        return { kind: 'too-large' };
+      }
+      this.stats.requests++;
+      let exchange;
+      try {
+        exchange = await this.http.post(path, payload, signal);
+      } catch (err) {
+        grant.permit.done();
+        throw err;
+      }
+      const { attempt, info, answered } = exchange;
+      // before the permit is returned, or the waiters would be let through unaware
+      if (attempt.kind === 'auth') this.governor.halt();
+      if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
+      grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited' });
+
+      let retryable: { code: ErrorCode; detail: string } | undefined;
+      switch (attempt.kind) {
+        case 'auth':
+          this.refused ??= new AuthError(
+            `the API refused the key (HTTP ${attempt.status}); check MAILSIFT_API_KEY or --api-key-file`,
+          );
+          throw this.refused;
+        case 'rate-limited':
+          // the governor now holds every worker until the reset; this is no failed attempt
+          this.stats.rateLimited++;
+          continue;
+        case 'ok': {
+          const value = parse(attempt.body);
+          if (value !== undefined) return { kind: 'ok', value };
+          retryable = { code: 'SERVER_ERROR', detail: 'unexpected response body' };
+          break;
+        }
+        case 'too-large':
+        case 'bad-address':
+          return { kind: attempt.kind };
+        case 'request-error':
+          return {
+            kind: 'failed',
+            code: 'REQUEST_ERROR',
+            message: `the server rejected the request (HTTP ${attempt.status}${attempt.code ? ` ${attempt.code}` : ''})`,
+          };
+        case 'retryable':
+          retryable = attempt;
+      }
+      failures++;
+      if (failures > this.options.retries) {
+        return { kind: 'failed', code: retryable.code, message: `${retryable.detail}; gave up after ${this.options.retries} retries` };
+      }
+      const retryAfterMs = info.retryAt === undefined ? undefined : Math.max(0, info.retryAt - this.clock.now());
+      const delay = backoffDelay(failures, this.options.backoff, retryAfterMs);
+      if (delay === undefined) {
+        return { kind: 'failed', code: retryable.code, message: `${retryable.detail}; the server asked to wait too long` };
+      }
+      this.stats.retries++;
+      await sleep(this.clock, delay, signal);
+    }
+  }
+
+  private showWait(): void {
+    if (this.options.progress) this.options.progress.rateLimitWaitUntil = this.governor.waitingUntil;
+  }
+}

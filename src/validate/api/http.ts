@@ -1,0 +1,133 @@
+import type { Dispatcher } from 'undici';
+import type { ErrorCode } from '../../verdict.js';
+import { apiDispatcher } from './proxy.js';
+import { parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
+
+export interface HttpConfig {
+  /** scheme and host, e.g. https://api.example.com */
+  baseUrl: string;
+  /** never logged, never part of an error */
+  apiKey: string;
+  timeoutMs: number;
+  concurrency: number;
+  dispatcher?: Dispatcher;
+}
+
+/** One HTTP exchange, classified the way PRODUCT.md §1 reads status codes. */
+export type Attempt =
+  | { kind: 'ok'; body: unknown }
+  | { kind: 'auth'; status: number }
+  | { kind: 'rate-limited' }
+  | { kind: 'too-large' }
+  | { kind: 'bad-address' }
+  | { kind: 'request-error'; status: number; code: string | undefined }
+  | { kind: 'retryable'; code: ErrorCode; detail: string };
+
+export interface Exchange {
+  attempt: Attempt;
+  /** an HTTP response arrived (its headers were read) */
+  answered: boolean;
+  /** what the headers said about the rate limit, errors included */
+  info: RateLimitInfo;
+}
+
+/** JSON over one keep-alive pool; every outcome comes back as data, never thrown (but aborts). */
+export class ApiHttp {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly prefix: string;
+  private readonly origin: string;
+
+  constructor(
+    private readonly config: HttpConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    const url = new URL(config.baseUrl);
+    this.origin = url.origin;
+    this.prefix = url.pathname.replace(/\/+$/, '');
+    this.ownsDispatcher = !config.dispatcher;
+    this.dispatcher = config.dispatcher ?? apiDispatcher(this.origin, config.concurrency);
+  }
+
+  async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
+    // --timeout bounds the whole exchange, body included; undici's own timeouts
+    // only measure silences.
+    const timeout = AbortSignal.timeout(this.config.timeoutMs);
+    const both = AbortSignal.any([signal, timeout]);
+    const failed = (err: unknown, answered: boolean, info: RateLimitInfo = {}): Exchange => {
+      if (signal.aborted) throw signal.reason ?? err;
+      return { attempt: networkFailure(err, timeout.aborted), answered, info };
+    };
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.dispatcher.request({
+        origin: this.origin,
+        path: this.prefix + path,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${this.config.apiKey}`,
+        },
+        body: JSON.stringify(payload),
+        headersTimeout: this.config.timeoutMs,
+        bodyTimeout: this.config.timeoutMs,
+        signal: both,
+      });
+    } catch (err) {
+      return failed(err, false);
+    }
+    const info = parseRateLimitHeaders(res.headers, this.now());
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      // socket closed mid-body: the headers still count for the rate limit
+      return failed(err, true, info);
+    }
+    return { attempt: classify(res.statusCode, text), answered: true, info };
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+}
+
+export function classify(status: number, text: string): Attempt {
+  const body = parseJson(text);
+  const code = errorCodeOf(body);
+  if (status >= 200 && status < 300) {
+    return body === undefined ? { kind: 'retryable', code: 'SERVER_ERROR', detail: 'malformed JSON in the response' } : { kind: 'ok', body };
+  }
+  if (status === 401 || status === 403) return { kind: 'auth', status };
+  if (status === 429) return { kind: 'rate-limited' };
+  if (status === 413 || code === 'TOO_MANY_EMAILS') return { kind: 'too-large' };
+  if (status === 400 && code === 'INVALID_EMAIL') return { kind: 'bad-address' };
+  if (status === 408 || status === 425 || status >= 500) {
+    return { kind: 'retryable', code: status === 408 ? 'TIMEOUT' : 'SERVER_ERROR', detail: `HTTP ${status}${code ? ` ${code}` : ''}` };
+  }
+  return { kind: 'request-error', status, code };
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+
+function networkFailure(err: unknown, timedOut: boolean): Attempt {
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (timedOut || TIMEOUT_CODES.has(code) || (err as Error).name === 'TimeoutError') {
+    return { kind: 'retryable', code: 'TIMEOUT', detail: 'request timed out' };
+  }
+  return { kind: 'retryable', code: 'NETWORK', detail: `network error${code ? ` (${code})` : ''}` };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorCodeOf(body: unknown): string | undefined {
+  const error = (body as { error?: { code?: unknown } } | undefined)?.error;
+  return typeof error?.code === 'string' ? error.code : undefined;
+}
