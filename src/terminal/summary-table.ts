@@ -54,6 +54,7 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   }
   const written = s.written === s.total ? '' : ` (${count(s.written)} rows written)`;
   row('output', `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : ''));
-  for (const w of s.warnings ?? []) lines.push(`  ${paint(c, 'yellow', 'warning')}   ${w}`);
+  // Summary.warnings are left out: each was said on stderr when it arose, and
+  // the --summary JSON keeps them.
   return lines.join('\n') + '\n';
 }
