@@ -62,6 +62,24 @@ describe('DNS outcomes against a loopback server', () => {
     expect(v.stats().disposableListVersion).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  it('keeps at most dnsConcurrency domains in flight', async () => {
+    const domains = Array.from({ length: 10 }, (_, i) => `held${i}.test`);
+    for (const d of domains) server.zones[d] = { hold: true, mx: [{ exchange: `mx.${d}`, priority: 1 }] };
+    const { v } = engine({ dnsConcurrency: 3, dnsTimeoutMs: 10_000 });
+    let done = false;
+    const result = v.validate(domains.map((d) => `x@${d}`), signal).finally(() => (done = true));
+    // answer whatever is held, until the batch is through (bounded: 200 rounds)
+    for (let round = 0; round < 200 && !done; round++) {
+      await new Promise((r) => setTimeout(r, 10));
+      server.releaseHeld();
+    }
+    const verdicts = await result;
+    await v.close();
+    expect(verdicts.every((x) => x.status === 'valid')).toBe(true);
+    expect(server.maxHeld).toBeGreaterThan(0);
+    expect(server.maxHeld).toBeLessThanOrEqual(3);
+  });
+
   it('looks up IDN domains in their ASCII form', async () => {
     server.zones['xn--bcher-kva.test'] = { mx: [{ exchange: 'mx.xn--bcher-kva.test', priority: 10 }] };
     const { v } = engine();

@@ -15,6 +15,8 @@ export interface Zone {
   servfail?: boolean;
   /** never answer: the client times out */
   silent?: boolean;
+  /** answer only when the test calls releaseHeld(): shows how many queries are in flight */
+  hold?: boolean;
 }
 
 /** Zones every test server serves unless told otherwise (all under `.test`, RFC 6761). */
@@ -39,6 +41,11 @@ export interface TestDnsServer {
   /** true: NXDOMAIN to every question (a broken resolver, as on a machine with no internet) */
   broken: boolean;
   zones: Record<string, Zone>;
+  /** queries of `hold` zones waiting for releaseHeld(), now and at most so far */
+  readonly held: number;
+  readonly maxHeld: number;
+  /** answers every held query */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -58,6 +65,8 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     broken: options.broken ?? false,
     zones: { ...DEFAULT_ZONES, ...options.zones },
   };
+  const held: (() => void)[] = [];
+  let maxHeld = 0;
   const server = createUDPServer((request, send) => {
     const response = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
@@ -82,6 +91,11 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
         response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
     }
+    if (zone?.hold) {
+      held.push(() => void send(response));
+      maxHeld = Math.max(maxHeld, held.length);
+      return;
+    }
     void send(response);
   });
   await server.listen(0, '127.0.0.1');
@@ -100,6 +114,15 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     },
     set zones(value: Record<string, Zone>) {
       state.zones = value;
+    },
+    get held() {
+      return held.length;
+    },
+    get maxHeld() {
+      return maxHeld;
+    },
+    releaseHeld() {
+      for (const answer of held.splice(0)) answer();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
