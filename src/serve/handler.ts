@@ -59,9 +59,9 @@ export function sendJson(
  * is logged only when it is one of ours, since an unknown path or a query string
  * could carry an address or a key.
  */
-export function accessLine(method: string, path: string, status: number, addresses: number, ms: number, aborted: boolean): string {
+export function accessLine(method: string, path: string, status: number | undefined, addresses: number, ms: number, aborted: boolean): string {
   const shown = ROUTES.has(path) ? path : '[other path]';
-  return `${method} ${shown} ${status} addresses=${addresses} ${ms.toFixed(1)}ms${aborted ? ' (client went away)' : ''}`;
+  return `${method} ${shown} ${status ?? '-'} addresses=${addresses} ${ms.toFixed(1)}ms${aborted ? ' (client went away)' : ''}`;
 }
 
 export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -73,7 +73,8 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
     res.on('close', () => {
       const aborted = !res.writableFinished;
       if (aborted) abort.abort();
-      ctx.onLog(accessLine(req.method ?? '?', path, res.statusCode, state.addresses, performance.now() - started, aborted));
+      const status = res.headersSent ? res.statusCode : undefined;
+      ctx.onLog(accessLine(req.method ?? '?', path, status, state.addresses, performance.now() - started, aborted));
     });
     handle(ctx, req, res, path, state, abort.signal, started).catch(() => {
       // The engine (or we) failed; the caller gets a 500, never a crash.

@@ -58,7 +58,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   // Requests node cannot even parse still get an error object and the headers.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') {
+    // A client gone mid-request (EOF, reset) is logged by its request, if any; nobody is left to answer.
+    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') {
       socket.destroy();
       return;
     }

@@ -139,7 +139,7 @@ describe('shape A (default)', () => {
   it('logs one line per request without keys or addresses', () => {
     expect(s.log.length).toBeGreaterThan(10);
     for (const line of s.log) {
-      expect(line).toMatch(/^(POST|GET|PUT|DELETE|-) \S.* \d{3} addresses=\d+ \d+\.\dms/);
+      expect(line).toMatch(/^(POST|GET|PUT|DELETE|-) \S.* (\d{3}|-) addresses=\d+ \d+\.\dms/);
       expect(line).not.toContain(KEY);
       expect(line).not.toContain('@');
     }
@@ -331,5 +331,51 @@ describe('faults', () => {
     expect(r.json.results).toHaveLength(1);
     await closing;
     expect(closed).toBe(true);
+  });
+});
+
+describe('clients that go away', () => {
+  it('survives hang-ups mid-body and mid-validation, logging them, and keeps serving', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const real = createLocalValidator({ dns: false });
+    const s = await serve({
+      engine: {
+        validate: async (emails, signal) => {
+          entered();
+          await gate;
+          return real.validate(emails, signal);
+        },
+        validateOne: (email) => real.validateOne(email),
+      },
+    });
+    try {
+      const port = Number(new URL(s.url).port);
+      const head = (length: number): string =>
+        `POST /api/validate/bulk HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      const wentAway = (): number => s.log.filter((l) => / - addresses=\d+ .*\(client went away\)$/.test(l)).length;
+      const hangUp = (text: string, after: Promise<void>): void => {
+        const sock = connect(port, '127.0.0.1', () => {
+          sock.write(text);
+          void after.then(() => sock.destroy());
+        });
+        sock.on('error', () => {});
+      };
+      // 1. mid-body: promises 100 bytes, sends 10, hangs up
+      hangUp(head(100) + '{"emails":', Promise.resolve());
+      await expect.poll(wentAway, { timeout: 5000 }).toBe(1);
+      // 2. mid-validation: a whole body, then gone while the engine works
+      const body = JSON.stringify({ emails: ['jane.doe@example.com'] });
+      hangUp(head(Buffer.byteLength(body)) + body, inside);
+      await expect.poll(wentAway, { timeout: 5000 }).toBe(2);
+      release();
+      const r = await post(s.url, '/api/validate/bulk', { emails: ['jane.doe@example.com'] });
+      expect(r.status).toBe(200);
+      expect(s.log).toHaveLength(3); // nothing answered or logged for the dead clients
+    } finally {
+      await s.close();
+    }
   });
 });
