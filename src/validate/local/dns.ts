@@ -35,6 +35,8 @@ interface Probe {
   invents: boolean;
 }
 
+const MAX_CACHED_DOMAINS = 200_000;
+
 type Answer<T> = { ok: T } | { code: string };
 
 export class DomainDns {
@@ -56,6 +58,8 @@ export class DomainDns {
   lookup(domain: string): Promise<DnsOutcome> {
     let outcome = this.cache.get(domain);
     if (!outcome) {
+      // bounded for long-lived engines (serve): forget the oldest domain first
+      if (this.cache.size >= MAX_CACHED_DOMAINS) this.cache.delete(this.cache.keys().next().value!);
       outcome = this.limit(() => this.lookupUncached(domain));
       this.cache.set(domain, outcome);
     }
