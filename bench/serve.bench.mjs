@@ -39,25 +39,33 @@ server.listen(0, '127.0.0.1', () => process.stderr.write('listening on http://12
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
-/** Spawns a server process and resolves with its URL, read from its stderr. */
+/**
+ * Spawns a server process and resolves with its URL, the first one it prints on
+ * stdout (minimal-server.mjs: {"url": ...}) or stderr (serve: "listening on ...").
+ */
 function startProcess(args, label) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let seen = '';
+  let url;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${label}: no listening line within 15 s: ${err}`));
+      reject(new Error(`${label}: no listening line within 15 s: ${seen}`));
     }, 15_000);
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      // serve logs a line per request; keep only the start for error messages
-      if (err.length < 4096) err += c;
-      const m = /(https?:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (m && timer) {
+    const onData = (c) => {
+      // serve logs a line per request; keep only the start
+      if (url || seen.length > 4096) return;
+      seen += c;
+      const m = /(https?:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+      if (m) {
+        url = m[1];
         clearTimeout(timer);
-        resolve({ url: m[1], stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+        resolve({ url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
       }
-    });
-    child.once('exit', (code) => reject(new Error(`${label} exited ${code}: ${err}`)));
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${label} exited ${code}: ${seen}`)));
   });
 }
 
