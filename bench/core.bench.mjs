@@ -1,0 +1,40 @@
+// Issue 2: the pipeline's own cost. 1M addresses through a loopback server in a
+// separate process, output to a file; mailsift against a minimal client doing
+// the same requests and writing the same rows, in the same run.
+import { join } from 'node:path';
+import { BIN, OUT, ROOT, addressFile, ratio, startServerProcess, timed } from './lib.mjs';
+
+const N = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const CONCURRENCY = 4;
+const server = await startServerProcess(join(ROOT, 'bench', 'minimal-server.mjs'));
+const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
+try {
+  const big = await addressFile(N);
+  const small = await addressFile(N / 10);
+  const run = (input, out) =>
+    timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, out), '--concurrency', String(CONCURRENCY), '--no-progress', '-q'], env);
+  const baseline = () =>
+    timed(process.execPath, [join(ROOT, 'bench', 'minimal-client.mjs'), server.url, 'bench-key', big, join(OUT, 'baseline.csv'), String(CONCURRENCY)]);
+
+  // Alternate, best of two each, so that machine noise hits both alike.
+  const base = [];
+  const ours = [];
+  for (let i = 0; i < 2; i++) {
+    base.push(await baseline());
+    ours.push(await run(big, 'mailsift.csv'));
+  }
+  const smallRun = await run(small, 'mailsift-small.csv');
+  for (const r of [...ours, smallRun]) if (r.code !== 0) throw new Error(`mailsift exited ${r.code}: ${r.stderr}`);
+  const b = Math.min(...base.map((r) => r.ms));
+  const o = Math.min(...ours.map((r) => r.ms));
+  const peak = Math.max(...ours.map((r) => r.peakMb));
+  console.log(`rows                         ${N}`);
+  console.log(`minimal client               ${(b / 1000).toFixed(2)} s  (${Math.round(N / (b / 1000))} addresses/s)`);
+  console.log(`mailsift                     ${(o / 1000).toFixed(2)} s  (${Math.round(N / (o / 1000))} addresses/s)`);
+  console.log(`throughput ratio             ${ratio(b, o)}  (goal >= 0.8)`);
+  console.log(`peak RSS at ${N} rows     ${peak.toFixed(0)} MB  (goal <= 200)`);
+  console.log(`peak RSS at ${N / 10} rows      ${smallRun.peakMb.toFixed(0)} MB`);
+  console.log(`RSS ratio ${N}/${N / 10}      ${ratio(peak, smallRun.peakMb)}  (goal <= 1.10)`);
+} finally {
+  await server.stop();
+}

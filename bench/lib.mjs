@@ -1,0 +1,68 @@
+// Shared by the benchmarks: loopback servers in their own process, timed child
+// runs with peak RSS, generated inputs.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const OUT = join(ROOT, 'bench', 'out');
+export const BIN = join(ROOT, 'bin', 'mailsift.js');
+mkdirSync(OUT, { recursive: true });
+
+/** Starts a node script that prints {"url": ...} on its first stdout line. */
+export function startServerProcess(script, args = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0 && !child.url) {
+        child.url = JSON.parse(buf.slice(0, nl)).url;
+        resolve({ url: child.url, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => { if (!child.url) reject(new Error(`server exited ${code}`)); });
+  });
+}
+
+/** Runs a command to completion: wall time and peak RSS (VmHWM, polled from /proc). */
+export function timed(cmd, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    let stderr = '';
+    let peakKb = 0;
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const poll = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+      } catch {}
+    }, 20);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      resolve({ code, ms, peakMb: peakKb / 1024, stderr });
+    });
+  });
+}
+
+/** A file of `n` distinct generated addresses, one per line (cached across runs). */
+export async function addressFile(n, name = `addresses-${n}.txt`) {
+  const path = join(OUT, name);
+  if (existsSync(path)) return path;
+  const out = createWriteStream(path);
+  for (let i = 0; i < n; i++) {
+    if (!out.write(`user${i}.${(i * 2654435761) % 100000}@domain${i % 10000}.example.com\n`)) {
+      await new Promise((r) => out.once('drain', r));
+    }
+  }
+  await new Promise((r) => out.end(r));
+  return path;
+}
+
+export const ratio = (a, b) => (a / b).toFixed(2);
