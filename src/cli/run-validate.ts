@@ -67,6 +67,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     { input: inputPath, output: flags.output, summary: flags.summary },
   );
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
+  // Created before the validator: the API client reports rate-limit pauses in it.
+  const progress = newProgress();
   const validator: Validator =
     choice.engine === 'api'
       ? createApiValidator({
@@ -75,6 +77,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           timeoutMs: flags.timeout * 1000,
           retries: flags.retries,
           concurrency: flags.concurrency,
+          progress,
         })
       : createLocalValidator({
           dnsServer: flags.dnsServer,
@@ -85,7 +88,6 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const out: Writable = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
   const sink = new Sink(out);
   const format = flags.format ?? formatFromPath(flags.output);
-  const progress = newProgress();
   const reporter = new RunReporter(progress, {
     flags,
     failOn: flags.failOn,

@@ -9,11 +9,6 @@ export interface ProgressDisplayOptions {
   /** how often the Progress object is read; ora animates the spinner on its own */
   intervalMs?: number;
   now?: () => number;
-  /**
-   * Where to read a rate-limit pause when the pipeline does not put it in
-   * Progress.rateLimitWaitUntil itself (e.g. the API client's governor).
-   */
-  rateLimitWaitUntil?: () => number | undefined;
 }
 
 /**
@@ -66,8 +61,6 @@ export class ProgressDisplay {
   private text(): string {
     const now = this.now();
     this.meter.sample(now, this.progress.addressesDone);
-    const waitUntil = this.progress.rateLimitWaitUntil ?? this.options.rateLimitWaitUntil?.();
-    const p = waitUntil === undefined ? this.progress : { ...this.progress, rateLimitWaitUntil: waitUntil };
-    return progressLine(p, now, this.meter.perSecond());
+    return progressLine(this.progress, now, this.meter.perSecond());
   }
 }

@@ -15,8 +15,6 @@ export interface RunReporterOptions {
   stderr?: TerminalStream;
   env?: Record<string, string | undefined>;
   now?: () => number;
-  /** a rate-limit pause to show, read at each poll; see ProgressDisplayOptions */
-  rateLimitWaitUntil?: () => number | undefined;
 }
 
 /**
@@ -39,7 +37,6 @@ export class RunReporter {
       stream: this.stderr,
       policy: this.policy,
       ...(options.now ? { now: options.now } : {}),
-      ...(options.rateLimitWaitUntil ? { rateLimitWaitUntil: options.rateLimitWaitUntil } : {}),
     });
   }
 

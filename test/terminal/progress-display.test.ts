@@ -87,16 +87,4 @@ describe('ProgressDisplay', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('can read a rate-limit pause from a source other than Progress', () => {
-    const tty = new FakeTty();
-    const display = new ProgressDisplay(newProgress(T0), {
-      stream: tty,
-      policy: { animate: true, color: false },
-      now: () => now,
-      rateLimitWaitUntil: () => now + 5000,
-    });
-    display.start();
-    display.stop();
-    expect(tty.text).toContain('waiting 5 s for the rate limit to reset');
-  });
 });
