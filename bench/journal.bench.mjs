@@ -1,0 +1,41 @@
+// Issue 4: the journal's cost. 1M addresses through a loopback server in a
+// separate process, with and without --journal (fsync'd, group-committed);
+// then a re-run on the full journal (sends nothing, regenerates the output).
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, OUT, ROOT, addressFile, ratio, startServerProcess, timed } from './lib.mjs';
+
+const N = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const server = await startServerProcess(join(ROOT, 'bench', 'minimal-server.mjs'));
+const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
+const journal = join(OUT, 'bench.journal');
+try {
+  const input = await addressFile(N);
+  const run = (extra) =>
+    timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, 'journal-bench.csv'), '--no-progress', '-q', ...extra], env);
+  const check = (r) => {
+    if (r.code !== 0) throw new Error(`mailsift exited ${r.code}: ${r.stderr}`);
+    return r;
+  };
+
+  // Alternate, best of two each, so that machine noise hits both alike.
+  const plain = [];
+  const journaled = [];
+  for (let i = 0; i < 2; i++) {
+    plain.push(check(await run([])));
+    rmSync(journal, { force: true });
+    journaled.push(check(await run(['--journal', journal])));
+  }
+  const size = statSync(journal).size;
+  const resumed = check(await run(['--journal', journal]));
+  const p = Math.min(...plain.map((r) => r.ms));
+  const j = Math.min(...journaled.map((r) => r.ms));
+  console.log(`rows                         ${N}`);
+  console.log(`without --journal            ${(p / 1000).toFixed(2)} s`);
+  console.log(`with --journal               ${(j / 1000).toFixed(2)} s  (journal ${(size / 1e6).toFixed(1)} MB, ${(size / N).toFixed(0)} B/verdict)`);
+  console.log(`wall-time ratio              ${ratio(j, p)}  (goal <= 1.10)`);
+  console.log(`re-run on the full journal   ${(resumed.ms / 1000).toFixed(2)} s, sends nothing, peak RSS ${resumed.peakMb.toFixed(0)} MB`);
+} finally {
+  rmSync(journal, { force: true });
+  await server.stop();
+}
