@@ -30,11 +30,13 @@ export class CountingValidator implements Validator {
   async close(): Promise<void> {}
 }
 
-export const discardingWriter: RowWriter = {
+const discard = {
   begin: async () => {},
-  row: async () => {},
+  row: () => {},
+  drain: async () => {},
   end: async () => {},
 };
+export const discardingWriter: RowWriter = discard;
 
 export function dryRunFigures(
   summary: Summary,
