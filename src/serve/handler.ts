@@ -36,17 +36,11 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string>,
-  closing: boolean,
-): void {
+/** Headers set earlier on `res` (the rate-limit ones, Allow, Retry-After) are kept. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, closing: boolean): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   res.writeHead(status, {
-    ...headers,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(text)),
     ...(closing ? { Connection: 'close' } : {}),
@@ -93,7 +87,7 @@ function fail(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, e:
   const hasBody = req.headers['transfer-encoding'] !== undefined || declared > 0;
   const unbounded = hasBody && !req.complete && !(declared <= ctx.bodyLimitBytes);
   if (unbounded) discardRest(req);
-  sendJson(res, e.status, errorBody(e), {}, ctx.closing() || unbounded);
+  sendJson(res, e.status, errorBody(e), ctx.closing() || unbounded);
 }
 
 async function handle(
@@ -134,7 +128,7 @@ async function handle(
   const body = await readBody(req, ctx.bodyLimitBytes);
   if (!body.ok) {
     if (body.error.status === 413) discardRest(req);
-    return sendJson(res, body.error.status, errorBody(body.error), {}, true);
+    return sendJson(res, body.error.status, errorBody(body.error), true);
   }
   const parsed = parseJsonObject(body.body);
   if (!parsed.ok) return fail(ctx, req, res, parsed.error);
@@ -147,14 +141,14 @@ async function handle(
     if (verdict.details.syntax === false) {
       return fail(ctx, req, res, apiError(400, 'INVALID_EMAIL', 'The email address is not valid', 'Email format validation failed'));
     }
-    return sendJson(res, 200, singleBody(ctx.shape, verdict, performance.now() - started), {}, ctx.closing());
+    return sendJson(res, 200, singleBody(ctx.shape, verdict, performance.now() - started), ctx.closing());
   }
 
   const bulk = bulkEmails(parsed.value);
   if (!bulk.ok) return fail(ctx, req, res, bulk.error);
   state.addresses = bulk.emails.length;
   const verdicts = await validateBulk(ctx.engine, bulk.emails, signal);
-  return sendJson(res, 200, bulkBody(ctx.shape, verdicts), {}, ctx.closing());
+  return sendJson(res, 200, bulkBody(ctx.shape, verdicts), ctx.closing());
 }
 
 /**
