@@ -10,16 +10,17 @@ import { domainOf } from './address-key.js';
  * a shared verdict "shape" (the verdict without its address). Most verdicts of a
  * run share a handful of shapes. The 2^21-slot table is allocated up front so
  * that the footprint does not grow until a run passes a million distinct
- * addresses (~24 MB). Two addresses with the same 64-bit hash (odds ~3e-8 at 1M
+ * addresses (32 MB). Two addresses with the same 64-bit hash (odds ~3e-8 at 1M
  * addresses) would share a verdict; verdicts that cannot share a shape (a
  * suggestion, an unusual domain) are kept whole in a side map.
  */
 export class VerdictMemo {
   private capacity = 1 << 21;
-  private hi = new Uint32Array(this.capacity);
-  private lo = new Uint32Array(this.capacity);
-  /** shape index + 1; 0 marks an empty slot */
-  private value = new Uint32Array(this.capacity);
+  /**
+   * Slots of [hash hi, hash lo, shape index + 1 (0 = empty), unused], side by
+   * side so that a probe touches one cache line, not three.
+   */
+  private table = new Uint32Array(this.capacity * 4);
   private count = 0;
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
@@ -51,8 +52,13 @@ export class VerdictMemo {
 
   private shapeOf(v: Verdict): number {
     const d = v.details;
-    const sig = `${v.status}|${v.isValid}|${v.confidence}|${v.provider}|${d.syntax}|${d.domain !== undefined}|${d.mx}|` +
-      `${d.disposable}|${d.role}|${d.free}|${v.error?.code}|${v.error?.message}`;
+    // One number for the flags (cheaper than a string per field), plus the strings.
+    const flags =
+      STATUS_BITS[v.status] | (tri(v.isValid) << 2) | (tri(d.syntax) << 4) | (tri(d.mx) << 6) |
+      (tri(d.disposable) << 8) | (tri(d.role) << 10) | (tri(d.free) << 12) | (d.domain === undefined ? 0 : 1 << 14);
+    const sig = v.error
+      ? `${flags}|${v.confidence}|${v.provider}|${v.error.code}|${v.error.message}`
+      : `${flags}|${v.confidence}|${v.provider}`;
     let id = this.shapeIds.get(sig);
     if (id === undefined) {
       id = this.shapes.length;
@@ -64,53 +70,61 @@ export class VerdictMemo {
 
   private insert(key: string, value: number): void {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
-    const [h, l] = hash64(key);
+    hash64(key);
+    const t = this.table;
     const mask = this.capacity - 1;
-    for (let i = l & mask; ; i = (i + 1) & mask) {
-      if (this.value[i] === 0) {
-        this.hi[i] = h;
-        this.lo[i] = l;
-        this.value[i] = value;
+    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
+      const at = i * 4;
+      if (t[at + 2] === 0) {
+        t[at] = hashHi;
+        t[at + 1] = hashLo;
+        t[at + 2] = value;
         this.count++;
         return;
       }
-      if (this.hi[i] === h && this.lo[i] === l) {
-        this.value[i] = value;
+      if (t[at] === hashHi && t[at + 1] === hashLo) {
+        t[at + 2] = value;
         return;
       }
     }
   }
 
   private lookup(key: string): number {
-    const [h, l] = hash64(key);
+    hash64(key);
+    const t = this.table;
     const mask = this.capacity - 1;
-    for (let i = l & mask; ; i = (i + 1) & mask) {
-      const v = this.value[i]!;
+    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
+      const at = i * 4;
+      const v = t[at + 2]!;
       if (v === 0) return 0;
-      if (this.hi[i] === h && this.lo[i] === l) return v;
+      if (t[at] === hashHi && t[at + 1] === hashLo) return v;
     }
   }
 
   private grow(): void {
-    const { hi, lo, value } = this;
+    const old = this.table;
     this.capacity *= 2;
-    this.hi = new Uint32Array(this.capacity);
-    this.lo = new Uint32Array(this.capacity);
-    this.value = new Uint32Array(this.capacity);
+    this.table = new Uint32Array(this.capacity * 4);
+    const t = this.table;
     const mask = this.capacity - 1;
-    for (let j = 0; j < value.length; j++) {
-      if (value[j] === 0) continue;
-      let i = lo[j]! & mask;
-      while (this.value[i] !== 0) i = (i + 1) & mask;
-      this.hi[i] = hi[j]!;
-      this.lo[i] = lo[j]!;
-      this.value[i] = value[j]!;
+    for (let j = 0; j < old.length; j += 4) {
+      if (old[j + 2] === 0) continue;
+      let i = old[j + 1]! & mask;
+      while (t[i * 4 + 2] !== 0) i = (i + 1) & mask;
+      t.set(old.subarray(j, j + 3), i * 4);
     }
   }
 }
 
+const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;
+const tri = (b: boolean | undefined): number => (b === undefined ? 0 : b ? 1 : 2);
+
+// hash64's result, in two module variables rather than a fresh array per call.
+let hashHi = 0;
+let hashLo = 0;
+
 /** Two independent 32-bit hashes (FNV-1a and a murmur-style mix) of the UTF-16 code units. */
-function hash64(s: string): [number, number] {
+function hash64(s: string): void {
   let a = 0x811c9dc5;
   let b = 0x9747b28c ^ s.length;
   for (let i = 0; i < s.length; i++) {
@@ -124,5 +138,6 @@ function hash64(s: string): [number, number] {
   a ^= a >>> 13;
   b = Math.imul(b ^ (b >>> 15), 0xc2b2ae35);
   b ^= b >>> 16;
-  return [b >>> 0, a >>> 0];
+  hashHi = b >>> 0;
+  hashLo = a >>> 0;
 }

@@ -52,14 +52,14 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
 
   const memo = new VerdictMemo();
   /** addresses sent and not yet answered → the rows waiting for them */
-  const waiting = new Map<string, { slot: Slot; email: string }[]>();
+  const waiting = new Map<string, Slot | Slot[]>();
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
   let batch: string[] = [];
   let fatal: unknown;
 
-  const emit = async (slot: Slot): Promise<void> => {
+  const emit = (slot: Slot): void => {
     const v = slot.verdict!;
     summary.total++;
     summary[v.status]++;
@@ -67,27 +67,34 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     progress.rowsWritten++;
     if (options.only && !options.only.has(v.status)) return;
     summary.written++;
-    await writer.row(slot.fields, v);
+    writer.row(slot.fields, v);
   };
 
   const settle = async (emails: readonly string[], verdicts: Verdict[]): Promise<void> => {
     const fresh = verdicts.filter((v) => !v.error);
     if (known && fresh.length) await known.record(fresh);
+    // Validators answer under the address as asked (see Validator).
     const answered = new Map<string, Verdict>();
-    for (const v of verdicts) answered.set(addressKey(v.email), v);
+    for (const v of verdicts) answered.set(v.email, v);
     for (const email of emails) {
-      const key = addressKey(email);
-      const v = answered.get(key) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
-      resolve(key, v);
+      const v = answered.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
+      resolve(addressKey(email), v);
     }
   };
 
   const resolve = (key: string, v: Verdict): void => {
     memo.set(key, v);
     progress.addressesDone++;
-    // Each waiting row gets the verdict under its own spelling of the address.
-    for (const w of waiting.get(key) ?? []) w.slot.verdict = w.email === v.email ? v : { ...v, email: w.email };
+    const w = waiting.get(key);
     waiting.delete(key);
+    if (w === undefined) return;
+    if (Array.isArray(w)) for (const slot of w) answer(slot, v);
+    else answer(w, v);
+  };
+
+  // Each row gets the verdict under its own spelling of the address.
+  const answer = (slot: Slot, v: Verdict): void => {
+    slot.verdict = slot.email === v.email ? v : { ...v, email: slot.email };
   };
 
   const dispatch = async (): Promise<void> => {
@@ -109,27 +116,33 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     inFlight.add(job);
   };
 
-  const release = (): Promise<void> => order.release(emit);
+  const release = async (): Promise<void> => {
+    order.release(emit);
+    await writer.drain();
+  };
 
   try {
     await writer.begin();
-    for await (const row of input.rows) {
-      if (stop.aborted || fatal !== undefined || options.outputGone?.()) break;
+    reading: for await (const rows of input.rows) {
+      for (const row of rows) {
+      if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
       progress.rowsRead++;
       const reason = precheck(row.email);
       if (reason !== undefined) {
         summary.prechecked++;
-        order.push(row.fields, precheckVerdict(row.email, reason));
+        order.push(row.fields, row.email, precheckVerdict(row.email, reason));
       } else {
         const key = addressKey(row.email);
         const done = memo.get(key, row.email);
         const pending = waiting.get(key);
         if (done) {
           summary.duplicates++;
-          order.push(row.fields, done);
+          order.push(row.fields, row.email, done);
         } else if (pending) {
           summary.duplicates++;
-          pending.push({ slot: order.push(row.fields), email: row.email });
+          const slot = order.push(row.fields, row.email);
+          if (Array.isArray(pending)) pending.push(slot);
+          else waiting.set(key, [pending, slot]);
         } else {
           const reused = known?.get(row.email);
           if (reused) {
@@ -137,14 +150,15 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
             else summary.fromCache++;
             memo.set(key, reused.verdict);
             progress.addressesDone++;
-            order.push(row.fields, reused.verdict.email === row.email ? reused.verdict : { ...reused.verdict, email: row.email });
+            answer(order.push(row.fields, row.email), reused.verdict);
           } else {
-            waiting.set(key, [{ slot: order.push(row.fields), email: row.email }]);
+            waiting.set(key, order.push(row.fields, row.email));
             progress.addressesQueued++;
             batch.push(row.email);
             if (batch.length >= batchSize) await dispatch();
           }
         }
+      }
       }
       await release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.

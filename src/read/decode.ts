@@ -23,17 +23,22 @@ export async function* decodeUtf8(source: AsyncIterable<Buffer>, name: string): 
   }
 }
 
-/** Splits text chunks into lines (LF or CRLF); a final newline ends the last line. */
-export async function* splitLines(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+/**
+ * Splits text chunks into lines (LF or CRLF), yielding the lines of each chunk
+ * together; a final newline ends the last line.
+ */
+export async function* splitLines(chunks: AsyncIterable<string>): AsyncGenerator<string[]> {
   let rest = '';
   for await (const chunk of chunks) {
     const text = rest + chunk;
+    const lines: string[] = [];
     let start = 0;
     for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      yield text.charCodeAt(nl - 1) === 13 && nl > start ? text.slice(start, nl - 1) : text.slice(start, nl);
+      lines.push(text.charCodeAt(nl - 1) === 13 && nl > start ? text.slice(start, nl - 1) : text.slice(start, nl));
       start = nl + 1;
     }
     rest = text.slice(start);
+    if (lines.length) yield lines;
   }
-  if (rest.length > 0) yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
+  if (rest.length > 0) yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest];
 }

@@ -13,5 +13,6 @@ export interface Input {
   header: string[];
   /** index of the address column within `fields` */
   emailColumn: number;
-  rows: AsyncIterable<InputRow>;
+  /** rows in input order, a chunk at a time (a row each would cost an await per row) */
+  rows: AsyncIterable<InputRow[]>;
 }

@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { parse, type Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeUtf8, splitLines } from './decode.js';
@@ -68,51 +68,72 @@ function describeFsError(err: unknown): string {
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
   const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true, relax_quotes: true });
   Readable.from(chunks).pipe(parser);
-  const records = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
-  const next = async (): Promise<string[] | undefined> => {
-    try {
-      const r = await records.next();
-      return r.done ? undefined : r.value;
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      throw new UsageError(`${name}: malformed CSV: ${(err as Error).message}`);
-    }
-  };
+  const records = recordChunks(parser, name);
 
-  const first = await next();
+  // Enough rows to find the address column; they are yielded first.
+  const sample: string[][] = [];
+  while (sample.length <= SAMPLE_ROWS) {
+    const r = await records.next();
+    if (r.done) break;
+    sample.push(...r.value);
+  }
+  const first = sample.shift();
   if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
   const headerless = column === undefined && looksHeaderless(first);
-  const sample: string[][] = headerless ? [first] : [];
-  while (sample.length < SAMPLE_ROWS) {
-    const row = await next();
-    if (!row) break;
-    sample.push(row);
-  }
+  if (headerless) sample.unshift(first);
   const header = headerless ? first.map((_, i) => `column${i + 1}`) : first;
-  const emailColumn = detectEmailColumn(header, sample, column);
+  const emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);
   if (headerless) header[emailColumn] = 'email';
 
-  async function* rows(): AsyncGenerator<InputRow> {
-    for (const fields of sample) yield { fields, email: (fields[emailColumn] ?? '').trim() };
-    for (let fields = await next(); fields; fields = await next()) {
-      yield { fields, email: (fields[emailColumn] ?? '').trim() };
-    }
+  const toRows = (records: string[][]): InputRow[] =>
+    records.map((fields) => ({ fields, email: (fields[emailColumn] ?? '').trim() }));
+  async function* rows(): AsyncGenerator<InputRow[]> {
+    if (sample.length) yield toRows(sample);
+    for await (const chunk of { [Symbol.asyncIterator]: () => records }) yield toRows(chunk);
   }
   return { kind: 'csv', header, emailColumn, rows: rows() };
+}
+
+/** The parser's records, as many at a time as it has ready. */
+async function* recordChunks(parser: Parser, name: string): AsyncGenerator<string[][]> {
+  let failure: Error | undefined;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const signal = (): void => {
+    wake?.();
+    wake = undefined;
+  };
+  parser.on('readable', signal);
+  parser.on('end', () => {
+    ended = true;
+    signal();
+  });
+  parser.on('error', (err) => {
+    failure = err;
+    signal();
+  });
+  for (;;) {
+    const chunk: string[][] = [];
+    for (let r = parser.read() as string[] | null; r !== null; r = parser.read() as string[] | null) chunk.push(r);
+    if (chunk.length) yield chunk;
+    else if (failure) {
+      throw failure instanceof UsageError ? failure : new UsageError(`${name}: malformed CSV: ${failure.message}`);
+    } else if (ended) return;
+    else await new Promise<void>((resolve) => (wake = resolve));
+  }
 }
 
 function openText(chunks: Peekable, column?: string): Input {
   if (column !== undefined && column !== '1' && !TEXT_HEADER.test(column)) {
     throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
   }
-  async function* rows(): AsyncGenerator<InputRow> {
+  async function* rows(): AsyncGenerator<InputRow[]> {
     let first = true;
-    for await (const line of splitLines(chunks)) {
-      if (first) {
-        first = false;
-        if (TEXT_HEADER.test(line)) continue; // a header kept by `cut`, not an address
-      }
-      yield { fields: [line], email: line.trim() };
+    for await (const lines of splitLines(chunks)) {
+      // A header kept by `cut` is not an address.
+      if (first && TEXT_HEADER.test(lines[0]!)) lines.shift();
+      first = false;
+      yield lines.map((line) => ({ fields: [line], email: line.trim() }));
     }
   }
   return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows() };

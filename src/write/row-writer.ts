@@ -9,7 +9,9 @@ export type OutputFormat = 'csv' | 'json' | 'ndjson';
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
   begin(): Promise<void>;
-  row(fields: readonly string[], verdict: Verdict): Promise<void>;
+  /** buffers one row; `drain()` passes buffered rows on */
+  row(fields: readonly string[], verdict: Verdict): void;
+  drain(): Promise<void>;
   /** `summary` is embedded by formats that carry it (JSON) */
   end(summary: Summary): Promise<void>;
 }
@@ -18,27 +20,29 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
   switch (format) {
     case 'csv':
       return {
-        begin: () => sink.write(csvLine([...header, ...VERDICT_COLUMNS])),
-        row: (fields, v) => sink.write(csvLine([...fields, ...verdictCells(v)])),
+        begin: async () => sink.write(csvLine([...header, ...VERDICT_COLUMNS])),
+        row: (fields, v) => sink.write(csvLine(fields, verdictCells(v))),
+        drain: () => sink.drain(),
         end: () => sink.flush(),
       };
     case 'ndjson':
       return {
         begin: async () => {},
         row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n'),
+        drain: () => sink.drain(),
         end: () => sink.flush(),
       };
     case 'json': {
       let first = true;
       return {
-        begin: () => sink.write('{"results":['),
+        begin: async () => sink.write('{"results":['),
         row: (_fields, v) => {
-          const text = (first ? '\n' : ',\n') + JSON.stringify(resultObject(v));
+          sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
           first = false;
-          return sink.write(text);
         },
+        drain: () => sink.drain(),
         end: async (summary) => {
-          await sink.write(`${first ? '' : '\n'}],\n"summary":${JSON.stringify(summary)}}\n`);
+          sink.write(`${first ? '' : '\n'}],\n"summary":${JSON.stringify(summary)}}\n`);
           await sink.flush();
         },
       };
@@ -46,8 +50,9 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
   }
 }
 
-function csvLine(cells: readonly string[]): string {
+function csvLine(cells: readonly string[], more: readonly string[] = []): string {
   let line = '';
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
+  for (let i = 0; i < more.length; i++) line += ',' + csvCell(more[i]!);
   return line + '\n';
 }

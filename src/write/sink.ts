@@ -27,9 +27,14 @@ export class Sink {
     return this.closed;
   }
 
-  async write(text: string): Promise<void> {
+  /** Buffers text; call `drain()` after a run of writes to pass it on. */
+  write(text: string): void {
     this.parts.push(text);
     this.length += text.length;
+  }
+
+  /** Passes buffered text on once there is enough of it, honouring backpressure. */
+  async drain(): Promise<void> {
     if (this.length >= this.chunkSize) await this.flush();
   }
 

@@ -95,14 +95,7 @@ export function matchResults(
   got: readonly Verdict[],
 ): { matched: Verdict[]; missing: string[] } {
   const exact = new Map<string, Verdict>();
-  const loose = new Map<string, Verdict[]>();
-  for (const v of got) {
-    if (!exact.has(v.email)) exact.set(v.email, v);
-    const k = v.email.toLowerCase();
-    const list = loose.get(k);
-    if (list) list.push(v);
-    else loose.set(k, [v]);
-  }
+  for (const v of got) if (!exact.has(v.email)) exact.set(v.email, v);
   const used = new Set<Verdict>();
   const matched: Verdict[] = [];
   const unmatched: string[] = [];
@@ -113,13 +106,23 @@ export function matchResults(
       matched.push(v);
     } else unmatched.push(email);
   }
+  if (unmatched.length === 0) return { matched, missing: unmatched };
+
+  // Only now the case-insensitive pass: most responses never need it.
+  const loose = new Map<string, Verdict[]>();
+  for (const v of got) {
+    if (used.has(v)) continue;
+    const k = v.email.toLowerCase();
+    const list = loose.get(k);
+    if (list) list.push(v);
+    else loose.set(k, [v]);
+  }
   const missing: string[] = [];
   for (const email of unmatched) {
-    const v = loose.get(email.toLowerCase())?.find((c) => !used.has(c));
-    if (v) {
-      used.add(v);
-      matched.push({ ...v, email });
-    } else missing.push(email);
+    const list = loose.get(email.toLowerCase());
+    const v = list?.shift();
+    if (v) matched.push({ ...v, email });
+    else missing.push(email);
   }
   return { matched, missing };
 }
