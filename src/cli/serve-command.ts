@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { UsageError } from '../errors.js';
 import { loadServeConfig, type ServeFlags } from '../serve/config.js';
 import { startServer } from '../serve/server.js';
 import { createLocalValidator } from '../validate/local/index.js';
@@ -33,7 +34,10 @@ export function serveCommand(): Command {
         dnsTimeoutMs: config.dnsTimeoutMs,
         onWarning: say,
       });
-      const server = await startServer({ ...config, engine, onLog: say });
+      const server = await startServer({ ...config, engine, onLog: say }).catch(async (err: unknown) => {
+        await engine.close();
+        throw listenError(err, config);
+      });
       // The key line comes first: whoever waits for "listening on" then has both.
       if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
       say(`listening on ${server.url}`);
@@ -43,6 +47,18 @@ export function serveCommand(): Command {
         await engine.close();
       });
     });
+}
+
+/** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */
+function listenError(err: unknown, config: { host: string; port: number; tls?: unknown }): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`cannot listen on ${config.host}:${config.port} (${code})`, { cause: err });
+  }
+  if (config.tls && /PEM|certificate|key|asn1|ssl/i.test(`${code ?? ''} ${(err as Error).message}`)) {
+    return new UsageError(`--tls-cert/--tls-key: not a usable PEM certificate and key (${(err as Error).message})`, { cause: err });
+  }
+  return err;
 }
 
 /**

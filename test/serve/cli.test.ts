@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { post } from './helpers.js';
@@ -57,6 +58,25 @@ describe('mailsift serve (spawned)', () => {
       expect(await s.exit).toBe(0);
     }
     expect(s.stderr()).not.toContain(ka);
+  });
+
+  it('a port already taken or unusable TLS files are usage errors (exit 2, one line, no stack)', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const busy = spawnSync(process.execPath, [BIN, 'serve', '--port', port], { encoding: 'utf8', timeout: 10_000 });
+      expect(busy.status).toBe(2);
+      expect(busy.stderr).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`));
+    } finally {
+      taken.close();
+    }
+    const junk = join(dir, 'junk.pem');
+    await writeFile(junk, 'not a certificate\n');
+    const tls = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--tls-cert', junk, '--tls-key', junk], { encoding: 'utf8', timeout: 10_000 });
+    expect(tls.status).toBe(2);
+    expect(tls.stderr).toMatch(/--tls-cert\/--tls-key: not a usable PEM/);
+    for (const r of [tls]) expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it.each([
