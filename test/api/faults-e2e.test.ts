@@ -60,6 +60,18 @@ describe('rate limits', () => {
     },
   );
 
+  it.each([120_000, -120_000])('corrects epoch resets for a server clock off by %i ms (Date header)', async (clockOffsetMs) => {
+    const addresses = mixed(12);
+    const r = await run(
+      { clockOffsetMs, rateLimit: { limit: 3, windowMs: 1000, resetFormat: 'epoch-s' } },
+      addresses,
+      ['--batch-size', '2', '--concurrency', '4'],
+    );
+    expect(r.code).toBe(0);
+    expect(r.rows.map((x) => x.status)).toEqual(addresses.map(expected));
+    expect(r.srv.count429()).toBe(0);
+  });
+
   it('a 429 pauses every worker until Retry-After, and costs no attempt', async () => {
     const addresses = mixed(16);
     const r = await run(

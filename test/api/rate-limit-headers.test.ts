@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
+import { ClockSkew, clockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;
@@ -46,12 +46,33 @@ describe('clockSkew from the Date header', () => {
   it.each([
     ['same clock', 'Tue, 14 Nov 2023 22:13:20 GMT', 0],
     ['within a second of truncation and latency', 'Tue, 14 Nov 2023 22:13:19 GMT', 0],
-    ['server 60 s ahead', 'Tue, 14 Nov 2023 22:14:20 GMT', 60_500],
-    ['server 60 s behind', 'Tue, 14 Nov 2023 22:12:20 GMT', -59_500],
+    ['server 60 s ahead (lower bound: a reset never looks early)', 'Tue, 14 Nov 2023 22:14:20 GMT', 60_000],
+    ['server 60 s behind', 'Tue, 14 Nov 2023 22:12:20 GMT', -60_000],
     ['missing', undefined, 0],
     ['unparseable', 'yesterday', 0],
   ])('%s', (_name, date, expected) => {
     expect(clockSkew(date, NOW)).toBe(expected);
+  });
+});
+
+describe('ClockSkew narrows with each Date header', () => {
+  it('converges on a server 90.7 s behind, never over-estimating the skew', () => {
+    const skew = new ClockSkew();
+    const trueSkew = -90_700;
+    const seen: number[] = [];
+    for (const phase of [0, 250, 500, 750, 950]) {
+      const now = NOW + phase;
+      const serverDate = new Date(Math.floor((now + trueSkew) / 1000) * 1000).toUTCString();
+      seen.push(skew.observe(serverDate, now));
+    }
+    expect(seen.every((s) => s <= trueSkew)).toBe(true);
+    expect(seen.at(-1)).toBeGreaterThan(trueSkew - 100);
+  });
+
+  it('starts over when a clock jumps', () => {
+    const skew = new ClockSkew();
+    skew.observe('Tue, 14 Nov 2023 23:13:20 GMT', NOW);
+    expect(skew.observe('Tue, 14 Nov 2023 22:13:20 GMT', NOW + 100)).toBe(0);
   });
 });
 
@@ -105,7 +126,7 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     [
       'skewed server clock corrects an epoch reset',
       { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-reset': '1700003660' },
-      { resetAt: NOW + 59_500 },
+      { resetAt: NOW + 60_000 },
     ],
   ])('%s', (_name, headers, expected) => {
     expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);

@@ -81,6 +81,8 @@ export async function startFaultServer(options = {}) {
       else windowCount++;
     }
     const headers = {
+      // node writes a Date of its own; a skewed server must tell its own time
+      ...(o.clockOffsetMs ? { Date: new Date(now).toUTCString() } : {}),
       'X-RateLimit-Limit': String(rl.limit),
       'X-RateLimit-Remaining': String(Math.max(0, rl.limit - windowCount)),
       'X-RateLimit-Reset': formatReset(rl.resetFormat, resetAt, now),

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { apiDispatcher } from './proxy.js';
-import { parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
+import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
 export interface HttpConfig {
   /** scheme and host, e.g. https://api.example.com */
@@ -37,6 +37,7 @@ export class ApiHttp {
   private readonly ownsDispatcher: boolean;
   private readonly prefix: string;
   private readonly origin: string;
+  private readonly skew = new ClockSkew();
 
   constructor(
     private readonly config: HttpConfig,
@@ -77,7 +78,7 @@ export class ApiHttp {
     } catch (err) {
       return failed(err, false);
     }
-    const info = parseRateLimitHeaders(res.headers, this.now());
+    const info = parseRateLimitHeaders(res.headers, this.now(), this.skew);
     let text: string;
     try {
       text = await res.body.text();

@@ -23,11 +23,8 @@ export type HeaderSource =
 /** 10 digits are epoch seconds, 13 epoch ms; 1e11 s is the year 5138, 1e11 ms is 1973. */
 const EPOCH_S_MIN = 1e9;
 const EPOCH_MS_MIN = 1e11;
-/**
- * The Date header has whole seconds and the response took time to arrive: a
- * difference below this is noise, not skew.
- */
-const SKEW_TOLERANCE_MS = 2000;
+/** Allowance for the time a response takes to reach us, when judging the Date header. */
+const LATENCY_SLACK_MS = 1000;
 
 function headerGetter(source: HeaderSource): (name: string) => string | undefined {
   if (typeof (source as { get?: unknown }).get === 'function') {
@@ -64,14 +61,43 @@ function parseHttpDate(text: string): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-/** Server clock minus local clock, when it is large enough to matter. */
+/**
+ * Server clock minus local clock, learnt from the responses' Date headers. A Date
+ * has whole seconds, so one reading only brackets the skew within a second; the
+ * bracket narrows with each response. The lower bound is used: it can only make
+ * an absolute reset look later than it is, never early (an early dispatch draws a
+ * 429). When 0 lies in the bracket the clocks agree and nothing is corrected.
+ */
+export class ClockSkew {
+  private low = -Infinity;
+  private high = Infinity;
+
+  observe(dateHeader: string | undefined, now: number): number {
+    const date = dateHeader === undefined ? undefined : parseHttpDate(dateHeader);
+    if (date !== undefined) {
+      // the server's clock read somewhere in [date, date + 1 s) before we got the answer
+      let low = Math.max(this.low, date - now);
+      let high = Math.min(this.high, date + 1000 + LATENCY_SLACK_MS - now);
+      if (low > high) {
+        // a clock was set in the meantime: start over from this reading
+        low = date - now;
+        high = date + 1000 + LATENCY_SLACK_MS - now;
+      }
+      this.low = low;
+      this.high = high;
+    }
+    return this.value;
+  }
+
+  get value(): number {
+    if (this.low === -Infinity || (this.low <= 0 && this.high >= 0)) return 0;
+    return this.low;
+  }
+}
+
+/** The skew a single Date header shows (see ClockSkew). */
 export function clockSkew(dateHeader: string | undefined, now: number): number {
-  if (!dateHeader) return 0;
-  const serverDate = parseHttpDate(dateHeader);
-  if (serverDate === undefined) return 0;
-  // the header truncates to the second: the server's clock was somewhere in [D, D+1s)
-  const skew = serverDate + 500 - now;
-  return Math.abs(skew) > SKEW_TOLERANCE_MS ? skew : 0;
+  return new ClockSkew().observe(dateHeader, now);
 }
 
 /**
@@ -149,9 +175,10 @@ function parseDraftPolicyLimit(value: string | undefined): number | undefined {
   return q !== undefined ? nonNegativeNumber(q) : leadingCount(value);
 }
 
-export function parseRateLimitHeaders(source: HeaderSource, now: number): RateLimitInfo {
+/** `skew` carries what earlier responses taught about the server's clock. */
+export function parseRateLimitHeaders(source: HeaderSource, now: number, skew = new ClockSkew()): RateLimitInfo {
   const get = headerGetter(source);
-  const skew = clockSkew(get('date'), now);
+  const offset = skew.observe(get('date'), now);
   const draft = parseDraftRateLimit(get('ratelimit'));
 
   const info: RateLimitInfo = {};
@@ -167,12 +194,12 @@ export function parseRateLimitHeaders(source: HeaderSource, now: number): RateLi
   if (remaining !== undefined) info.remaining = remaining;
 
   const resetAt =
-    parseReset(get('x-ratelimit-reset'), now, skew) ??
-    parseReset(get('ratelimit-reset'), now, skew) ??
+    parseReset(get('x-ratelimit-reset'), now, offset) ??
+    parseReset(get('ratelimit-reset'), now, offset) ??
     (draft.resetSeconds !== undefined ? now + Math.round(draft.resetSeconds * 1000) : undefined);
   if (resetAt !== undefined) info.resetAt = resetAt;
 
-  const retryAt = parseRetryAfter(get('retry-after'), now, skew);
+  const retryAt = parseRetryAfter(get('retry-after'), now, offset);
   if (retryAt !== undefined) info.retryAt = retryAt;
   return info;
 }
