@@ -1,7 +1,7 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, decodeVerdict, interner, verdictFromTail, verdictTail } from './encoding.js';
+import { addressKey, TailPool } from './encoding.js';
 import { encodeLines } from './journal.js';
 import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
@@ -38,16 +38,18 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
   const minStale = o.compactMinStale ?? 1000;
   let index = new Map<string, { ts: number; tail: string }>();
-  const intern = interner();
+  const tails = new TailPool();
   let lines = 0;
   const load = (entry: unknown[], line: string): boolean => {
     const ts = entry[0];
-    if (typeof ts !== 'number' || !decodeVerdict(entry.slice(1))) return false;
+    if (typeof ts !== 'number') return false;
+    const tail = tails.tailOf(line, entry, 1);
+    if (tail === undefined) return false;
     lines++;
     if (now() - ts * 1000 >= o.ttlMs) return true; // expired: usable line, not reused
     const key = addressKey(entry[1] as string);
     const had = index.get(key);
-    if (!had || had.ts <= ts) index.set(key, { ts, tail: intern(verdictTail(line, entry, 1)) });
+    if (!had || had.ts <= ts) index.set(key, { ts, tail });
     return true;
   };
   let opened = await openVerdictFile(path, 'cache', o.binding, load);
@@ -70,7 +72,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     get(email) {
       const hit = index.get(addressKey(email));
       if (!hit) return undefined;
-      return { verdict: verdictFromTail(email, hit.tail), source: 'cache' };
+      return { verdict: tails.verdict(email, hit.tail), source: 'cache' };
     },
     record(verdicts) {
       const text = encodeLines(verdicts, Math.floor(now() / 1000));

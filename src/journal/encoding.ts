@@ -88,36 +88,50 @@ export function addressKey(email: string): string {
 }
 
 /**
- * Splits a stored line into the email and the rest of the entry (the "tail",
- * from the code on, without the opening bracket), so that an index can hold
- * `email → tail` and share one string among the many verdicts that only differ
- * by address. `entry` is the parsed line; `skip` leading fields come before the
- * email (the cache's timestamp).
+ * The in-memory side of a store: an index holds `address → tail`, where the
+ * tail is the rest of the line after the address (`"v11100-",0.95,"p",1]`).
+ * A big list has few distinct tails, so they are pooled: one string, checked
+ * once and decoded once, shared by every address with that verdict — a
+ * million-entry index costs little more than its keys, and loads and answers
+ * without parsing a million lines twice.
  */
-export function verdictTail(line: string, entry: unknown[], skip: number): string {
-  const head = '[' + entry.slice(0, skip + 1).map((x) => JSON.stringify(x)).join(',') + ',';
-  // A line we wrote starts exactly so; anything else is re-encoded.
-  return line.startsWith(head) ? line.slice(head.length) : JSON.stringify(entry.slice(skip + 1)).slice(1);
-}
+export class TailPool {
+  private readonly pool = new Map<string, { tail: string; template: Verdict; own: boolean }>();
 
-/** The verdict of `email` from a tail kept by verdictTail. */
-export function verdictFromTail(email: string, tail: string): Verdict {
-  return decodeVerdict(JSON.parse('[' + JSON.stringify(email) + ',' + tail))!;
-}
+  constructor(private readonly max = 65_536) {}
 
-/**
- * Shares equal strings: most verdicts of a big list have the same tail
- * (`"v11100-",0.95,"provider",1]`), so a million-entry index costs little more
- * than its keys. Stops interning past `max` distinct values to stay bounded.
- */
-export function interner(max = 65_536): (s: string) => string {
-  const pool = new Map<string, string>();
-  return (s) => {
-    const had = pool.get(s);
-    if (had !== undefined) return had;
-    // A slice of the line would keep the whole line alive: store a flat copy.
-    const flat = Buffer.from(s, 'utf8').toString('utf8');
-    if (pool.size < max) pool.set(flat, flat);
+  /**
+   * The pooled tail of a stored line whose parsed entry is `entry` (`skip`
+   * fields precede the address: the cache's timestamp), or undefined when the
+   * line holds no valid verdict.
+   */
+  tailOf(line: string, entry: unknown[], skip: number): string | undefined {
+    const email = entry[skip];
+    if (typeof email !== 'string') return undefined;
+    let head = '[';
+    for (let i = 0; i <= skip; i++) head += JSON.stringify(entry[i]) + ',';
+    // A line we wrote starts exactly so; anything else is re-encoded.
+    const tail = line.startsWith(head) ? line.slice(head.length) : JSON.stringify(entry.slice(skip + 1)).slice(1);
+    const had = this.pool.get(tail);
+    if (had) return had.tail;
+    const template = decodeVerdict(['', ...entry.slice(skip + 1)]);
+    if (!template) return undefined;
+    // A slice of the line would keep the whole line alive: keep a flat copy.
+    const flat = Buffer.from(tail, 'utf8').toString('utf8');
+    if (this.pool.size < this.max) this.pool.set(flat, { tail: flat, template, own: entry[skip + 4] === 1 });
     return flat;
-  };
+  }
+
+  /** The verdict for `email` from a tail returned by tailOf. */
+  verdict(email: string, tail: string): Verdict {
+    const hit = this.pool.get(tail);
+    if (!hit) {
+      const v = decodeVerdict(JSON.parse('[' + JSON.stringify(email) + ',' + tail))!;
+      return v;
+    }
+    const t = hit.template;
+    // Fresh objects: a caller may adjust its copy without touching the pool.
+    const details = hit.own ? { ...t.details, domain: ownDomain(email) } : { ...t.details };
+    return { ...t, email, details };
+  }
 }

@@ -1,7 +1,7 @@
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, decodeVerdict, encodeVerdict, interner, verdictFromTail, verdictTail } from './encoding.js';
+import { addressKey, encodeVerdict, TailPool } from './encoding.js';
 import { openVerdictFile } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
@@ -25,10 +25,11 @@ export interface Journal extends KnownVerdicts {
  */
 export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
   const index = new Map<string, string>();
-  const intern = interner();
+  const tails = new TailPool();
   const opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
-    if (!decodeVerdict(entry)) return false;
-    index.set(addressKey(entry[0] as string), intern(verdictTail(line, entry, 0)));
+    const tail = tails.tailOf(line, entry, 0);
+    if (tail === undefined) return false;
+    index.set(addressKey(entry[0] as string), tail);
     return true;
   });
   const { appender } = opened;
@@ -40,7 +41,7 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     repairedBytes: opened.repairedBytes,
     get(email) {
       const tail = index.get(addressKey(email));
-      return tail === undefined ? undefined : { verdict: verdictFromTail(email, tail), source: 'journal' };
+      return tail === undefined ? undefined : { verdict: tails.verdict(email, tail), source: 'journal' };
     },
     record(verdicts) {
       const text = encodeLines(verdicts);

@@ -50,6 +50,25 @@ describe('openJournal', () => {
     await j2.close();
   });
 
+  it('gives back each verdict exactly as recorded (key order too), in objects of its own', async () => {
+    const vs: Verdict[] = [
+      verdict('a@x.io'),
+      verdict('b@x.io'),
+      { ...verdict('c@Mixed.Case'), details: { syntax: true, domain: 'mixed.case', suggestion: 'c@mixed.cash' } },
+      { email: 'd"q@x.io', isValid: undefined, status: 'unknown', confidence: undefined, provider: '', details: {} },
+    ];
+    const j = await openJournal(path, api);
+    await j.record(vs);
+    await j.close();
+    const j2 = await openJournal(path, api);
+    for (const v of vs) expect(JSON.stringify(j2.get(v.email)?.verdict)).toBe(JSON.stringify(v));
+    const a = j2.get('a@x.io')!.verdict;
+    a.details.mx = false;
+    expect(j2.get('b@x.io')!.verdict.details.mx).toBe(true);
+    expect(j2.get('a@x.io')!.verdict.details.mx).toBe(true);
+    await j2.close();
+  });
+
   it('writes a header with the binding and never the API key', async () => {
     const j = await openJournal(path, jobBinding({ engine: 'api', baseUrl: 'https://user:secret-key@api.example.com/v1/?key=secret-key' }));
     await j.close();
