@@ -4,9 +4,12 @@
  */
 export function addressKey(email: string): string {
   const at = email.lastIndexOf('@');
-  const domain = email.slice(at + 1);
-  const lower = domain.toLowerCase();
-  return lower === domain ? email : email.slice(0, at + 1) + lower;
+  // Most domains are written in lower case already: no new string then.
+  for (let i = at + 1; i < email.length; i++) {
+    const c = email.charCodeAt(i);
+    if ((c >= 65 && c <= 90) || c > 127) return email.slice(0, at + 1) + email.slice(at + 1).toLowerCase();
+  }
+  return email;
 }
 
 /** The domain part of an address as the verdict's `domain` usually reports it. */

@@ -31,8 +31,8 @@ export class VerdictMemo {
   }
 
   set(key: string, verdict: Verdict): void {
-    if (verdict.details.suggestion !== undefined ||
-        (verdict.details.domain !== undefined && verdict.details.domain !== domainOf(key))) {
+    const domain = verdict.details.domain;
+    if (verdict.details.suggestion !== undefined || (domain !== undefined && !isDomainOf(domain, key))) {
       this.whole.set(key, verdict);
       return;
     }
@@ -114,6 +114,11 @@ export class VerdictMemo {
       t.set(old.subarray(j, j + 3), i * 4);
     }
   }
+}
+
+/** `domain` is the (lower-cased) domain of `key`, compared without slicing. */
+function isDomainOf(domain: string, key: string): boolean {
+  return key.endsWith(domain) && key.charCodeAt(key.length - domain.length - 1) === 64;
 }
 
 const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;

@@ -71,13 +71,20 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   };
 
   const settle = async (emails: readonly string[], verdicts: Verdict[]): Promise<void> => {
-    const fresh = verdicts.filter((v) => !v.error);
-    if (known && fresh.length) await known.record(fresh);
-    // Validators answer under the address as asked (see Validator).
-    const answered = new Map<string, Verdict>();
-    for (const v of verdicts) answered.set(v.email, v);
-    for (const email of emails) {
-      const v = answered.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
+    if (known) {
+      const fresh = verdicts.filter((v) => !v.error);
+      if (fresh.length) await known.record(fresh);
+    }
+    // Validators answer under the address as asked (see Validator), usually in
+    // the order asked: take that fast path, and look up the rest.
+    let byEmail: Map<string, Verdict> | undefined;
+    for (let i = 0; i < emails.length; i++) {
+      const email = emails[i]!;
+      let v = verdicts[i];
+      if (v?.email !== email) {
+        byEmail ??= new Map(verdicts.map((x) => [x.email, x]));
+        v = byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
+      }
       resolve(addressKey(email), v);
     }
   };

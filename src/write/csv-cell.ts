@@ -1,5 +1,3 @@
-/** Characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -9,6 +7,8 @@ const NEEDS_QUOTES = /[",\r\n]/;
  */
 export function csvCell(value: string): string {
   let v = value;
-  if (FORMULA_START.test(v) && !PLAIN_NUMBER.test(v)) v = `'${v}`;
+  const c = v.charCodeAt(0);
+  // = + - @ tab CR
+  if ((c === 61 || c === 43 || c === 45 || c === 64 || c === 9 || c === 13) && !PLAIN_NUMBER.test(v)) v = `'${v}`;
   return NEEDS_QUOTES.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
 }

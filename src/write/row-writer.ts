@@ -2,7 +2,7 @@ import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { csvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
-import { VERDICT_COLUMNS, resultObject, verdictCells } from './verdict-columns.js';
+import { VERDICT_COLUMNS, resultObject, verdictCsv } from './verdict-columns.js';
 
 export type OutputFormat = 'csv' | 'json' | 'ndjson';
 
@@ -21,7 +21,7 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
     case 'csv':
       return {
         begin: async () => sink.write(csvLine([...header, ...VERDICT_COLUMNS])),
-        row: (fields, v) => sink.write(csvLine(fields, verdictCells(v))),
+        row: (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n'),
         drain: () => sink.drain(),
         end: () => sink.flush(),
       };
@@ -50,9 +50,12 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
   }
 }
 
-function csvLine(cells: readonly string[], more: readonly string[] = []): string {
+function csvCells(cells: readonly string[]): string {
   let line = '';
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
-  for (let i = 0; i < more.length; i++) line += ',' + csvCell(more[i]!);
-  return line + '\n';
+  return line;
+}
+
+function csvLine(cells: readonly string[]): string {
+  return csvCells(cells) + '\n';
 }

@@ -17,6 +17,18 @@ export function verdictCells(v: Verdict): string[] {
   ];
 }
 
+/**
+ * The appended cells as CSV text (leading comma included). Only the cells that
+ * come from outside (provider, domain, suggestion, error code) can need quoting
+ * or defusing; the rest are statuses, booleans and numbers.
+ */
+export function verdictCsv(v: Verdict, quote: (s: string) => string): string {
+  const d = v.details;
+  return `,${v.status},${cell(v.isValid)},${cell(v.confidence)},${quote(v.provider)},${cell(d.syntax)},` +
+    `${d.domain === undefined ? '' : quote(d.domain)},${cell(d.mx)},${cell(d.disposable)},${cell(d.role)},` +
+    `${cell(d.free)},${d.suggestion === undefined ? '' : quote(d.suggestion)},${v.error ? quote(v.error.code) : ''}`;
+}
+
 /** The result object of JSON/NDJSON output: the spec's Shape A bulk item, plus `error`. */
 export function resultObject(v: Verdict): Record<string, unknown> {
   const out: Record<string, unknown> = {

@@ -95,23 +95,25 @@ export function matchResults(
   got: readonly Verdict[],
 ): { matched: Verdict[]; missing: string[] } {
   const exact = new Map<string, Verdict>();
-  for (const v of got) if (!exact.has(v.email)) exact.set(v.email, v);
-  const used = new Set<Verdict>();
+  const extra: Verdict[] = []; // a second result for the same address
+  for (const v of got) {
+    if (exact.has(v.email)) extra.push(v);
+    else exact.set(v.email, v);
+  }
   const matched: Verdict[] = [];
   const unmatched: string[] = [];
   for (const email of asked) {
     const v = exact.get(email);
-    if (v && !used.has(v)) {
-      used.add(v);
+    if (v) {
+      exact.delete(email);
       matched.push(v);
     } else unmatched.push(email);
   }
   if (unmatched.length === 0) return { matched, missing: unmatched };
 
-  // Only now the case-insensitive pass: most responses never need it.
+  // Only now the case-insensitive pass, over what is left: most responses never need it.
   const loose = new Map<string, Verdict[]>();
-  for (const v of got) {
-    if (used.has(v)) continue;
+  for (const v of [...exact.values(), ...extra]) {
     const k = v.email.toLowerCase();
     const list = loose.get(k);
     if (list) list.push(v);
@@ -119,8 +121,7 @@ export function matchResults(
   }
   const missing: string[] = [];
   for (const email of unmatched) {
-    const list = loose.get(email.toLowerCase());
-    const v = list?.shift();
+    const v = loose.get(email.toLowerCase())?.shift();
     if (v) matched.push({ ...v, email });
     else missing.push(email);
   }
