@@ -179,6 +179,24 @@ describe('interrupt and resume with --journal', () => {
     expect((await out()).split('\n').length).toBeGreaterThan(2);
   });
 
+  it('records no verdict for a row that got none: the re-run retries it and nothing else', async () => {
+    let omit = true;
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-resume-'));
+    server = await startFaultServer({ apiKey: API_KEY, omit: (email) => omit && email === 'lost@example.com' });
+    await writeFile(join(dir, 'in.txt'), 'a@example.com\nlost@example.com\nb@example.com\n');
+    const args = ['validate', 'in.txt', '-o', 'out.csv', '--retries', '1', ...JOURNAL];
+    const r1 = await runCli(args, { cwd: dir, env: apiEnv(server) });
+    expect(r1.code, r1.stderr).toBe(4);
+    expect((await readJournal(join(dir, 'run.journal'))).emails.sort()).toEqual(['a@example.com', 'b@example.com']);
+
+    omit = false;
+    const before = server.requests.length;
+    const r2 = await runCli(args, { cwd: dir, env: apiEnv(server) });
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(sentEmails(server, before)).toEqual(['lost@example.com']);
+    expect(await out()).toMatch(/^lost@example\.com,valid,/m);
+  });
+
   it('refuses a journal of another job with exit 2 and one line, creating no output', async () => {
     await fresh(41);
     const r1 = await runCli([...ARGS, ...JOURNAL, '--engine', 'local'], { cwd: dir, env: apiEnv(server) });
