@@ -48,6 +48,8 @@ export async function openVerdictFile(
     });
   }
   try {
+    // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
+    if (!(await fh.stat()).isFile()) throw new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
     let header = false;
     const scan = await scanLines(fh, (line, index) => {
       if (index === 0) {

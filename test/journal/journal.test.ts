@@ -7,6 +7,7 @@ import { openJournal } from '../../src/journal/journal.js';
 import { combineKnown } from '../../src/journal/known.js';
 import { openCache } from '../../src/journal/cache.js';
 import { openStores } from '../../src/journal/open-stores.js';
+import { DurableAppender } from '../../src/journal/appender.js';
 import { errorVerdict, type Verdict } from '../../src/verdict.js';
 
 const api = jobBinding({ engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
@@ -159,6 +160,10 @@ describe('openJournal', () => {
     await j2.close();
   });
 
+  it('refuses a device such as /dev/zero', async () => {
+    await expect(openJournal('/dev/zero', api)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('not a regular file') });
+  });
+
   it('reports an unwritable path as a usage error', async () => {
     await expect(openJournal(join(dir, 'missing', 'j'), api)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('ENOENT') });
   });
@@ -265,5 +270,17 @@ describe('openStores', () => {
     const s = await openStores({ journal: path, cache: join(dir, 'c') }, { engine: 'local' }, { output: '-' });
     expect([s.journal?.path, s.cache?.path]).toEqual([path, join(dir, 'c')]);
     await s.known!.close();
+  });
+});
+
+describe('DurableAppender', () => {
+  it('a failed write fails that append and every later one, with the file named', async () => {
+    await writeFile(path, '');
+    const { open } = await import('node:fs/promises');
+    const fh = await open(path, 'r'); // not writable: every write fails like a full disk would
+    const app = new DurableAppender(fh, '--journal x');
+    await expect(app.append('one\n')).rejects.toMatchObject({ exitCode: 1, message: expect.stringContaining('cannot write --journal x') });
+    await expect(app.append('two\n')).rejects.toMatchObject({ message: expect.stringContaining('cannot write --journal x') });
+    await app.close();
   });
 });
