@@ -1,9 +1,26 @@
 import type { Verdict } from '../verdict.js';
 import { domainOf } from './address-key.js';
 
+/** What `claim()` found for an address. */
+export const Claim = {
+  /** first sight: the address is now pending, and the caller must fulfil it */
+  New: 0,
+  /** already sent, not answered yet */
+  Pending: 1,
+  /** answered: `verdictAt()` gives the verdict */
+  Done: 2,
+} as const;
+export type Claim = (typeof Claim)[keyof typeof Claim];
+
+const EMPTY = 0;
+const PENDING = 0xffffffff;
+/** the verdict is kept whole in the side map */
+const WHOLE = 0xfffffffe;
+
 /**
- * The verdict of every distinct address answered so far in this run, so that a
- * duplicate row later in the input gets its verdict without a second request.
+ * Every distinct address of the run, pending or answered, so that each is sent
+ * once and a duplicate row later in the input gets its verdict without a second
+ * request.
  *
  * It must hold a million addresses in little memory (PRODUCT.md §5: memory stays
  * flat), so it keeps no strings: a 64-bit hash of the address and the index of
@@ -13,38 +30,73 @@ import { domainOf } from './address-key.js';
  * addresses (32 MB). Two addresses with the same 64-bit hash (odds ~3e-8 at 1M
  * addresses) would share a verdict; verdicts that cannot share a shape (a
  * suggestion, an unusual domain) are kept whole in a side map.
+ *
+ * An address is looked up once, when its row is read (`claim`); its answer is
+ * filed by the slot found then (`fulfil`), without a second search.
  */
 export class VerdictMemo {
   private capacity = 1 << 21;
   /**
-   * Slots of [hash hi, hash lo, shape index + 1 (0 = empty), unused], side by
-   * side so that a probe touches one cache line, not three.
+   * Slots of [hash hi, hash lo, value, unused], side by side so that a probe
+   * touches one cache line, not three. value: EMPTY, PENDING, WHOLE or shape + 1.
    */
   private table = new Uint32Array(this.capacity * 4);
   private count = 0;
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
   private readonly whole = new Map<string, Verdict>();
+  /** bumped when the table grows: slots found before then are stale */
+  generation = 0;
+  /** what the last `claim()` found */
+  claimed: Claim = Claim.New;
 
   get size(): number {
-    return this.count + this.whole.size;
+    return this.count;
   }
 
-  set(key: string, verdict: Verdict): void {
+  /** Finds `key`, marking it pending if it was not there; returns its slot (see `claimed`). */
+  claim(key: string): number {
+    if ((this.count + 1) * 2 > this.capacity) this.grow();
+    hash64(key);
+    const t = this.table;
+    const mask = this.capacity - 1;
+    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
+      const at = i * 4;
+      const v = t[at + 2]!;
+      if (v === EMPTY) {
+        t[at] = hashHi;
+        t[at + 1] = hashLo;
+        t[at + 2] = PENDING;
+        this.count++;
+        this.claimed = Claim.New;
+        return i;
+      }
+      if (t[at] === hashHi && t[at + 1] === hashLo) {
+        this.claimed = v === PENDING ? Claim.Pending : Claim.Done;
+        return i;
+      }
+    }
+  }
+
+  /** Files the verdict of a claimed address, `slot` and `generation` as they were at the claim. */
+  fulfil(key: string, slot: number, generation: number, verdict: Verdict): void {
+    const i = generation === this.generation ? slot : this.claim(key);
     const domain = verdict.details.domain;
     if (verdict.details.suggestion !== undefined || (domain !== undefined && !isDomainOf(domain, key))) {
       this.whole.set(key, verdict);
-      return;
+      this.table[i * 4 + 2] = WHOLE;
+    } else {
+      this.table[i * 4 + 2] = this.shapeOf(verdict) + 1;
     }
-    this.insert(key, this.shapeOf(verdict) + 1);
   }
 
-  /** the remembered verdict, re-addressed to `email` (the row's own spelling) */
-  get(key: string, email: string): Verdict | undefined {
-    const whole = this.whole.get(key);
-    if (whole) return whole.email === email ? whole : { ...whole, email };
-    const id = this.lookup(key);
-    if (id === 0) return undefined;
+  /** The verdict of an answered address, re-addressed to `email` (the row's own spelling). */
+  verdictAt(slot: number, key: string, email: string): Verdict {
+    const id = this.table[slot * 4 + 2]!;
+    if (id === WHOLE) {
+      const whole = this.whole.get(key)!;
+      return whole.email === email ? whole : { ...whole, email };
+    }
     const shape = this.shapes[id - 1]!;
     const details = shape.details.domain === undefined ? shape.details : { ...shape.details, domain: domainOf(key) };
     return { ...shape, email, details };
@@ -68,49 +120,17 @@ export class VerdictMemo {
     return id;
   }
 
-  private insert(key: string, value: number): void {
-    if ((this.count + 1) * 2 > this.capacity) this.grow();
-    hash64(key);
-    const t = this.table;
-    const mask = this.capacity - 1;
-    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
-      const at = i * 4;
-      if (t[at + 2] === 0) {
-        t[at] = hashHi;
-        t[at + 1] = hashLo;
-        t[at + 2] = value;
-        this.count++;
-        return;
-      }
-      if (t[at] === hashHi && t[at + 1] === hashLo) {
-        t[at + 2] = value;
-        return;
-      }
-    }
-  }
-
-  private lookup(key: string): number {
-    hash64(key);
-    const t = this.table;
-    const mask = this.capacity - 1;
-    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
-      const at = i * 4;
-      const v = t[at + 2]!;
-      if (v === 0) return 0;
-      if (t[at] === hashHi && t[at + 1] === hashLo) return v;
-    }
-  }
-
   private grow(): void {
     const old = this.table;
     this.capacity *= 2;
+    this.generation++;
     this.table = new Uint32Array(this.capacity * 4);
     const t = this.table;
     const mask = this.capacity - 1;
     for (let j = 0; j < old.length; j += 4) {
-      if (old[j + 2] === 0) continue;
+      if (old[j + 2] === EMPTY) continue;
       let i = old[j + 1]! & mask;
-      while (t[i * 4 + 2] !== 0) i = (i + 1) & mask;
+      while (t[i * 4 + 2] !== EMPTY) i = (i + 1) & mask;
       t.set(old.subarray(j, j + 3), i * 4);
     }
   }

@@ -8,14 +8,14 @@ export interface Slot {
   verdict: Verdict | undefined;
 }
 
+/** Stands in for released slots until compaction, so their rows can be collected. */
+const RELEASED: Slot = { fields: [], email: '', verdict: undefined };
+
 /**
  * Restores input order: verdicts arrive batch by batch, in any order, and a row
  * is released only when every row before it has been. The pipeline bounds how
  * many slots it holds (the batches in flight), not the input size.
  */
-/** Stands in for released slots until compaction, so their rows can be collected. */
-const RELEASED: Slot = { fields: [], email: '', verdict: undefined };
-
 export class OrderBuffer {
   private slots: Slot[] = [];
   private head = 0;

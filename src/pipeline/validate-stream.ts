@@ -1,5 +1,5 @@
 import { addressKey } from '../batch/address-key.js';
-import { VerdictMemo } from '../batch/verdict-memo.js';
+import { Claim, VerdictMemo } from '../batch/verdict-memo.js';
 import { OrderBuffer, type Slot } from '../order/order-buffer.js';
 import { newProgress, type Progress } from '../progress.js';
 import type { Input } from '../read/input-row.js';
@@ -37,6 +37,17 @@ export interface RunResult {
   complete: boolean;
 }
 
+/** Distinct addresses on their way to the engine, with where their answers go. */
+interface Batch {
+  emails: string[];
+  /** the first row of each address */
+  slots: Slot[];
+  keys: string[];
+  /** each address's slot in the memo, valid for `generation` */
+  at: number[];
+  generation: number;
+}
+
 /**
  * The pipeline: read → precheck and dedupe → batch → validate → restore order →
  * write. Memory is bounded by the batches in flight: reading pauses while the
@@ -51,12 +62,13 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const started = Date.now();
 
   const memo = new VerdictMemo();
-  /** addresses sent and not yet answered → the rows waiting for them */
-  const waiting = new Map<string, Slot | Slot[]>();
+  /** later rows of addresses sent and not yet answered (the first row is in the batch) */
+  const duplicatesWaiting = new Map<string, Slot[]>();
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
-  let batch: string[] = [];
+  const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], at: [], generation: memo.generation });
+  let batch = newBatch();
   let fatal: unknown;
 
   const emit = (slot: Slot): void => {
@@ -70,7 +82,12 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     writer.row(slot.fields, v);
   };
 
-  const settle = async (emails: readonly string[], verdicts: Verdict[]): Promise<void> => {
+  // Each row gets the verdict under its own spelling of the address.
+  const answer = (slot: Slot, v: Verdict): void => {
+    slot.verdict = slot.email === v.email ? v : { ...v, email: slot.email };
+  };
+
+  const settle = async (b: Batch, verdicts: Verdict[]): Promise<void> => {
     if (known) {
       const fresh = verdicts.filter((v) => !v.error);
       if (fresh.length) await known.record(fresh);
@@ -78,42 +95,76 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     // Validators answer under the address as asked (see Validator), usually in
     // the order asked: take that fast path, and look up the rest.
     let byEmail: Map<string, Verdict> | undefined;
-    for (let i = 0; i < emails.length; i++) {
-      const email = emails[i]!;
+    for (let i = 0; i < b.emails.length; i++) {
+      const email = b.emails[i]!;
       let v = verdicts[i];
       if (v?.email !== email) {
         byEmail ??= new Map(verdicts.map((x) => [x.email, x]));
         v = byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
       }
-      resolve(addressKey(email), v);
+      const key = b.keys[i]!;
+      memo.fulfil(key, b.at[i]!, b.generation, v);
+      progress.addressesDone++;
+      answer(b.slots[i]!, v);
+      if (duplicatesWaiting.size === 0) continue;
+      const later = duplicatesWaiting.get(key);
+      if (later === undefined) continue;
+      duplicatesWaiting.delete(key);
+      for (const slot of later) answer(slot, v);
     }
   };
 
-  const resolve = (key: string, v: Verdict): void => {
-    memo.set(key, v);
-    progress.addressesDone++;
-    const w = waiting.get(key);
-    waiting.delete(key);
-    if (w === undefined) return;
-    if (Array.isArray(w)) for (const slot of w) answer(slot, v);
-    else answer(w, v);
-  };
-
-  // Each row gets the verdict under its own spelling of the address.
-  const answer = (slot: Slot, v: Verdict): void => {
-    slot.verdict = slot.email === v.email ? v : { ...v, email: slot.email };
+  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
+  const take = (fields: string[], email: string): void => {
+    progress.rowsRead++;
+    const reason = precheck(email);
+    if (reason !== undefined) {
+      summary.prechecked++;
+      order.push(fields, email, precheckVerdict(email, reason));
+      return;
+    }
+    const key = addressKey(email);
+    const at = memo.claim(key);
+    switch (memo.claimed) {
+      case Claim.Done:
+        summary.duplicates++;
+        order.push(fields, email, memo.verdictAt(at, key, email));
+        return;
+      case Claim.Pending: {
+        summary.duplicates++;
+        const slot = order.push(fields, email);
+        const later = duplicatesWaiting.get(key);
+        if (later) later.push(slot);
+        else duplicatesWaiting.set(key, [slot]);
+        return;
+      }
+    }
+    const reused = known?.get(email);
+    if (reused) {
+      if (reused.source === 'journal') summary.fromJournal++;
+      else summary.fromCache++;
+      memo.fulfil(key, at, memo.generation, reused.verdict);
+      progress.addressesDone++;
+      answer(order.push(fields, email), reused.verdict);
+      return;
+    }
+    progress.addressesQueued++;
+    batch.emails.push(email);
+    batch.slots.push(order.push(fields, email));
+    batch.keys.push(key);
+    batch.at.push(at);
   };
 
   const dispatch = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const emails = batch;
-    batch = [];
+    if (batch.emails.length === 0) return;
+    const b = batch;
+    batch = newBatch();
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
     // Stopped while waiting for a free slot: this batch is never sent, its rows never written.
     if (stop.aborted) return;
     const job = validator
-      .validate(emails, cancel)
-      .then((verdicts) => settle(emails, verdicts))
+      .validate(b.emails, cancel)
+      .then((verdicts) => settle(b, verdicts))
       .catch((err: unknown) => {
         // Abandoned after an interruption: its rows stay unwritten, which is no failure.
         if (cancel.aborted) return;
@@ -132,40 +183,9 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     await writer.begin();
     reading: for await (const rows of input.rows) {
       for (const row of rows) {
-      if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
-      progress.rowsRead++;
-      const reason = precheck(row.email);
-      if (reason !== undefined) {
-        summary.prechecked++;
-        order.push(row.fields, row.email, precheckVerdict(row.email, reason));
-      } else {
-        const key = addressKey(row.email);
-        const done = memo.get(key, row.email);
-        const pending = waiting.get(key);
-        if (done) {
-          summary.duplicates++;
-          order.push(row.fields, row.email, done);
-        } else if (pending) {
-          summary.duplicates++;
-          const slot = order.push(row.fields, row.email);
-          if (Array.isArray(pending)) pending.push(slot);
-          else waiting.set(key, [pending, slot]);
-        } else {
-          const reused = known?.get(row.email);
-          if (reused) {
-            if (reused.source === 'journal') summary.fromJournal++;
-            else summary.fromCache++;
-            memo.set(key, reused.verdict);
-            progress.addressesDone++;
-            answer(order.push(row.fields, row.email), reused.verdict);
-          } else {
-            waiting.set(key, order.push(row.fields, row.email));
-            progress.addressesQueued++;
-            batch.push(row.email);
-            if (batch.length >= batchSize) await dispatch();
-          }
-        }
-      }
+        if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
+        take(row.fields, row.email);
+        if (batch.emails.length >= batchSize) await dispatch();
       }
       await release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.

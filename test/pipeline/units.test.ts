@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/batch/address-key.js';
-import { VerdictMemo } from '../../src/batch/verdict-memo.js';
+import { Claim, VerdictMemo } from '../../src/batch/verdict-memo.js';
 import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
 import { precheck } from '../../src/read/precheck.js';
 import { detectDelimiter, looksLikeCsv } from '../../src/read/sniff.js';
@@ -150,17 +150,35 @@ describe('dedupe memory', () => {
     expect(addressKey('ann@example.com')).not.toBe(addressKey('Ann@example.com'));
   });
 
-  it('gives back each verdict under the asking row’s spelling, through growth', () => {
+  it('claims each address once, and gives back its verdict under the asking row’s spelling, through growth', () => {
     const memo = new VerdictMemo();
-    const n = 50_000;
-    for (let i = 0; i < n; i++) memo.set(addressKey(`u${i}@D${i % 7}.com`), verdict(`u${i}@D${i % 7}.com`, i % 3 ? 'valid' : 'invalid'));
-    memo.set(addressKey('x@gmial.com'), verdict('x@gmial.com', 'risky', 'x@gmail.com'));
-    for (let i = 0; i < n; i += 997) {
-      const got = memo.get(addressKey(`u${i}@d${i % 7}.COM`), `u${i}@d${i % 7}.COM`)!;
-      expect(got).toMatchObject({ email: `u${i}@d${i % 7}.COM`, status: i % 3 ? 'valid' : 'invalid', details: { domain: `d${i % 7}.com` } });
+    const n = 1_200_000; // past the preallocated million: the table grows under pending claims
+    const at: number[] = [];
+    const generation = memo.generation;
+    for (let i = 0; i < n; i++) {
+      at.push(memo.claim(addressKey(`u${i}@D${i % 7}.com`)));
+      expect(memo.claimed).toBe(Claim.New);
     }
-    expect(memo.get(addressKey('x@gmial.com'), 'x@gmial.com')?.details.suggestion).toBe('x@gmail.com');
-    expect(memo.get(addressKey('nobody@d1.com'), 'nobody@d1.com')).toBeUndefined();
-    expect(memo.size).toBe(n + 1);
+    expect(memo.generation).toBeGreaterThan(generation);
+    expect(memo.claim(addressKey('u5@d5.com'))).toBeGreaterThanOrEqual(0);
+    expect(memo.claimed).toBe(Claim.Pending);
+    for (let i = 0; i < n; i++) {
+      memo.fulfil(addressKey(`u${i}@D${i % 7}.com`), at[i]!, generation, verdict(`u${i}@D${i % 7}.com`, i % 3 ? 'valid' : 'invalid'));
+    }
+    const x = memo.claim('x@gmial.com');
+    memo.fulfil('x@gmial.com', x, memo.generation, verdict('x@gmial.com', 'risky', 'x@gmail.com'));
+    for (let i = 0; i < n; i += 9973) {
+      const email = `u${i}@d${i % 7}.COM`;
+      const slot = memo.claim(addressKey(email));
+      expect(memo.claimed).toBe(Claim.Done);
+      expect(memo.verdictAt(slot, addressKey(email), email)).toMatchObject({
+        email, status: i % 3 ? 'valid' : 'invalid', details: { domain: `d${i % 7}.com` },
+      });
+    }
+    const again = memo.claim('x@gmial.com');
+    expect(memo.verdictAt(again, 'x@gmial.com', 'x@gmial.com').details.suggestion).toBe('x@gmail.com');
+    memo.claim(addressKey('nobody@d1.com'));
+    expect(memo.claimed).toBe(Claim.New);
+    expect(memo.size).toBe(n + 2);
   });
 });
