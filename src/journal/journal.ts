@@ -2,7 +2,8 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import { addressKey, encodeVerdict, TailPool } from './encoding.js';
-import { openVerdictFile } from './verdict-file.js';
+import { lockFile } from './lock.js';
+import { checkRegularFile, openVerdictFile } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -26,12 +27,20 @@ export interface Journal extends KnownVerdicts {
 export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
   const index = new Map<string, string>();
   const tails = new TailPool();
-  const opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
-    const tail = tails.tailOf(line, entry, 0);
-    if (tail === undefined) return false;
-    index.set(addressKey(entry[0] as string), tail);
-    return true;
-  });
+  await checkRegularFile(path, 'journal');
+  const unlock = await lockFile(path, '--journal');
+  let opened;
+  try {
+    opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
+      const tail = tails.tailOf(line, entry, 0);
+      if (tail === undefined) return false;
+      index.set(addressKey(entry[0] as string), tail);
+      return true;
+    });
+  } catch (err) {
+    await unlock();
+    throw err;
+  }
   const { appender } = opened;
   let closed = false;
   return {
@@ -50,7 +59,11 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     async close() {
       if (closed) return;
       closed = true;
-      await appender.close();
+      try {
+        await appender.close();
+      } finally {
+        await unlock();
+      }
     },
   };
 }

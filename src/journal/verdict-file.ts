@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UsageError } from '../errors.js';
 import { DurableAppender } from './appender.js';
@@ -48,8 +48,7 @@ export async function openVerdictFile(
     });
   }
   try {
-    // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
-    if (!(await fh.stat()).isFile()) throw new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
+    if (!(await fh.stat()).isFile()) throw notRegular(kind, path);
     let header = false;
     const scan = await scanLines(fh, (line, index) => {
       if (index === 0) {
@@ -77,6 +76,17 @@ export async function openVerdictFile(
     await fh.close();
     throw err;
   }
+}
+
+// A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
+function notRegular(kind: FileKind, path: string): UsageError {
+  return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
+}
+
+/** Refuses early (before a lock file is made next to it) a path that exists and is no regular file. */
+export async function checkRegularFile(path: string, kind: FileKind): Promise<void> {
+  const st = await stat(path).catch(() => undefined);
+  if (st && !st.isFile()) throw notRegular(kind, path);
 }
 
 function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): void {

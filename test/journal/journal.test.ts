@@ -284,3 +284,18 @@ describe('DurableAppender', () => {
     await app.close();
   });
 });
+
+describe('journal lock', () => {
+  it('refuses a journal in use by another live run, takes over a stale lock, and unlocks on close', async () => {
+    await writeFile(`${path}.lock`, `${process.ppid}\n`); // a process that is certainly alive
+    await expect(openJournal(path, api)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(`is in use by another mailsift run (pid ${process.ppid})`),
+    });
+    await writeFile(`${path}.lock`, '4194303\n'); // beyond any pid in use here: a run killed long ago
+    const j = await openJournal(path, api);
+    expect((await readFile(`${path}.lock`, 'utf8')).trim()).toBe(String(process.pid));
+    await j.close();
+    await expect(stat(`${path}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
