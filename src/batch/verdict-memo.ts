@@ -45,6 +45,7 @@ export class VerdictMemo {
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
   private readonly whole = new Map<string, Verdict>();
+  private lastShape = 0;
   /** bumped when the table grows: slots found before then are stale */
   generation = 0;
   /** what the last `claim()` found */
@@ -103,6 +104,14 @@ export class VerdictMemo {
   }
 
   private shapeOf(v: Verdict): number {
+    // Verdicts come in runs of the same shape: try the last one before building a key.
+    const last = this.shapes[this.lastShape];
+    if (last !== undefined && sameShape(last, v)) return this.lastShape;
+    this.lastShape = this.shapeIdOf(v);
+    return this.lastShape;
+  }
+
+  private shapeIdOf(v: Verdict): number {
     const d = v.details;
     // One number for the flags (cheaper than a string per field), plus the strings.
     const flags =
@@ -134,6 +143,16 @@ export class VerdictMemo {
       t.set(old.subarray(j, j + 3), i * 4);
     }
   }
+}
+
+/** Whether `v` has the shape `shape` (a verdict stored without address and domain). */
+function sameShape(shape: Verdict, v: Verdict): boolean {
+  const a = shape.details;
+  const b = v.details;
+  return shape.status === v.status && shape.isValid === v.isValid && shape.confidence === v.confidence &&
+    shape.provider === v.provider && a.syntax === b.syntax && a.mx === b.mx && a.disposable === b.disposable &&
+    a.role === b.role && a.free === b.free && (a.domain === undefined) === (b.domain === undefined) &&
+    shape.error?.code === v.error?.code && shape.error?.message === v.error?.message;
 }
 
 /** `domain` is the (lower-cased) domain of `key`, compared without slicing. */

@@ -44,7 +44,7 @@ async function openFile(path: string): Promise<NodeJS.ReadableStream> {
     throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
   }
   if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
-  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   // Open errors (EACCES) surface on first read; make them input errors.
   return Readable.from(
     (async function* () {

@@ -102,7 +102,12 @@ describe('faults', () => {
   it('survives 503s, reset sockets, truncated bodies and dropped results: every row right, exit 0', async () => {
     const addresses = mixed(240);
     const r = await run(
-      { failRate503: 0.2, resetRate: 0.05, truncateRate: 0.05, dropResultRate: 0.2, shuffle: true, lowercaseEcho: true, seed: 7 },
+      // Results are left out only the first time (a random drop could also hit the
+      // one re-ask, and MISSING_RESULT would then be the right answer).
+      {
+        failRate503: 0.2, resetRate: 0.05, truncateRate: 0.05, shuffle: true, lowercaseEcho: true, seed: 7,
+        omit: (email, attempt) => attempt === 1 && email.length % 5 === 0,
+      },
       addresses,
       ['--batch-size', '10', '--concurrency', '4', '--retries', '10'],
     );

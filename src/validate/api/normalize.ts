@@ -26,6 +26,7 @@ export function normalizeSingle(body: unknown): Verdict | undefined {
 
 function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   if (!isObject(item) || typeof item.email !== 'string') return undefined;
+  if (shape === 'a' && isWellFormed(item)) return item as unknown as Verdict;
   const isValid = typeof item.isValid === 'boolean' ? item.isValid : undefined;
   const confidence = typeof item.confidence === 'number' && Number.isFinite(item.confidence) ? item.confidence : undefined;
   const provider = typeof item.provider === 'string' ? item.provider : '';
@@ -56,6 +57,26 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
     provider,
     details: { disposable: bool(item.disposable), role: bool(item.role) },
   };
+}
+
+const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
+  syntax: 'boolean', domain: 'string', mx: 'boolean', disposable: 'boolean', role: 'boolean', free: 'boolean', suggestion: 'string',
+};
+
+/**
+ * A Shape A item that is already exactly a verdict (the common case) is used as
+ * it is: copying a million of them costs more than checking them.
+ */
+function isWellFormed(item: Record<string, unknown>): boolean {
+  if (typeof item.isValid !== 'boolean' || !isStatus(item.status) || typeof item.provider !== 'string') return false;
+  if (typeof item.confidence !== 'number' || !Number.isFinite(item.confidence) || item.error !== undefined) return false;
+  const d = item.details;
+  if (!isObject(d)) return false;
+  for (const key in d) {
+    const type = DETAIL_TYPES[key];
+    if (type === undefined || typeof d[key] !== type) return false;
+  }
+  return d.suggestion !== '';
 }
 
 function statusFromValidity(isValid: boolean | undefined): Status {
@@ -94,6 +115,12 @@ export function matchResults(
   asked: readonly string[],
   got: readonly Verdict[],
 ): { matched: Verdict[]; missing: string[] } {
+  // Most servers answer in the order asked: nothing to match then.
+  if (got.length === asked.length) {
+    let i = 0;
+    while (i < asked.length && got[i]!.email === asked[i]) i++;
+    if (i === asked.length) return { matched: got.slice(), missing: [] };
+  }
   const exact = new Map<string, Verdict>();
   const extra: Verdict[] = []; // a second result for the same address
   for (const v of got) {
