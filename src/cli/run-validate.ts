@@ -121,9 +121,12 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   } finally {
     reporter.stop();
     await validator.close();
-    await stores.known?.close();
-    await sink.end(out !== process.stdout).catch(() => {});
-    interrupts.dispose();
+    try {
+      await stores.known?.close();
+    } finally {
+      await sink.end(out !== process.stdout).catch(() => {});
+      interrupts.dispose();
+    }
   }
   if (sink.gone) return; // the reader went away (`| head`): end quietly
 

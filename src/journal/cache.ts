@@ -70,6 +70,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     fresh: index.size,
     compacted,
     get(email) {
+      if (index.size === 0) return undefined;
       const hit = index.get(addressKey(email));
       if (!hit) return undefined;
       return { verdict: tails.verdict(email, hit.tail), source: 'cache' };

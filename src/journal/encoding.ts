@@ -31,14 +31,47 @@ function ownDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1);
 }
 
+/** `domain` is the part of `email` after its last `@` (checked without slicing: this runs per verdict). */
+function isOwnDomain(email: string, domain: string): boolean {
+  const at = email.length - domain.length - 1;
+  return at >= 0 && email.charCodeAt(at) === 64 && email.endsWith(domain) && email.lastIndexOf('@') === at;
+}
+
+function codeOf(v: Verdict): string {
+  const d = v.details;
+  return STATUS_CODE[v.status] + tri(v.isValid) + tri(d.syntax) + tri(d.mx) + tri(d.disposable) + tri(d.role) + tri(d.free);
+}
+
 export function encodeVerdict(v: Verdict): EncodedVerdict {
   const d = v.details;
-  let code = STATUS_CODE[v.status] + tri(v.isValid);
-  for (const f of FLAGS) code += tri(d[f]);
-  const domain = d.domain === undefined ? null : d.domain === ownDomain(v.email) ? 1 : d.domain;
+  const code = codeOf(v);
+  const domain = d.domain === undefined ? null : isOwnDomain(v.email, d.domain) ? 1 : d.domain;
   const out: EncodedVerdict = [v.email, code, v.confidence ?? null, v.provider, domain];
   if (d.suggestion !== undefined) out.push(d.suggestion);
   return out;
+}
+
+let lastProvider = '';
+let lastProviderJson = '""';
+
+/**
+ * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
+ * directly: this runs for every verdict of a run, and skipping the array and
+ * the generic serialiser keeps the journal's cost within noise.
+ */
+export function encodeLine(v: Verdict, prefix?: number): string {
+  const d = v.details;
+  if (v.provider !== lastProvider) {
+    lastProvider = v.provider;
+    lastProviderJson = JSON.stringify(v.provider);
+  }
+  const c = v.confidence;
+  let line = prefix === undefined ? '[' : `[${prefix},`;
+  line += JSON.stringify(v.email) + ',"' + codeOf(v) + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null');
+  line += ',' + lastProviderJson + ',';
+  line += d.domain === undefined ? 'null' : isOwnDomain(v.email, d.domain) ? '1' : JSON.stringify(d.domain);
+  if (d.suggestion !== undefined) line += ',' + JSON.stringify(d.suggestion);
+  return line + ']';
 }
 
 /** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */

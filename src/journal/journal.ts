@@ -1,7 +1,7 @@
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, encodeVerdict, TailPool } from './encoding.js';
+import { addressKey, encodeLine, TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
 import { checkRegularFile, openVerdictFile } from './verdict-file.js';
 
@@ -49,6 +49,7 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,
     get(email) {
+      if (index.size === 0) return undefined; // a first run: nothing to look up
       const tail = index.get(addressKey(email));
       return tail === undefined ? undefined : { verdict: tails.verdict(email, tail), source: 'journal' };
     },
@@ -74,10 +75,6 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
  */
 export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
   let text = '';
-  for (const v of verdicts) {
-    if (v.error) continue;
-    const e = encodeVerdict(v);
-    text += (prefix === undefined ? JSON.stringify(e) : JSON.stringify([prefix, ...e])) + '\n';
-  }
+  for (const v of verdicts) if (!v.error) text += encodeLine(v, prefix) + '\n';
   return text;
 }

@@ -69,6 +69,7 @@ export async function openVerdictFile(
     const appender = new DurableAppender(fh, `--${kind} ${path}`);
     if (!header) {
       await appender.append(headerLine(kind, binding));
+      await appender.flush();
       await syncDirectory(path);
     }
     return { appender, badLines: scan.badLines, repairedBytes: scan.size - scan.goodEnd };

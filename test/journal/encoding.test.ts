@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey, decodeVerdict, encodeVerdict } from '../../src/journal/encoding.js';
+import { addressKey, decodeVerdict, encodeLine, encodeVerdict } from '../../src/journal/encoding.js';
 import { parseDuration } from '../../src/journal/duration.js';
 import type { Verdict } from '../../src/verdict.js';
 
@@ -23,11 +23,18 @@ describe('verdict line encoding', () => {
     const line = JSON.stringify(encodeVerdict(v));
     const back = decodeVerdict(JSON.parse(line));
     expect(JSON.stringify(back)).toBe(JSON.stringify(v));
+    // the fast path writes exactly what the generic one would
+    expect(encodeLine(v)).toBe(line);
+    expect(encodeLine(v, 1718000000)).toBe(JSON.stringify([1718000000, ...encodeVerdict(v)]));
   });
 
   it('is compact: the common verdict fits in well under 100 bytes', () => {
     const v: Verdict = { ...full, email: 'someone@example.com', details: { syntax: true, domain: 'example.com', mx: true, disposable: false, role: false } };
     expect(JSON.stringify(encodeVerdict(v))).toBe('["someone@example.com","r11100-",0.73,"mailgun",1]');
+  });
+
+  it('writes a confidence that is not a finite number as unknown', () => {
+    expect(encodeLine({ ...full, confidence: Number.NaN })).toContain(',null,"mailgun"');
   });
 
   it.each([[null], [[]], [['a@b', 'x11100-', 1, 'p', 1]], [['a@b', 'v11', 1, 'p', 1]], [['a@b', 'v11100-', '1', 'p', 1]], [[1, 'v11100-', 1, 'p', 1]]])(
