@@ -1,8 +1,7 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, TailPool } from './encoding.js';
-import { encodeLines } from './journal.js';
+import { addressKey, encodeLines, TailPool } from './encoding.js';
 import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {

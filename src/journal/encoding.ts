@@ -74,6 +74,16 @@ export function encodeLine(v: Verdict, prefix?: number): string {
   return line + ']';
 }
 
+/**
+ * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
+ * verdict: recording it would stop a re-run from retrying the address.
+ */
+export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
+  let text = '';
+  for (const v of verdicts) if (!v.error) text += encodeLine(v, prefix) + '\n';
+  return text;
+}
+
 /** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */
 export function decodeVerdict(a: unknown): Verdict | undefined {
   if (!Array.isArray(a) || a.length < 5 || a.length > 6) return undefined;

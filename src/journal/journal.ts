@@ -1,7 +1,6 @@
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
-import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, encodeLine, TailPool } from './encoding.js';
+import { addressKey, encodeLines, TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
 import { checkRegularFile, openVerdictFile } from './verdict-file.js';
 
@@ -17,7 +16,8 @@ export interface Journal extends KnownVerdicts {
 /**
  * `--journal FILE`: a crash-safe record of the verdicts this job has paid for.
  * Opening it loads what an earlier, interrupted run recorded; `record` appends
- * each finished batch and resolves once it is on disk.
+ * each finished batch and resolves once it is written (see DurableAppender for
+ * when it reaches the disk).
  *
  * Only what was in the file at open time is indexed: the pipeline already sends
  * each address once per run, and not indexing new verdicts keeps memory flat
@@ -67,14 +67,4 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
       }
     },
   };
-}
-
-/**
- * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
- * verdict: recording it would stop a re-run from retrying the address.
- */
-export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
-  let text = '';
-  for (const v of verdicts) if (!v.error) text += encodeLine(v, prefix) + '\n';
-  return text;
 }
