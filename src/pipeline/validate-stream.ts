@@ -112,6 +112,9 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       duplicatesWaiting.delete(key);
       for (const slot of later) answer(slot, v);
     }
+    // Written at once, not when the reader next looks up: rows and verdicts
+    // held longer would outlive the young generation and cost a full GC.
+    order.release(emit);
   };
 
   /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
