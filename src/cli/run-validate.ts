@@ -69,6 +69,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   // Created before the validator: the API client reports rate-limit pauses in it.
   const progress = newProgress();
+  // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
+  const stopSending = new AbortController();
   const validator: Validator =
     choice.engine === 'api'
       ? createApiValidator({
@@ -78,6 +80,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           retries: flags.retries,
           concurrency: flags.concurrency,
           progress,
+          stop: stopSending.signal,
         })
       : createLocalValidator({
           dnsServer: flags.dnsServer,
@@ -102,6 +105,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       say(line);
     },
   });
+  interrupts.stop.addEventListener('abort', () => stopSending.abort(interrupts.stop.reason), { once: true });
 
   let result: RunResult;
   try {

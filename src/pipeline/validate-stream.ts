@@ -169,8 +169,9 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       .validate(b.emails, cancel)
       .then((verdicts) => settle(b, verdicts))
       .catch((err: unknown) => {
-        // Abandoned after an interruption: its rows stay unwritten, which is no failure.
-        if (cancel.aborted) return;
+        // Stopped before it was sent, or abandoned in flight, after an interruption:
+        // its rows stay unwritten, which is no failure.
+        if (cancel.aborted || stop.aborted) return;
         fatal ??= err;
       })
       .finally(() => inFlight.delete(job));

@@ -147,6 +147,18 @@ describe('interrupt and resume with --journal', () => {
     expect(countDuplicates(all).filter((e) => !unanswered.has(e))).toEqual([]);
   });
 
+  it('Ctrl-C sends nothing more, not even batches queued inside the API client', async () => {
+    // The client sends its first request alone until it learns the rate limit: the
+    // other batches wait in its queue, and must never go out after the signal.
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-resume-'));
+    await writeFile(join(dir, 'in.csv'), inputCsv());
+    server = await startFaultServer({ apiKey: API_KEY, delayMs: 1500 });
+    const r = await runAndSignal([...ARGS, ...JOURNAL], apiEnv(server), () => server.requests.length >= 1, 'SIGINT', 50, dir);
+    expect([r.signalled, r.code]).toEqual([true, 130]);
+    expect(server.requests).toHaveLength(1);
+    expect((await readJournal(join(dir, 'run.journal'))).emails).toHaveLength(BATCH);
+  });
+
   it('a second Ctrl-C abandons requests that hang; what was answered is kept', async () => {
     let hang = true;
     dir = await mkdtemp(join(tmpdir(), 'mailsift-resume-'));

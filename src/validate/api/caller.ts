@@ -15,6 +15,12 @@ export interface CallerOptions {
   backoff?: BackoffOptions;
   /** updated while dispatch waits for a rate-limit reset (the progress display polls it) */
   progress?: { rateLimitWaitUntil?: number };
+  /**
+   * aborted (Ctrl-C): put no new request on the wire — one waiting for its turn
+   * or for a retry rejects with the reason — while those already sent may still
+   * answer until their own `signal` aborts
+   */
+  stop?: AbortSignal;
 }
 
 /** How one logical request ended after rate limits and retries were dealt with. */
@@ -70,20 +76,25 @@ export class Caller {
   ): Promise<CallResult<T>> {
     const deadline = this.clock.now() + (this.options.rateLimitMaxWaitMs ?? DEFAULT_RATE_LIMIT_MAX_WAIT_MS);
     let failures = 0;
+    const waiting = this.options.stop ? AbortSignal.any([signal, this.options.stop]) : signal;
     for (;;) {
-      const pending = this.governor.acquire(deadline, signal);
+      const pending = this.governor.acquire(deadline, waiting);
       this.showWait();
       const grant = await pending;
       this.showWait();
       if (!grant.ok) {
         if (grant.reason === 'HALTED') throw this.refused ?? new AuthError('the API refused the key');
-        if (grant.reason === 'ABORTED') throw signal.reason;
+        if (grant.reason === 'ABORTED') throw waiting.reason;
         return { kind: 'failed', code: 'RATE_LIMITED', message: 'rate limited for longer than the wait allowed' };
       }
       if (batch && batch.size > batch.limit.max) {
         // learnt while this one queued: give the slot back rather than draw another refusal
         grant.permit.done({ unused: true });
         return { kind: 'too-large' };
+      }
+      if (waiting.aborted) {
+        grant.permit.done({ unused: true });
+        throw waiting.reason;
       }
       this.stats.requests++;
       let exchange;
@@ -138,7 +149,7 @@ export class Caller {
         return { kind: 'failed', code: retryable.code, message: `${retryable.detail}; the server asked to wait too long` };
       }
       this.stats.retries++;
-      await sleep(this.clock, delay, signal);
+      await sleep(this.clock, delay, waiting);
     }
   }
 
