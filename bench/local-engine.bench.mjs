@@ -58,7 +58,7 @@ async function timeAsync(fn) {
 }
 
 function corpusScore() {
-  const xml = readFileSync(new URL('../../shared/corpora/isemail-tests.xml', import.meta.url), 'utf8');
+  const xml = readFileSync(new URL('../test/fixtures/isemail-tests.xml', import.meta.url), 'utf8');
   const decode = (s) =>
     s.replace(/&#x([0-9a-f]+);/gi, (_, h) => {
       const c = parseInt(h, 16);

@@ -49,6 +49,7 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   if (s.engine === 'api') {
     row('requests', `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')} · ${plural(s.rateLimited, 'rate-limit wait', 'rate-limit waits')}`);
   }
+  if (s.disposableListVersion) row('lists', `disposable domains from disposable-email-domains ${s.disposableListVersion}`);
   if (s.errors > 0) {
     row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));
   }
