@@ -15,13 +15,8 @@ import type { Details, Status, Verdict } from '../verdict.js';
  */
 export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, string?];
 
-const STATUS_CODE: Record<Status, string> = { valid: 'v', invalid: 'i', risky: 'r', unknown: 'u' };
 const CODE_STATUS: Record<string, Status> = { v: 'valid', i: 'invalid', r: 'risky', u: 'unknown' };
 const FLAGS = ['syntax', 'mx', 'disposable', 'role', 'free'] as const;
-
-function tri(b: boolean | undefined): string {
-  return b === undefined ? '-' : b ? '1' : '0';
-}
 
 function untri(c: string | undefined): boolean | undefined {
   return c === '1' ? true : c === '0' ? false : undefined;
@@ -37,9 +32,29 @@ function isOwnDomain(email: string, domain: string): boolean {
   return at >= 0 && email.charCodeAt(at) === 64 && email.endsWith(domain) && email.lastIndexOf('@') === at;
 }
 
+const TRI_INDEX = (b: boolean | undefined): number => (b === undefined ? 2 : b ? 1 : 0);
+const STATUS_INDEX: Record<Status, number> = { valid: 0, invalid: 1, risky: 2, unknown: 3 };
+/** every possible code, looked up by number: building 7-character strings per verdict showed in profiles */
+const CODES: string[] = [];
+for (const status of ['v', 'i', 'r', 'u']) {
+  for (let n = 0; n < 729; n++) {
+    let code = status;
+    for (let k = 5; k >= 0; k--) code += '01-'[Math.floor(n / 3 ** k) % 3];
+    CODES.push(code);
+  }
+}
+
 function codeOf(v: Verdict): string {
   const d = v.details;
-  return STATUS_CODE[v.status] + tri(v.isValid) + tri(d.syntax) + tri(d.mx) + tri(d.disposable) + tri(d.role) + tri(d.free);
+  const n =
+    TRI_INDEX(v.isValid) * 243 + TRI_INDEX(d.syntax) * 81 + TRI_INDEX(d.mx) * 27 +
+    TRI_INDEX(d.disposable) * 9 + TRI_INDEX(d.role) * 3 + TRI_INDEX(d.free);
+  return CODES[STATUS_INDEX[v.status] * 729 + n]!;
+}
+
+/** JSON.stringify of a string, skipping the serialiser for the usual plain address */
+function quote(s: string): string {
+  return /["\\\u0000-\u001f\ud800-\udfff]/.test(s) ? JSON.stringify(s) : '"' + s + '"';
 }
 
 export function encodeVerdict(v: Verdict): EncodedVerdict {
@@ -67,7 +82,7 @@ export function encodeLine(v: Verdict, prefix?: number): string {
   }
   const c = v.confidence;
   let line = prefix === undefined ? '[' : `[${prefix},`;
-  line += JSON.stringify(v.email) + ',"' + codeOf(v) + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null');
+  line += quote(v.email) + ',"' + codeOf(v) + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null');
   line += ',' + lastProviderJson + ',';
   line += d.domain === undefined ? 'null' : isOwnDomain(v.email, d.domain) ? '1' : JSON.stringify(d.domain);
   if (d.suggestion !== undefined) line += ',' + JSON.stringify(d.suggestion);
