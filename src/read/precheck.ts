@@ -9,6 +9,14 @@ export function precheck(email: string): string | undefined {
   if (email.length === 0) return 'empty';
   if (email.length > 254) return 'longer than 254 characters';
   if (!email.includes('@')) return 'no @';
+  // Fast path: plain printable ASCII without quotes (nearly every address).
+  let i = 0;
+  while (i < email.length) {
+    const c = email.charCodeAt(i);
+    if (c <= 0x22 || c >= 0x7f) break;
+    i++;
+  }
+  if (i === email.length) return undefined;
   let quoted = false;
   for (let i = 0; i < email.length; i++) {
     const c = email.charCodeAt(i);
