@@ -85,7 +85,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       : createLocalValidator({
           dnsServer: flags.dnsServer,
           dnsTimeoutMs: flags.dnsTimeout,
-          onWarning: (line) => say(line),
+          // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
+          onWarning: (line) => {
+            if (!flags.quiet) say(line);
+          },
         });
 
   const out: Writable = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
