@@ -126,6 +126,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       cancel: interrupts.abandon,
     });
   } finally {
+    input.close();
     reporter.stop();
     await validator.close();
     try {

@@ -9,7 +9,11 @@ import type { Validator } from '../validate/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from './known-verdicts.js';
+import { withIdle } from './idle.js';
 import { precheckVerdict } from './precheck-verdict.js';
+
+/** Input that pauses this long gets its partial batch sent (see withIdle). */
+const IDLE_FLUSH_MS = 250;
 
 export interface ValidateStreamOptions {
   input: Input;
@@ -70,6 +74,8 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], at: [], generation: memo.generation });
   let batch = newBatch();
   let fatal: unknown;
+  /** true while the input pauses (see withIdle) */
+  let inputIdle = false;
 
   const emit = (slot: Slot): void => {
     const v = slot.verdict!;
@@ -115,6 +121,8 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
     order.release(emit);
+    // While the input pauses, nothing else would pass these rows on.
+    if (inputIdle) await writer.drain(true);
   };
 
   /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
@@ -185,7 +193,14 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
 
   try {
     await writer.begin();
-    reading: for await (const rows of input.rows) {
+    const flushWhenIdle = async (): Promise<void> => {
+      inputIdle = true;
+      if (!stop.aborted && fatal === undefined) await dispatch();
+      order.release(emit);
+      await writer.drain(true);
+    };
+    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, flushWhenIdle, stop)) {
+      inputIdle = false;
       for (const row of rows) {
         if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
         take(row.fields, row.email);

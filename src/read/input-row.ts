@@ -15,4 +15,6 @@ export interface Input {
   emailColumn: number;
   /** rows in input order, a chunk at a time (a row each would cost an await per row) */
   rows: AsyncIterable<InputRow[]>;
+  /** stops reading and releases the source; for a run that ends before its input */
+  close(): void;
 }

@@ -33,7 +33,10 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   if (head.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
 
   const isCsv = options.path === '-' ? looksLikeCsv(head) : /\.(csv|tsv)$/i.test(options.path);
-  return isCsv ? openCsv(chunks, head, name, options.column) : openText(chunks, options.column);
+  const input = isCsv ? await openCsv(chunks, head, name, options.column) : openText(chunks, options.column);
+  // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
+  input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  return input;
 }
 
 async function openFile(path: string): Promise<NodeJS.ReadableStream> {
@@ -91,7 +94,7 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
     if (sample.length) yield toRows(sample);
     for await (const chunk of { [Symbol.asyncIterator]: () => records }) yield toRows(chunk);
   }
-  return { kind: 'csv', header, emailColumn, rows: rows() };
+  return { kind: 'csv', header, emailColumn, rows: rows(), close: () => {} };
 }
 
 /** The parser's records, as many at a time as it has ready. */
@@ -136,7 +139,7 @@ function openText(chunks: Peekable, column?: string): Input {
       yield lines.map((line) => ({ fields: [line], email: line.trim() }));
     }
   }
-  return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows() };
+  return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows(), close: () => {} };
 }
 
 interface Peekable extends AsyncIterable<string> {

@@ -11,7 +11,8 @@ export interface RowWriter {
   begin(): Promise<void>;
   /** buffers one row; `drain()` passes buffered rows on */
   row(fields: readonly string[], verdict: Verdict): void;
-  drain(): Promise<void>;
+  /** passes buffered rows on once there are enough of them, or now with `force` */
+  drain(force?: boolean): Promise<void>;
   /** `summary` is embedded by formats that carry it (JSON) */
   end(summary: Summary): Promise<void>;
 }
@@ -22,14 +23,14 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
       return {
         begin: async () => sink.write(csvLine([...header, ...VERDICT_COLUMNS])),
         row: (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n'),
-        drain: () => sink.drain(),
+        drain: (force) => (force ? sink.flush() : sink.drain()),
         end: () => sink.flush(),
       };
     case 'ndjson':
       return {
         begin: async () => {},
         row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n'),
-        drain: () => sink.drain(),
+        drain: (force) => (force ? sink.flush() : sink.drain()),
         end: () => sink.flush(),
       };
     case 'json': {
@@ -40,7 +41,7 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
           sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
           first = false;
         },
-        drain: () => sink.drain(),
+        drain: (force) => (force ? sink.flush() : sink.drain()),
         end: async (summary) => {
           sink.write(`${first ? '' : '\n'}],\n"summary":${JSON.stringify(summary)}}\n`);
           await sink.flush();

@@ -33,7 +33,7 @@ export class Sink {
     this.length += text.length;
   }
 
-  /** Passes buffered text on once there is enough of it, honouring backpressure. */
+  /** Passes buffered text on once there is enough of it, honouring backpressure (`flush` passes it on now). */
   async drain(): Promise<void> {
     if (this.length >= this.chunkSize) await this.flush();
   }
