@@ -12,33 +12,41 @@ export async function* withIdle<T>(
   stop: AbortSignal,
 ): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
-  let onStop: () => void = () => {};
-  const stopped = new Promise<'stop'>((resolve) => {
-    onStop = () => resolve('stop');
-    stop.addEventListener('abort', onStop, { once: true });
-  });
-  try {
-    for (;;) {
-      if (stop.aborted) return;
-      const next = it.next();
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<'idle'>((resolve) => {
-        timer = setTimeout(() => resolve('idle'), idleMs);
-      });
-      let r = await Promise.race([next, idle, stopped]);
-      clearTimeout(timer);
-      if (r === 'idle') {
-        await onIdle();
-        r = await Promise.race([next, stopped]);
-      }
-      if (r === 'stop') {
-        next.catch(() => {}); // the source is abandoned; a late error no longer matters
-        return;
-      }
-      if (r.done) return;
-      yield r.value;
+  while (!stop.aborted) {
+    const next = it.next();
+    let r = await first(next, idleMs, stop);
+    if (r === 'idle') {
+      await onIdle();
+      r = await first(next, undefined, stop);
     }
-  } finally {
-    stop.removeEventListener('abort', onStop);
+    if (r === 'stop') {
+      next.catch(() => {}); // the source is abandoned; a late error no longer matters
+      return;
+    }
+    if (r === 'idle' || r.done) return;
+    yield r.value;
   }
+}
+
+/**
+ * `next`, or 'idle' after `idleMs`, or 'stop' when `stop` aborts — whichever
+ * comes first. The timer and the listener live for this one wait: racing a
+ * long-lived promise would keep every result alive through its reactions.
+ */
+function first<R>(next: Promise<R>, idleMs: number | undefined, stop: AbortSignal): Promise<R | 'idle' | 'stop'> {
+  return new Promise((resolve, reject) => {
+    const timer = idleMs === undefined ? undefined : setTimeout(() => settle('idle'), idleMs);
+    const onStop = (): void => settle('stop');
+    function settle(value: R | 'idle' | 'stop'): void {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+      resolve(value);
+    }
+    stop.addEventListener('abort', onStop, { once: true });
+    next.then(settle, (err: unknown) => {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+      reject(err);
+    });
+  });
 }
