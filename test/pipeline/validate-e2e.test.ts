@@ -178,6 +178,26 @@ describe('validate against the API', () => {
   });
 });
 
+describe('an API that is not there', () => {
+  it('gives up after one batch has spent its retries: every row NETWORK, exit 4, no retry storm', async () => {
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r)); // nothing listens there now
+    const emails = Array.from({ length: 400 }, (_, i) => `u${i}@example.com`).join('\n');
+    const r = await runCli(['validate', file('dead.txt', emails), '--batch-size', '10', '--retries', '2', '--format', 'ndjson'], {
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: `http://127.0.0.1:${port}` },
+    });
+    expect(r.code).toBe(4);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(400);
+    expect(new Set(rows.map((x) => `${x.status}:${x.error?.code}`))).toEqual(new Set(['unknown:NETWORK']));
+    const summary = r.stderr.match(/requests\s+(\d+)/);
+    expect(Number(summary?.[1])).toBeLessThanOrEqual(4 * 3); // at most the batches in flight, each with its retries
+  });
+});
+
 describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
   let tmp: string;
   beforeAll(() => {

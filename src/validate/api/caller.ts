@@ -56,6 +56,10 @@ export class Caller {
   private readonly governor: Governor;
   private readonly clock: Clock;
   private refused: AuthError | undefined;
+  /** some request of this run got an HTTP answer */
+  private reached = false;
+  /** set when the API never answered and one request ran out of retries */
+  private unreachable: { code: ErrorCode; message: string } | undefined;
 
   constructor(
     private readonly http: ApiHttp,
@@ -78,6 +82,10 @@ export class Caller {
     let failures = 0;
     const waiting = this.options.stop ? AbortSignal.any([signal, this.options.stop]) : signal;
     for (;;) {
+      // A server that never answered one request is not there (wrong URL, down):
+      // the other batches end the same way at once rather than each spending
+      // its retries — every row still comes out, with the error.
+      if (this.unreachable) return { kind: 'failed', ...this.unreachable };
       const pending = this.governor.acquire(deadline, waiting);
       this.showWait();
       const grant = await pending;
@@ -105,6 +113,7 @@ export class Caller {
         throw err;
       }
       const { attempt, info, answered } = exchange;
+      if (answered) this.reached = true;
       // before the permit is returned, or the waiters would be let through unaware
       if (attempt.kind === 'auth') this.governor.halt();
       if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
@@ -141,7 +150,9 @@ export class Caller {
       }
       failures++;
       if (failures > this.options.retries) {
-        return { kind: 'failed', code: retryable.code, message: `${retryable.detail}; gave up after ${this.options.retries} retries` };
+        const failed = { code: retryable.code, message: `${retryable.detail}; gave up after ${this.options.retries} retries` };
+        if (!this.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached (${retryable.detail})` };
+        return { kind: 'failed', ...failed };
       }
       const retryAfterMs = info.retryAt === undefined ? undefined : Math.max(0, info.retryAt - this.clock.now());
       const delay = backoffDelay(failures, this.options.backoff, retryAfterMs);
