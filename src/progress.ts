@@ -5,7 +5,7 @@
  */
 export interface Progress {
   rowsRead: number;
-  /** distinct addresses that need an engine answer, so far */
+  /** distinct addresses to answer so far (by the engine, the journal or the cache) */
   addressesQueued: number;
   /** distinct addresses answered so far (engine, journal or cache) */
   addressesDone: number;

@@ -155,6 +155,8 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       if (reused.source === 'journal') summary.fromJournal++;
       else summary.fromCache++;
       memo.fulfil(key, at, memo.generation, reused.verdict);
+      // counted as queued and done at once, so progress never passes 100%
+      progress.addressesQueued++;
       progress.addressesDone++;
       answer(order.push(fields, email), reused.verdict);
       return;
