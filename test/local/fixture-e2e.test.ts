@@ -30,7 +30,7 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 describe('mailsift validate fixtures/contacts.csv without working DNS', () => {
   it('reports syntax, role, disposable and suggestions; DNS-dependent rows unknown, never invalid', async () => {
     const broken = await startDnsServer({ broken: true });
-    const r = await run(['validate', 'fixtures/contacts.csv', '--dns-server', broken.address, '--quiet']);
+    const r = await run(['validate', 'fixtures/contacts.csv', '--dns-server', broken.address]);
     await broken.close();
     expect(r.code).toBe(0);
     const rows = parse(r.stdout, { columns: true }) as Record<string, string>[];
