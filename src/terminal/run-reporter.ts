@@ -23,7 +23,7 @@ export interface RunReporterOptions {
  * the --fail-on verdict. `finish` returns the exit code the run deserves.
  */
 export class RunReporter {
-  readonly policy: TerminalPolicy;
+  private readonly policy: TerminalPolicy;
   private readonly stderr: TerminalStream;
   private readonly display: ProgressDisplay;
 
@@ -47,13 +47,6 @@ export class RunReporter {
   /** Clears the progress line; call before printing anything else, and on every way out. */
   stop(): void {
     this.display.stop();
-  }
-
-  /** A one-line notice (not an error): suppressed by --quiet. */
-  notice(text: string): void {
-    if (!this.policy.summary) return;
-    this.stop();
-    this.stderr.write(`mailsift: ${text}\n`);
   }
 
   /**
