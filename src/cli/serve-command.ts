@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
 import { loadServeConfig, type ServeFlags } from '../serve/config.js';
 import { startServer } from '../serve/server.js';
 import { createLocalValidator } from '../validate/local/index.js';
@@ -71,7 +71,7 @@ function untilSignalled(shutdown: () => Promise<void>): Promise<void> {
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) {
         say('second signal: exiting without waiting');
-        process.exit(signal === 'SIGINT' ? 130 : 143);
+        process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
       }
       stopping = true;
       shutdown().then(() => {
