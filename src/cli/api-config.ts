@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { isLoopback } from '../serve/config.js';
 
 export interface EngineChoiceInput {
   engine?: string;
@@ -51,22 +52,21 @@ function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | 
   return key;
 }
 
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
-
 /** The API's base URL; plain http is refused except to loopback (the key would travel in clear). */
-export function checkBaseUrl(raw: string): string {
+function checkBaseUrl(raw: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new UsageError(`--base-url ${raw}: not a URL`);
   }
-  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+  // First: the messages below quote the URL, and must never quote a credential.
+  if (url.username || url.password) throw new UsageError('--base-url: credentials in the URL are not allowed');
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
     throw new UsageError(`--base-url ${url.origin}: plain http is only allowed to loopback; use https`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`--base-url ${raw}: expected an http(s) URL`);
   }
-  if (url.username || url.password) throw new UsageError('--base-url: credentials in the URL are not allowed');
   return url.href.replace(/\/+$/, '');
 }
