@@ -1,6 +1,7 @@
 import { createServer, connect, type Server } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
 import { apiDispatcher, proxyEnv } from '../../src/validate/api/proxy.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 
@@ -64,6 +65,22 @@ describe('proxy support', () => {
     expect(proxyEnv({ https_proxy: 'http://a', HTTPS_PROXY: 'http://b', NO_PROXY: 'x' })).toEqual({
       httpProxy: '', httpsProxy: 'http://a', noProxy: 'x',
     });
+  });
+
+  it.each([
+    ['HTTPS_PROXY', { HTTPS_PROXY: 'http://user:s3cret@bad host:8080' }],
+    ['HTTPS_PROXY', { https_proxy: 'socks5://user:s3cret@proxy:1080' }],
+    ['HTTP_PROXY', { HTTP_PROXY: 'proxy.internal:3128' }],
+  ])('a malformed %s is a one-line usage error that never shows the value', (name, env) => {
+    let error: unknown;
+    try {
+      apiDispatcher('https://api.example.com', 1, env);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toContain(name);
+    expect((error as Error).message).not.toMatch(/s3cret|proxy\.internal|bad host/);
   });
 
   it('goes through HTTP_PROXY when it is set', async () => {
