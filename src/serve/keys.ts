@@ -21,10 +21,6 @@ export class KeyStore {
     this.hashes = keys.map(sha256);
   }
 
-  get size(): number {
-    return this.hashes.length;
-  }
-
   /**
    * The matching key's identity (hex digest, fit for a rate-limit bucket, never the
    * key itself), or undefined.

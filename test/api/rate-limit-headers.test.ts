@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkew, clockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
+import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;
@@ -42,7 +42,7 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('clockSkew from the Date header', () => {
+describe('the skew one Date header shows', () => {
   it.each([
     ['same clock', 'Tue, 14 Nov 2023 22:13:20 GMT', 0],
     ['within a second of truncation and latency', 'Tue, 14 Nov 2023 22:13:19 GMT', 0],
@@ -51,7 +51,7 @@ describe('clockSkew from the Date header', () => {
     ['missing', undefined, 0],
     ['unparseable', 'yesterday', 0],
   ])('%s', (_name, date, expected) => {
-    expect(clockSkew(date, NOW)).toBe(expected);
+    expect(new ClockSkew().observe(date, NOW)).toBe(expected);
   });
 });
 

@@ -13,7 +13,7 @@ export interface BackoffOptions {
   random?: () => number;
 }
 
-export const DEFAULT_BACKOFF = { baseMs: 200, capMs: 15_000, maxRetryAfterMs: 120_000 } as const;
+const DEFAULT_BACKOFF = { baseMs: 200, capMs: 15_000, maxRetryAfterMs: 120_000 } as const;
 
 /**
  * Delay before retry number `retry` (1 for the first retry). `retryAfterMs` is the

@@ -43,7 +43,7 @@ export class BatchLimit {
   }
 }
 
-export const DEFAULT_RATE_LIMIT_MAX_WAIT_MS = 10 * 60_000;
+const DEFAULT_RATE_LIMIT_MAX_WAIT_MS = 10 * 60_000;
 
 /**
  * Sends requests through the shared governor and retries what is worth retrying

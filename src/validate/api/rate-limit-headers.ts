@@ -95,11 +95,6 @@ export class ClockSkew {
   }
 }
 
-/** The skew a single Date header shows (see ClockSkew). */
-export function clockSkew(dateHeader: string | undefined, now: number): number {
-  return new ClockSkew().observe(dateHeader, now);
-}
-
 /**
  * A reset value in any format, told apart by shape and magnitude: epoch seconds,
  * epoch ms, seconds until reset (possibly fractional), or an HTTP/ISO date.
@@ -202,8 +197,4 @@ export function parseRateLimitHeaders(source: HeaderSource, now: number, skew = 
   const retryAt = parseRetryAfter(get('retry-after'), now, offset);
   if (retryAt !== undefined) info.retryAt = retryAt;
   return info;
-}
-
-export function hasRateLimitInfo(info: RateLimitInfo): boolean {
-  return info.limit !== undefined || info.remaining !== undefined || info.resetAt !== undefined;
 }
