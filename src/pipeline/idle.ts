@@ -34,18 +34,22 @@ export async function* withIdle<T>(
  * long-lived promise would keep every result alive through its reactions.
  */
 function first<R>(next: Promise<R>, idleMs: number | undefined, stop: AbortSignal): Promise<R | 'idle' | 'stop'> {
+  // An abort that came before (during onIdle) fires no event for a new listener.
+  if (stop.aborted) return Promise.resolve('stop');
   return new Promise((resolve, reject) => {
     const timer = idleMs === undefined ? undefined : setTimeout(() => settle('idle'), idleMs);
     const onStop = (): void => settle('stop');
-    function settle(value: R | 'idle' | 'stop'): void {
+    const cleanUp = (): void => {
       clearTimeout(timer);
       stop.removeEventListener('abort', onStop);
+    };
+    function settle(value: R | 'idle' | 'stop'): void {
+      cleanUp();
       resolve(value);
     }
     stop.addEventListener('abort', onStop, { once: true });
     next.then(settle, (err: unknown) => {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', onStop);
+      cleanUp();
       reject(err);
     });
   });

@@ -50,4 +50,16 @@ describe('withIdle', () => {
     expect(await done).toEqual([7]);
     expect(src.pending()).toBe(1); // the read in progress was abandoned, not awaited
   });
+
+  it('ends at once when stopped during onIdle (the abort event has then already fired)', async () => {
+    const src = manualSource<number>();
+    const stop = new AbortController();
+    const done = (async () => {
+      for await (const _ of withIdle(src.iterable, 5, async () => stop.abort(), stop.signal));
+      return 'ended';
+    })();
+    const waited = await Promise.race([done, tick(200).then(() => 'still waiting for input')]);
+    src.end();
+    expect(waited).toBe('ended');
+  });
 });
