@@ -16,8 +16,7 @@ const MAX_BATCH = 1000;
  * to isolate it, and ask once more for addresses a response left out.
  */
 export function createApiValidator(config: ApiConfig): Validator {
-  const http = new ApiHttp(config, config.clock ? () => config.clock!.now() : undefined);
-  const caller = new Caller(http, config);
+  const { http, caller } = connect(config);
   const limit = new BatchLimit(MAX_BATCH);
 
   async function validateAll(emails: readonly string[], signal: AbortSignal, reasked: boolean): Promise<Verdict[]> {
@@ -75,8 +74,7 @@ export async function validateOneViaApi(
   email: string,
   signal = new AbortController().signal,
 ): Promise<Verdict> {
-  const http = new ApiHttp({ ...config, concurrency: 1 });
-  const caller = new Caller(http, { ...config, concurrency: 1 });
+  const { http, caller } = connect({ ...config, concurrency: 1 });
   try {
     const r = await caller.call('/api/validate', { email }, normalizeSingle, signal);
     switch (r.kind) {
@@ -92,6 +90,12 @@ export async function validateOneViaApi(
   } finally {
     await http.close();
   }
+}
+
+/** One keep-alive pool and one governor, reading the same clock. */
+function connect(config: ApiConfig): { http: ApiHttp; caller: Caller } {
+  const http = new ApiHttp(config, config.clock);
+  return { http, caller: new Caller(http, config) };
 }
 
 /** The server rejected the address itself (400 INVALID_EMAIL): its format failed. */

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
+import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
@@ -41,7 +42,7 @@ export class ApiHttp {
 
   constructor(
     private readonly config: HttpConfig,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
     const url = new URL(config.baseUrl);
     this.origin = url.origin;
@@ -78,7 +79,7 @@ export class ApiHttp {
     } catch (err) {
       return failed(err, false);
     }
-    const info = parseRateLimitHeaders(res.headers, this.now(), this.skew);
+    const info = parseRateLimitHeaders(res.headers, this.clock.now(), this.skew);
     let text: string;
     try {
       text = await res.body.text();
