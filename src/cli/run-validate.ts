@@ -1,4 +1,4 @@
-import { createWriteStream, promises as fs } from 'node:fs';
+import { createWriteStream, existsSync, promises as fs } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { MailsiftError, UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
@@ -59,13 +59,26 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const input = await openInput({ path: inputPath, column: flags.column });
-  if (flags.dryRun) return runDryRun(input, choice.engine, flags);
+  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer };
+  const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
+  if (flags.dryRun) {
+    // A dry run creates no file: only a journal or cache that exists can tell what is already known.
+    const known = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+    try {
+      return await runDryRun(input, choice.engine, flags, known);
+    } finally {
+      await known?.close();
+    }
+  }
 
-  const stores = await openStores(
-    flags,
-    { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer },
-    { input: inputPath, output: flags.output, summary: flags.summary },
-  );
+  const known = await openStores(flags, job, runFiles);
+  let out: Writable;
+  try {
+    out = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
+  } catch (err) {
+    await known?.close(); // else the journal's lock file outlives us
+    throw err;
+  }
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   // Created before the validator: the API client reports rate-limit pauses in it.
   const progress = newProgress();
@@ -91,7 +104,6 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           },
         });
 
-  const out: Writable = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
   const sink = new Sink(out);
   const format = flags.format ?? formatFromPath(flags.output);
   const reporter = new RunReporter(progress, {
@@ -121,7 +133,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       only: flags.only,
       progress,
       outputGone: () => sink.gone,
-      known: stores.known,
+      known,
       stop: interrupts.stop,
       cancel: interrupts.abandon,
     });
@@ -130,7 +142,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     reporter.stop();
     await validator.close();
     try {
-      await stores.known?.close();
+      await known?.close();
     } finally {
       await sink.end(out !== process.stdout).catch(() => {});
       interrupts.dispose();
@@ -146,6 +158,11 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     say(interruptedAdvice(flags.journal));
     process.exitCode = signalled;
   }
+}
+
+/** `path` when it names something that exists (or is `-`, refused later), else undefined. */
+function existing(path: string | undefined): string | undefined {
+  return path !== undefined && (path === '-' || existsSync(path)) ? path : undefined;
 }
 
 async function openOutput(path: string): Promise<Writable> {

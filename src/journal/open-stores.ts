@@ -4,7 +4,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import { jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { parseDuration } from './duration.js';
-import { openJournal, type Journal } from './journal.js';
+import { openJournal } from './journal.js';
 import { combineKnown } from './known.js';
 
 export interface StoreFlags {
@@ -14,32 +14,25 @@ export interface StoreFlags {
   cacheTtl?: string;
 }
 
-export interface Stores {
-  /** journal first, then cache; undefined without either flag */
-  known?: KnownVerdicts;
-  journal?: Journal;
-  cache?: Cache;
-}
-
 /**
- * Opens what `--journal` and `--cache` name, bound to this run's job. Other
- * files of the run (`input`, `output`) may not double as one: the output would
- * overwrite a journal, and a journal header would be refused as an input.
+ * Opens what `--journal` and `--cache` name, bound to this run's job, as one
+ * KnownVerdicts (journal first, then cache); undefined without either flag.
+ * Other files of the run (`input`, `output`) may not double as one: the output
+ * would overwrite a journal, and a journal header would be refused as an input.
  */
 export async function openStores(
   flags: StoreFlags,
   job: BindingOptions,
   otherFiles: Record<string, string | undefined> = {},
-  now?: () => number,
-): Promise<Stores> {
+): Promise<KnownVerdicts | undefined> {
   const ttlMs = parseDuration(flags.cacheTtl ?? '30d');
-  const named: Array<[string, string | undefined]> = [
+  const stores: Array<[string, string | undefined]> = [
     ['--journal', flags.journal],
     ['--cache', flags.cache],
-    ...Object.entries(otherFiles),
   ];
-  for (const [i, [flag, path]] of named.entries()) {
-    if (!path || path === '-' || i > 1) continue;
+  const named = [...stores, ...Object.entries(otherFiles)];
+  for (const [i, [flag, path]] of stores.entries()) {
+    if (!path || path === '-') continue;
     for (const [other, otherPath] of named.slice(i + 1)) {
       if (otherPath && otherPath !== '-' && resolve(otherPath) === resolve(path)) {
         throw new UsageError(`${flag} ${path} is also the ${other} file; give it a file of its own`);
@@ -52,11 +45,10 @@ export async function openStores(
   const journal = flags.journal ? await openJournal(flags.journal, binding) : undefined;
   let cache: Cache | undefined;
   try {
-    cache = flags.cache ? await openCache(flags.cache, { ttlMs, binding, ...(now ? { now } : {}) }) : undefined;
+    cache = flags.cache ? await openCache(flags.cache, { ttlMs, binding }) : undefined;
   } catch (err) {
     await journal?.close();
     throw err;
   }
-  const known = combineKnown(journal, cache);
-  return { ...(known ? { known } : {}), ...(journal ? { journal } : {}), ...(cache ? { cache } : {}) };
+  return combineKnown(journal, cache);
 }

@@ -64,6 +64,33 @@ describe('validate through pipes', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('--dry-run --journal leaves out what the journal answered, and creates no journal', async () => {
+    const journal = join(dir, 'dry.journal');
+    const first = await runCli(['validate', input, '--dry-run', '--journal', journal], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('to send    3 addresses');
+    expect(existsSync(journal)).toBe(false);
+    expect(existsSync(`${journal}.lock`)).toBe(false);
+
+    const real = await runCli(['validate', input, '-o', join(dir, 'journalled.csv'), '--journal', journal], { env });
+    expect(real.code, real.stderr).toBe(0);
+    const before = api.requests.length;
+    const dry = await runCli(['validate', input, '--dry-run', '--journal', journal], { env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('known      3 addresses answered by journal/cache');
+    expect(dry.stdout).toContain('to send    0 addresses in 0 bulk requests');
+    expect(api.requests.length).toBe(before);
+    expect(existsSync(`${journal}.lock`)).toBe(false);
+  });
+
+  it('an output that cannot be opened releases the journal (no lock file left behind)', async () => {
+    const journal = join(dir, 'locked.journal');
+    const r = await runCli(['validate', input, '--journal', journal, '-o', dir], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('it is a directory');
+    expect(existsSync(`${journal}.lock`)).toBe(false);
+  });
+
   it.each([[[]], [['validate']], [['check']], [['serve']]])('mailsift %j --help leads with examples', async (cmd) => {
     const r = await runCli([...cmd, '--help'], { env });
     expect(r.code).toBe(0);
