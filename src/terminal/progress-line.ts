@@ -35,8 +35,7 @@ export function progressLine(p: Progress, now: number, perSecond: number | undef
   const parts = [`${count(p.rowsRead)} rows read`];
   parts.push(
     p.inputDone
-      ? // journal/cache answers count as done without being queued; never show 1,200/1,000
-        `${count(p.addressesDone)}/${count(Math.max(p.addressesQueued, p.addressesDone))} addresses validated`
+      ? `${count(p.addressesDone)}/${count(p.addressesQueued)} addresses validated`
       : `${count(p.addressesDone)} addresses validated`,
   );
   const waitMs = p.rateLimitWaitUntil === undefined ? 0 : p.rateLimitWaitUntil - now;
