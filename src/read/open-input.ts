@@ -70,7 +70,11 @@ function describeFsError(err: unknown): string {
 
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
   const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true, relax_quotes: true });
-  Readable.from(chunks).pipe(parser);
+  const text = Readable.from(chunks);
+  // pipe() does not pass a source error on: without this, invalid UTF-8 past the
+  // first chunk would be an unhandled 'error' event (a stack trace), not exit 2.
+  text.on('error', (err) => parser.destroy(err));
+  text.pipe(parser);
   const records = recordChunks(parser, name);
 
   // Enough rows to find the address column; they are yielded first.

@@ -226,6 +226,17 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
     expect(r.stderr.trim().split('\n').filter((l) => !/offline engine/.test(l))).toHaveLength(1);
   });
 
+  it('invalid UTF-8 deep in a CSV (past the first chunk read)', async () => {
+    await serverWith();
+    const rows = Array.from({ length: 5000 }, (_, i) => `n${i},user${i}@example.com\n`).join('');
+    const input = file('late-latin1.csv', Buffer.concat([Buffer.from(`name,email\n${rows}`), Buffer.from([0x6e, 0xe9, 0x2c, 0x78, 0x40, 0x79, 0x0a])]));
+    const r = await runCli(['validate', input], { env: api() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/invalid UTF-8/);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it('refuses plain http to a non-loopback host, and an API engine without a key', async () => {
     const input = file('ok4.txt', 'a@example.com\n');
     const http = await runCli(['validate', input, '--base-url', 'http://api.example.com'], { env: { MAILSIFT_API_KEY: KEY } });
