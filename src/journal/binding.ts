@@ -42,7 +42,7 @@ export function jobBinding(o: BindingOptions): JobBinding {
  * fragment are dropped, since they could carry a credential and never identify
  * the service.
  */
-export function normaliseBaseUrl(raw: string): string {
+function normaliseBaseUrl(raw: string): string {
   try {
     const u = new URL(raw);
     return u.origin + u.pathname.replace(/\/+$/, '');

@@ -183,10 +183,8 @@ export class TailPool {
   /** The verdict for `email` from a tail returned by tailOf. */
   verdict(email: string, tail: string): Verdict {
     const hit = this.pool.get(tail);
-    if (!hit) {
-      const v = decodeVerdict(JSON.parse('[' + JSON.stringify(email) + ',' + tail))!;
-      return v;
-    }
+    // Past the pool's cap a tail is not pooled: decode it on each ask.
+    if (!hit) return decodeVerdict(JSON.parse('[' + JSON.stringify(email) + ',' + tail))!;
     const t = hit.template;
     // Fresh objects: a caller may adjust its copy without touching the pool.
     const details = hit.own ? { ...t.details, domain: ownDomain(email) } : { ...t.details };

@@ -15,9 +15,10 @@ const NL = 0x0a;
 /**
  * Reads `fh` line by line (UTF-8, `\n`-terminated) in fixed chunks, so a journal
  * of a million verdicts is never held as one string. `onLine` returns false for
- * a line it cannot use. Bytes after the last newline (a write torn by a crash)
- * are never passed on; `onLine` may throw to stop the scan; `goodEnd` tells the caller where the usable file ends so
- * it can cut off a torn or damaged tail before appending.
+ * a line it cannot use, and may throw to stop the scan. Bytes after the last
+ * newline (a write torn by a crash) are never passed on; `goodEnd` tells the
+ * caller where the usable file ends so it can cut off a torn or damaged tail
+ * before appending.
  */
 export async function scanLines(fh: FileHandle, onLine: (line: string, index: number) => boolean): Promise<ScanResult> {
   const buf = Buffer.allocUnsafe(CHUNK);

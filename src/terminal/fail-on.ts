@@ -14,7 +14,7 @@ import { count, percent } from './format.js';
  * row count. Blanks around the parts are allowed. The run fails when any rule
  * holds. `<` lets a cron job demand a floor, e.g. `valid<80%`.
  */
-export const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked'] as const;
+const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked'] as const;
 export type FailOnMetric = (typeof FAIL_ON_METRICS)[number];
 type Op = '>' | '>=' | '<' | '<=';
 

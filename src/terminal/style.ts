@@ -56,7 +56,7 @@ function colorFromEnv(tty: boolean, dumb: boolean, env: Env): boolean {
 }
 
 /** CI services set CI=true (or a name); CI=false/0 is how people opt out locally. */
-export function isCI(env: Env = process.env): boolean {
+function isCI(env: Env = process.env): boolean {
   const ci = env.CI;
   return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
 }
