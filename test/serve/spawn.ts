@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { BIN } from '../support/run-cli.js';
 
 // Spawns the built binary: run `npx tsc -p .` first.
-export const BIN = join(import.meta.dirname, '../../bin/mailsift.js');
+export { BIN };
 
 export interface Served {
   child: ChildProcess;
