@@ -86,7 +86,9 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
   }
   const first = sample.shift();
   if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
-  const headerless = column === undefined && looksHeaderless(first);
+  // A column asked for by name implies a header; one asked for by number does not.
+  const namedColumn = column !== undefined && !/^\d+$/.test(column);
+  const headerless = !namedColumn && looksHeaderless(first);
   if (headerless) sample.unshift(first);
   const header = headerless ? first.map((_, i) => `column${i + 1}`) : first;
   const emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);

@@ -1,7 +1,9 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/batch/address-key.js';
 import { Claim, VerdictMemo } from '../../src/batch/verdict-memo.js';
 import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
+import { openInput } from '../../src/read/open-input.js';
 import { precheck } from '../../src/read/precheck.js';
 import { detectDelimiter, looksLikeCsv } from '../../src/read/sniff.js';
 import { matchResults, normalizeBulk } from '../../src/validate/api/normalize.js';
@@ -40,6 +42,18 @@ describe('address column detection', () => {
     [['1', 'ann@example.com'], true],
     [['email', 'ann@example.com'], false],
   ])('first row %j is data: %s', (row, expected) => expect(looksHeaderless(row)).toBe(expected));
+
+  it.each<[string, string | undefined]>([
+    ['found', undefined],
+    ['chosen by number', '2'],
+  ])('a headerless CSV keeps its first row when the column is %s', async (_name, column) => {
+    const stdin = Readable.from([Buffer.from('Bob,bob@example.com\nAnn,ann@example.com\n')]);
+    const input = await openInput({ path: '-', stdin, column });
+    const emails: string[] = [];
+    for await (const rows of input.rows) emails.push(...rows.map((r) => r.email));
+    expect(input.header).toEqual(['column1', 'email']);
+    expect(emails).toEqual(['bob@example.com', 'ann@example.com']);
+  });
 });
 
 describe('precheck (conservative: never rejects what an SMTP server accepts)', () => {
