@@ -1,5 +1,3 @@
-import type { Status } from './verdict.js';
-
 /** The run's summary (PRODUCT.md §3); printed on stderr, written by --summary. */
 export interface Summary {
   total: number;
@@ -46,8 +44,4 @@ export function emptySummary(engine: 'api' | 'local'): Summary {
     engine,
     written: 0,
   };
-}
-
-export function countStatus(summary: Summary, status: Status): void {
-  summary[status]++;
 }

@@ -8,19 +8,11 @@ export const VERDICT_COLUMNS = [
 
 const cell = (v: boolean | number | string | undefined): string => (v === undefined ? '' : String(v));
 
-/** The appended cells of one row; an unknown value is an empty cell. */
-export function verdictCells(v: Verdict): string[] {
-  const d = v.details;
-  return [
-    v.status, cell(v.isValid), cell(v.confidence), v.provider, cell(d.syntax), cell(d.domain),
-    cell(d.mx), cell(d.disposable), cell(d.role), cell(d.free), cell(d.suggestion), v.error?.code ?? '',
-  ];
-}
-
 /**
- * The appended cells as CSV text (leading comma included). Only the cells that
- * come from outside (provider, domain, suggestion, error code) can need quoting
- * or defusing; the rest are statuses, booleans and numbers.
+ * The appended cells as CSV text (leading comma included); an unknown value is
+ * an empty cell. Only the cells that come from outside (provider, domain,
+ * suggestion, error code) can need quoting or defusing; the rest are statuses,
+ * booleans and numbers.
  */
 export function verdictCsv(v: Verdict, quote: (s: string) => string): string {
   const d = v.details;

@@ -5,7 +5,6 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 
-export { PROVIDER } from './decide.js';
 export { parseDnsServer } from './dns.js';
 
 /** Options of the offline engine (PRODUCT.md §4). */
