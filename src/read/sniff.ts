@@ -1,9 +1,9 @@
 /** The candidate CSV delimiters, in order of preference on a tie. */
 const DELIMITERS = [',', ';', '\t'] as const;
-export type Delimiter = (typeof DELIMITERS)[number];
+type Delimiter = (typeof DELIMITERS)[number];
 
 /** The first line of `head`, ignoring newlines inside quoted fields. */
-export function firstRecord(head: string): string {
+function firstRecord(head: string): string {
   let quoted = false;
   for (let i = 0; i < head.length; i++) {
     const c = head[i];
@@ -13,17 +13,22 @@ export function firstRecord(head: string): string {
   return head;
 }
 
+/** How often each delimiter appears outside quotes in the first record. */
+function delimiterCounts(head: string): Record<Delimiter, number> {
+  const counts = { ',': 0, ';': 0, '\t': 0 };
+  let quoted = false;
+  for (const c of firstRecord(head)) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === ',' || c === ';' || c === '\t')) counts[c]++;
+  }
+  return counts;
+}
+
 /** The delimiter used most often (outside quotes) in the first record; `,` by default. */
 export function detectDelimiter(head: string): Delimiter {
-  const line = firstRecord(head);
-  const counts = new Map<Delimiter, number>(DELIMITERS.map((d) => [d, 0]));
-  let quoted = false;
-  for (const c of line) {
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && counts.has(c as Delimiter)) counts.set(c as Delimiter, counts.get(c as Delimiter)! + 1);
-  }
+  const counts = delimiterCounts(head);
   let best: Delimiter = ',';
-  for (const d of DELIMITERS) if (counts.get(d)! > counts.get(best)!) best = d;
+  for (const d of DELIMITERS) if (counts[d] > counts[best]) best = d;
   return best;
 }
 
@@ -32,11 +37,6 @@ export function detectDelimiter(head: string): Delimiter {
  * quotes. A list of bare addresses (one per line) holds none.
  */
 export function looksLikeCsv(head: string): boolean {
-  const line = firstRecord(head);
-  let quoted = false;
-  for (const c of line) {
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === ',' || c === ';' || c === '\t')) return true;
-  }
-  return false;
+  const counts = delimiterCounts(head);
+  return DELIMITERS.some((d) => counts[d] > 0);
 }
