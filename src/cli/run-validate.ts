@@ -63,7 +63,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   if (flags.dryRun) {
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-    const known = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+    const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
     try {
       return await runDryRun(input, choice.engine, flags, known);
     } finally {
@@ -71,7 +71,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     }
   }
 
-  const known = await openStores(flags, job, runFiles);
+  const { known } = await openStores(flags, job, runFiles);
   let out: Writable;
   try {
     out = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;

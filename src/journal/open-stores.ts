@@ -4,7 +4,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import { jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { parseDuration } from './duration.js';
-import { openJournal } from './journal.js';
+import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
 
 export interface StoreFlags {
@@ -14,17 +14,23 @@ export interface StoreFlags {
   cacheTtl?: string;
 }
 
+export interface Stores {
+  /** journal first, then cache; undefined without either flag */
+  known?: KnownVerdicts;
+  journal?: Journal;
+  cache?: Cache;
+}
+
 /**
- * Opens what `--journal` and `--cache` name, bound to this run's job, as one
- * KnownVerdicts (journal first, then cache); undefined without either flag.
- * Other files of the run (`input`, `output`) may not double as one: the output
- * would overwrite a journal, and a journal header would be refused as an input.
+ * Opens what `--journal` and `--cache` name, bound to this run's job. Other
+ * files of the run (`input`, `output`) may not double as one: the output would
+ * overwrite a journal, and a journal header would be refused as an input.
  */
 export async function openStores(
   flags: StoreFlags,
   job: BindingOptions,
   otherFiles: Record<string, string | undefined> = {},
-): Promise<KnownVerdicts | undefined> {
+): Promise<Stores> {
   const ttlMs = parseDuration(flags.cacheTtl ?? '30d');
   const stores: Array<[string, string | undefined]> = [
     ['--journal', flags.journal],
@@ -50,5 +56,6 @@ export async function openStores(
     await journal?.close();
     throw err;
   }
-  return combineKnown(journal, cache);
+  const known = combineKnown(journal, cache);
+  return { ...(known ? { known } : {}), ...(journal ? { journal } : {}), ...(cache ? { cache } : {}) };
 }
