@@ -27,7 +27,8 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'MISSING_RESULT'
   | 'REQUEST_ERROR'
-  | 'INTERRUPTED';
+  /** --dry-run: the address would have been sent */
+  | 'DRY_RUN';
 
 export interface VerdictError {
   code: ErrorCode | string;

@@ -1,14 +1,14 @@
+import { domainOf } from '../batch/address-key.js';
 import type { Verdict } from '../verdict.js';
 
 /** The verdict of a row the local precheck rejected; no engine was asked. */
-export function precheckVerdict(email: string, reason: string): Verdict {
-  const at = email.lastIndexOf('@');
+export function precheckVerdict(email: string): Verdict {
   return {
     email,
     isValid: false,
     status: 'invalid',
     confidence: 1,
     provider: 'precheck',
-    details: { syntax: false, domain: at >= 0 && reason !== 'empty' ? email.slice(at + 1).toLowerCase() || undefined : undefined },
+    details: { syntax: false, domain: email.includes('@') ? domainOf(email) || undefined : undefined },
   };
 }

@@ -128,10 +128,9 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
   const take = (fields: string[], email: string): void => {
     progress.rowsRead++;
-    const reason = precheck(email);
-    if (reason !== undefined) {
+    if (precheck(email) !== undefined) {
       summary.prechecked++;
-      order.push(fields, email, precheckVerdict(email, reason));
+      order.push(fields, email, precheckVerdict(email));
       return;
     }
     const key = addressKey(email);
