@@ -3,12 +3,13 @@
  *
  * Only a domain one edit away from a popular one whose name has five letters
  * or more gets a suggestion (two edits, or shorter names, already reach real
- * domains: hotmart.com is two from hotmail.com, lime.com one from live.com), and never a domain known to be real: any domain of the
- * free-mail list (mail.com, gmx.com, ymail.com, hotmail.co.uk, ...) or of the
- * popular list itself. An edit is an insertion, deletion, substitution or a
+ * domains: hotmart.com is two from hotmail.com, lime.com one from live.com),
+ * and never a domain known to be real: any domain of the free-mail list
+ * (mail.com, gmx.com, ymail.com, hotmail.co.uk, ...) or of the popular list
+ * itself. An edit is an insertion, deletion, substitution or a
  * swap of two neighbours (optimal string alignment distance): `gmial` is one.
  */
-export const POPULAR_DOMAINS = [
+const POPULAR_DOMAINS = [
   'gmail.com', 'googlemail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'live.com',
   'icloud.com', 'aol.com', 'msn.com', 'comcast.net', 'protonmail.com', 'proton.me',
   'yahoo.co.uk', 'hotmail.co.uk', 'btinternet.com', 'yahoo.fr', 'hotmail.fr', 'orange.fr',
@@ -17,25 +18,18 @@ export const POPULAR_DOMAINS = [
 ];
 
 const POPULAR = new Set(POPULAR_DOMAINS);
+/** the popular domains whose name has five letters or more, in list order */
+const CORRECTABLE = POPULAR_DOMAINS.filter((d) => d.indexOf('.') >= 5);
 
 /**
  * `known` holds domains that are real mail domains (the free-mail list): they
- * are never corrected. Returns the suggested domain, or undefined.
+ * are never corrected. Returns the suggested domain (the first in list order
+ * when several are one edit away), or undefined.
  */
 export function suggestDomain(domain: string, known: ReadonlySet<string>): string | undefined {
   if (POPULAR.has(domain) || known.has(domain)) return undefined;
-  let best: string | undefined;
-  let bestDistance = 2;
-  for (const target of POPULAR_DOMAINS) {
-    if (target.indexOf('.') < 5) continue;
-    if (Math.abs(target.length - domain.length) > 1) continue;
-    const d = editDistance(domain, target, 1);
-    if (d <= 1 && d < bestDistance) {
-      best = target;
-      bestDistance = d;
-    }
-  }
-  return best;
+  // not popular itself, so no target is 0 edits away: the first at 1 is the best
+  return CORRECTABLE.find((target) => editDistance(domain, target, 1) <= 1);
 }
 
 /** Optimal string alignment distance, giving up (returning max + 1) beyond `max`. */
