@@ -57,7 +57,8 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       // one lookup per distinct domain of the batch (and the cache spans batches)
       const pending = new Map<string, Promise<DnsOutcome>>();
       for (const c of checks) {
-        if (c.syntax && !c.literal && c.domain && !pending.has(c.domain)) pending.set(c.domain, dns.lookup(c.domain));
+        const domain = dnsDomain(c);
+        if (domain !== undefined && !pending.has(domain)) pending.set(domain, dns.lookup(domain));
       }
       const outcomes = new Map<string, DnsOutcome>();
       await abortable(
@@ -65,7 +66,8 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
         signal,
       );
       for (const c of checks) {
-        if (c.syntax && !c.literal && c.domain) c.dns = outcomes.get(c.domain) ?? 'unanswered';
+        const domain = dnsDomain(c);
+        if (domain !== undefined) c.dns = outcomes.get(domain) ?? 'unanswered';
       }
     }
     return checks.map((c, i) => decide(emails[i]!, c));
@@ -96,6 +98,11 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
   };
 }
 
+/** The domain DNS is asked about: none for bad syntax or an address literal. */
+function dnsDomain(c: Checks): string | undefined {
+  return c.syntax && !c.literal && c.domain ? c.domain : undefined;
+}
+
 function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
@@ -110,7 +117,7 @@ let sharedChecker: ((email: string) => Checks) | undefined;
 
 /**
  * Syntax and lists only, synchronously, for callers that need no DNS (the
- * benchmark, a precheck): the verdict the engine gives with `dns: false`.
+ * benchmark, tests): the verdict the engine gives with `dns: false`.
  */
 export function checkOffline(email: string): Verdict {
   sharedChecker ??= createOfflineChecker();

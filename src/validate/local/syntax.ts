@@ -89,9 +89,9 @@ export function parseAddress(email: string): ParsedAddress | undefined {
     if (prevDot || i >= len) return undefined; // empty, trailing dot, or no @
   }
   const at = i;
-  const localOctets = nonAscii ? Buffer.byteLength(email.slice(0, at)) : at;
-  if (localOctets > MAX_LOCAL) return undefined;
   const local = email.slice(0, at);
+  const localOctets = nonAscii ? Buffer.byteLength(local) : at;
+  if (localOctets > MAX_LOCAL) return undefined;
 
   const start = at + 1;
   if (start >= len) return undefined;
