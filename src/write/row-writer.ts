@@ -18,19 +18,20 @@ export interface RowWriter {
 }
 
 export function createRowWriter(format: OutputFormat, sink: Sink, header: readonly string[]): RowWriter {
+  const drain = (force?: boolean): Promise<void> => (force ? sink.flush() : sink.drain());
   switch (format) {
     case 'csv':
       return {
-        begin: async () => sink.write(csvLine([...header, ...VERDICT_COLUMNS])),
+        begin: async () => sink.write(csvCells([...header, ...VERDICT_COLUMNS]) + '\n'),
         row: (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n'),
-        drain: (force) => (force ? sink.flush() : sink.drain()),
+        drain,
         end: () => sink.flush(),
       };
     case 'ndjson':
       return {
         begin: async () => {},
         row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n'),
-        drain: (force) => (force ? sink.flush() : sink.drain()),
+        drain,
         end: () => sink.flush(),
       };
     case 'json': {
@@ -41,7 +42,7 @@ export function createRowWriter(format: OutputFormat, sink: Sink, header: readon
           sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
           first = false;
         },
-        drain: (force) => (force ? sink.flush() : sink.drain()),
+        drain,
         end: async (summary) => {
           sink.write(`${first ? '' : '\n'}],\n"summary":${JSON.stringify(summary)}}\n`);
           await sink.flush();
@@ -55,8 +56,4 @@ function csvCells(cells: readonly string[]): string {
   let line = '';
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
   return line;
-}
-
-function csvLine(cells: readonly string[]): string {
-  return csvCells(cells) + '\n';
 }

@@ -7,7 +7,10 @@ import type { Writable } from 'node:stream';
 export class Sink {
   private parts: string[] = [];
   private length = 0;
-  private closed = false;
+  /** set on EPIPE: the reader of the output has gone away */
+  private readerGone = false;
+  /** any other write error, thrown by the next flush */
+  private failure: Error | undefined;
 
   constructor(
     private readonly stream: Writable,
@@ -15,16 +18,14 @@ export class Sink {
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.closed = true;
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.readerGone = true;
       else this.failure = err;
     });
   }
 
-  failure: Error | undefined;
-
   /** true once the reader of the output has gone away */
   get gone(): boolean {
-    return this.closed;
+    return this.readerGone;
   }
 
   /** Buffers text; call `drain()` after a run of writes to pass it on. */
@@ -40,7 +41,7 @@ export class Sink {
 
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
-    if (this.length === 0 || this.closed) {
+    if (this.length === 0 || this.readerGone) {
       this.parts = [];
       this.length = 0;
       return;
@@ -48,13 +49,13 @@ export class Sink {
     const text = this.parts.join('');
     this.parts = [];
     this.length = 0;
-    if (!this.stream.write(text)) await waitDrain(this.stream, () => this.closed || this.failure !== undefined);
+    if (!this.stream.write(text)) await waitDrain(this.stream, () => this.readerGone || this.failure !== undefined);
   }
 
   /** flushes and ends the stream (not stdout, which Node owns) */
   async end(closeStream: boolean): Promise<void> {
     await this.flush();
-    if (!closeStream || this.closed) return;
+    if (!closeStream || this.readerGone) return;
     await new Promise<void>((resolve, reject) => {
       this.stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
     });
