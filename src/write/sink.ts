@@ -3,10 +3,15 @@ import type { Writable } from 'node:stream';
 /**
  * Buffers output text and writes it in large chunks, waiting for 'drain' when
  * the stream asks: a million small writes would cost more than the validation.
+ * Text is encoded into a byte buffer as it comes: each row is copied once,
+ * rather than joined into a chunk string and encoded again on write.
  */
+const BUFFER_SIZE = 256 * 1024;
+
 export class Sink {
-  private parts: string[] = [];
-  private length = 0;
+  private buffer = Buffer.allocUnsafe(0);
+  /** bytes used in `buffer` */
+  private used = 0;
   /** set on EPIPE: the reader of the output has gone away */
   private readerGone = false;
   /** any other write error, thrown by the next flush */
@@ -30,26 +35,34 @@ export class Sink {
 
   /** Buffers text; call `drain()` after a run of writes to pass it on. */
   write(text: string): void {
-    this.parts.push(text);
-    this.length += text.length;
+    // UTF-16 to UTF-8 takes at most 3 bytes per code unit
+    if (this.used + text.length * 3 > this.buffer.length) this.grow(text.length * 3);
+    this.used += this.buffer.write(text, this.used, 'utf8');
+  }
+
+  /** A fresh buffer with room for `bytes` more: the one flushed last may still be queued in the stream. */
+  private grow(bytes: number): void {
+    const next = Buffer.allocUnsafe(Math.max(BUFFER_SIZE, (this.used + bytes) * 2));
+    this.buffer.copy(next, 0, 0, this.used);
+    this.buffer = next;
   }
 
   /** Passes buffered text on once there is enough of it, honouring backpressure (`flush` passes it on now). */
   async drain(): Promise<void> {
-    if (this.length >= this.chunkSize) await this.flush();
+    if (this.used >= this.chunkSize) await this.flush();
   }
 
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
-    if (this.length === 0 || this.readerGone) {
-      this.parts = [];
-      this.length = 0;
+    if (this.used === 0 || this.readerGone) {
+      this.used = 0;
       return;
     }
-    const text = this.parts.join('');
-    this.parts = [];
-    this.length = 0;
-    if (!this.stream.write(text)) await waitDrain(this.stream, () => this.readerGone || this.failure !== undefined);
+    const bytes = this.buffer.subarray(0, this.used);
+    // The stream keeps `bytes` until written: later text goes into a new buffer.
+    this.buffer = Buffer.allocUnsafe(BUFFER_SIZE);
+    this.used = 0;
+    if (!this.stream.write(bytes)) await waitDrain(this.stream, () => this.readerGone || this.failure !== undefined);
   }
 
   /** flushes and ends the stream (not stdout, which Node owns) */
