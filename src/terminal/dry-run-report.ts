@@ -47,7 +47,7 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
     lines.push(row('to check', `${count(f.toSend)} addresses with the local engine (no API requests)`));
   } else {
     lines.push(
-      row('to send', `${count(f.toSend)} addresses in ${count(f.requests)} bulk requests ` +
+      row('to send', `${count(f.toSend)} addresses in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
         `(batches of ${count(f.batchSize)}, ${f.concurrency} in flight)`),
     );
     const eta = dryRunEtaMs(f);
