@@ -79,6 +79,18 @@ export class VerdictMemo {
     }
   }
 
+  /** The slot of an answered address (for `verdictAt`), or -1; unlike `claim`, adds nothing. */
+  find(key: string): number {
+    hash64(key);
+    const t = this.table;
+    const mask = this.capacity - 1;
+    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
+      const v = t[i * 4 + 2]!;
+      if (v === EMPTY) return -1;
+      if (t[i * 4] === hashHi && t[i * 4 + 1] === hashLo) return v === PENDING ? -1 : i;
+    }
+  }
+
   /** Files the verdict of a claimed address, `slot` and `generation` as they were at the claim. */
   fulfil(key: string, slot: number, generation: number, verdict: Verdict): void {
     const i = generation === this.generation ? slot : this.claim(key);

@@ -1,6 +1,8 @@
+import { addressKey } from '../batch/address-key.js';
+import { VerdictMemo } from '../batch/verdict-memo.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, encodeLines, TailPool } from './encoding.js';
+import { encodeLines, TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
 import { checkRegularFile, openVerdictFile } from './verdict-file.js';
 
@@ -21,11 +23,13 @@ export interface Journal extends KnownVerdicts {
  *
  * Only what was in the file at open time is indexed: the pipeline already sends
  * each address once per run, and not indexing new verdicts keeps memory flat
- * during a long first run. The index maps an address to the rest of its line
- * (shared among equal verdicts), decoded only when asked.
+ * during a long first run. The index is the pipeline's compact memo (a hash
+ * and a shared verdict shape per address, no strings), created only when the
+ * file holds verdicts: resuming a million-row job costs tens of megabytes, not
+ * hundreds.
  */
 export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
-  const index = new Map<string, string>();
+  let index: VerdictMemo | undefined;
   const tails = new TailPool();
   await checkRegularFile(path, 'journal');
   const unlock = await lockFile(path, '--journal');
@@ -34,7 +38,10 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
       const tail = tails.tailOf(line, entry, 0);
       if (tail === undefined) return false;
-      index.set(addressKey(entry[0] as string), tail);
+      const email = entry[0] as string;
+      const key = addressKey(email);
+      index ??= new VerdictMemo();
+      index.fulfil(key, index.claim(key), index.generation, tails.verdict(email, tail));
       return true;
     });
   } catch (err) {
@@ -45,13 +52,14 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
   let closed = false;
   return {
     path,
-    loaded: index.size,
+    loaded: index?.size ?? 0,
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,
     get(email) {
-      if (index.size === 0) return undefined; // a first run: nothing to look up
-      const tail = index.get(addressKey(email));
-      return tail === undefined ? undefined : { verdict: tails.verdict(email, tail), source: 'journal' };
+      if (index === undefined) return undefined; // a first run: nothing to look up
+      const key = addressKey(email);
+      const at = index.find(key);
+      return at < 0 ? undefined : { verdict: index.verdictAt(at, key, email), source: 'journal' };
     },
     record(verdicts) {
       const text = encodeLines(verdicts);

@@ -193,8 +193,11 @@ describe('dedupe memory', () => {
     }
     const again = memo.claim('x@gmial.com');
     expect(memo.verdictAt(again, 'x@gmial.com', 'x@gmial.com').details.suggestion).toBe('x@gmail.com');
+    expect(memo.find(addressKey('nobody@d1.com'))).toBe(-1); // find adds nothing
     memo.claim(addressKey('nobody@d1.com'));
     expect(memo.claimed).toBe(Claim.New);
+    expect(memo.find(addressKey('nobody@d1.com'))).toBe(-1); // pending is not answered
+    expect(memo.find(addressKey('u9@d2.com'))).toBe(memo.claim(addressKey('u9@d2.com')));
     expect(memo.size).toBe(n + 2);
   });
 });
