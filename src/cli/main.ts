@@ -15,9 +15,10 @@ import { PROGRAM_EXAMPLES } from '../terminal/help.js';
  */
 export async function main(argv: string[]): Promise<void> {
   // A reader that goes away (`mailsift --help | head`) ends us quietly, not with
-  // a stack trace; writers that care (the output sink) watch for it themselves.
+  // a stack trace; other write errors (a full disk) fail the run, and the output
+  // sink, which watches stdout itself, says what could not be written.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
+    if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
   });
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')

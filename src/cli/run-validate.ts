@@ -104,7 +104,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           },
         });
 
-  const sink = new Sink(out);
+  const sink = new Sink(out, out === process.stdout ? 'stdout' : flags.output);
   const format = flags.format ?? formatFromPath(flags.output);
   const reporter = new RunReporter(progress, {
     flags,
@@ -123,6 +123,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   interrupts.stop.addEventListener('abort', () => stopSending.abort(interrupts.stop.reason), { once: true });
 
   let result: RunResult;
+  let endFailure: unknown;
   try {
     result = await validateStream({
       input,
@@ -144,10 +145,15 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     try {
       await known?.close();
     } finally {
-      await sink.end(out !== process.stdout).catch(() => {});
+      // A failed write must fail the run (rows would be lost), but not mask an error already on its way.
+      endFailure = await sink.end(out !== process.stdout).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       interrupts.dispose();
     }
   }
+  if (endFailure !== undefined) throw endFailure;
   if (sink.gone) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;

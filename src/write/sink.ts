@@ -1,4 +1,6 @@
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { EXIT, MailsiftError } from '../errors.js';
 
 /**
  * Buffers output text and writes it in large chunks, waiting for 'drain' when
@@ -15,16 +17,19 @@ export class Sink {
   /** set on EPIPE: the reader of the output has gone away */
   private readerGone = false;
   /** any other write error, thrown by the next flush */
-  private failure: Error | undefined;
+  private failure: MailsiftError | undefined;
 
   constructor(
     private readonly stream: Writable,
+    /** what the output is called in an error: a file name, or "stdout" */
+    label = 'the output',
     private readonly chunkSize = 64 * 1024,
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.readerGone = true;
-      else this.failure = err;
+      // A full disk is no bug: say what could not be written, without a stack.
+      else this.failure ??= new MailsiftError(`cannot write ${label}: ${err.code ?? err.message}`, EXIT.unexpected, { cause: err });
     });
   }
 
@@ -65,13 +70,21 @@ export class Sink {
     if (!this.stream.write(bytes)) await waitDrain(this.stream, () => this.readerGone || this.failure !== undefined);
   }
 
-  /** flushes and ends the stream (not stdout, which Node owns) */
+  /**
+   * Flushes and ends the stream (not stdout, which Node owns, but whose
+   * buffered writes it waits for); throws if anything could not be written.
+   */
   async end(closeStream: boolean): Promise<void> {
     await this.flush();
-    if (!closeStream || this.readerGone) return;
-    await new Promise<void>((resolve, reject) => {
-      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
-    });
+    if (this.readerGone) return;
+    if (closeStream) {
+      this.stream.end();
+      // finished() also waits for a write error that comes after the end (fs streams)
+      await finished(this.stream).catch(() => {});
+    } else if (this.stream.writableNeedDrain) {
+      await waitDrain(this.stream, () => this.failure !== undefined);
+    }
+    if (this.failure) throw this.failure;
   }
 }
 

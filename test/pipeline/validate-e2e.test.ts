@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -246,6 +246,29 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
     const nokey = await runCli(['validate', input, '--engine', 'api']);
     expect(nokey.code).toBe(2);
     expect(nokey.stderr).toMatch(/MAILSIFT_API_KEY/);
+  });
+});
+
+describe.skipIf(!existsSync('/dev/full'))('an output that cannot be written (a full disk)', () => {
+  it.each([
+    ['-o /dev/full', ['-o', '/dev/full'], 'stdin'],
+    ['stdout on /dev/full', [], 'full'],
+  ])('%s: one line naming the output, exit 1, never success', async (_name, extra, stdoutTo) => {
+    const input = file('full.txt', 'a@example.com\nb@example.com\n');
+    const { spawn } = await import('node:child_process');
+    const { openSync, closeSync } = await import('node:fs');
+    const { BIN } = await import('../support/run-cli.js');
+    const fd = stdoutTo === 'full' ? openSync('/dev/full', 'w') : 'pipe';
+    const child = spawn(process.execPath, [BIN, 'validate', input, '--engine', 'local', '-q', ...extra], {
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', fd, 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    if (typeof fd === 'number') closeSync(fd);
+    expect(code).toBe(1);
+    expect(stderr.trim()).toMatch(/^mailsift: cannot write (\/dev\/full|stdout): ENOSPC$/);
   });
 });
 
