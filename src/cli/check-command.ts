@@ -1,7 +1,5 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
-import { validateOneViaApi } from '../validate/api/client.js';
-import { createLocalValidator } from '../validate/local/index.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
 import { intIn } from './parse-flags.js';
@@ -53,13 +51,16 @@ export function checkCommand(): Command {
 /** One verdict from whichever engine is configured; notices and warnings go to `say`. */
 export async function check(email: string, flags: CheckFlags, say: (line: string) => void): Promise<Verdict> {
   const choice = resolveEngine(flags);
+  // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
+    const { validateOneViaApi } = await import('../validate/api/client.js');
     return validateOneViaApi(
       { baseUrl: choice.baseUrl, apiKey: choice.apiKey, timeoutMs: 30_000, retries: 5, concurrency: 1 },
       email,
     );
   }
   if (choice.notice) say(choice.notice);
+  const { createLocalValidator } = await import('../validate/local/index.js');
   const engine = createLocalValidator({
     dnsServer: flags.dnsServer,
     dnsTimeoutMs: flags.dnsTimeout,

@@ -6,7 +6,6 @@ import { newProgress } from '../progress.js';
 import { openInput } from '../read/open-input.js';
 import type { Summary } from '../summary.js';
 import { createApiValidator } from '../validate/api/client.js';
-import { createLocalValidator } from '../validate/local/index.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
 import { createRowWriter } from '../write/row-writer.js';
@@ -95,7 +94,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           progress,
           stop: stopSending.signal,
         })
-      : createLocalValidator({
+      : // loaded only when used: its lists cost start-up time an API run need not pay
+        (await import('../validate/local/index.js')).createLocalValidator({
           dnsServer: flags.dnsServer,
           dnsTimeoutMs: flags.dnsTimeout,
           // --quiet keeps stderr for errors; warnings stay in the --summary JSON.

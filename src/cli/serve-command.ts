@@ -1,8 +1,6 @@
 import { Command } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
-import { loadServeConfig, type ServeFlags } from '../serve/config.js';
-import { startServer } from '../serve/server.js';
-import { createLocalValidator } from '../validate/local/index.js';
+import type { ServeFlags } from '../serve/config.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
@@ -27,6 +25,12 @@ export function serveCommand(): Command {
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
     )
     .action(async (flags: ServeFlags) => {
+      // loaded when serving, not whenever the CLI starts
+      const [{ loadServeConfig }, { startServer }, { createLocalValidator }] = await Promise.all([
+        import('../serve/config.js'),
+        import('../serve/server.js'),
+        import('../validate/local/index.js'),
+      ]);
       const config = await loadServeConfig(flags);
       const engine = createLocalValidator({
         dns: config.dns,
