@@ -179,20 +179,36 @@ const tri = (b: boolean | undefined): number => (b === undefined ? 0 : b ? 1 : 2
 let hashHi = 0;
 let hashLo = 0;
 
-/** Two independent 32-bit hashes (FNV-1a and a murmur-style mix) of the UTF-16 code units. */
+/**
+ * Two independent 32-bit hashes of the UTF-16 code units, taken two at a time
+ * (the hash runs once per input row): an FNV-1a-style and a murmur-style lane,
+ * each finished with murmur3's avalanche.
+ */
 function hash64(s: string): void {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c ^ s.length;
-  for (let i = 0; i < s.length; i++) {
+  let a = 0x811c9dc5 ^ s.length;
+  let b = 0x9747b28c;
+  const n = s.length - 1;
+  let i = 0;
+  for (; i < n; i += 2) {
+    const c = s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  if (i === n) {
     const c = s.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 13;
   }
   a ^= a >>> 16;
   a = Math.imul(a, 0x85ebca6b);
   a ^= a >>> 13;
-  b = Math.imul(b ^ (b >>> 15), 0xc2b2ae35);
+  a = Math.imul(a, 0xc2b2ae35);
+  a ^= a >>> 16;
+  b ^= b >>> 16;
+  b = Math.imul(b, 0x85ebca6b);
+  b ^= b >>> 13;
+  b = Math.imul(b, 0xc2b2ae35);
   b ^= b >>> 16;
   hashHi = b >>> 0;
   hashLo = a >>> 0;
