@@ -111,7 +111,8 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       const key = b.keys[i]!;
       memo.fulfil(key, b.at[i]!, b.generation, v);
       progress.addressesDone++;
-      answer(b.slots[i]!, v);
+      // the first row holds `email` itself, which v.email was just compared with
+      b.slots[i]!.verdict = v;
       if (duplicatesWaiting.size === 0) continue;
       const later = duplicatesWaiting.get(key);
       if (later === undefined) continue;
