@@ -3,17 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { BIN, type CliResult } from '../support/run-cli.js';
 import type { FaultServer } from '../support/fault-server.js';
 
-/** mulberry32: interruption moments are random but reproducible from a seed */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** interruption moments are random but reproducible from a seed */
+export { seeded } from '../support/fault-server.js';
 
 export const API_KEY = 'journal-test-key-5f1c9e';
 

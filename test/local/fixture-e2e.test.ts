@@ -1,31 +1,13 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { startDnsServer } from '../support/dns-server.js';
+import { runCli } from '../support/run-cli.js';
 
 // The README's main job on fixtures/contacts.csv, as on a machine with no
 // internet: a resolver that says NXDOMAIN to everything. Runs the compiled CLI.
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/mailsift.js', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (args: string[]) => runCli(args, { cwd: ROOT, timeoutMs: 20_000 });
 
 describe('mailsift validate fixtures/contacts.csv without working DNS', () => {
   it('reports syntax, role, disposable and suggestions; DNS-dependent rows unknown, never invalid', async () => {

@@ -81,3 +81,6 @@ export interface FaultServer {
 export function formatReset(format: ResetFormat, resetAt: number, now: number): string;
 export function defaultVerdict(email: string): FaultVerdict;
 export function startFaultServer(options?: FaultServerOptions): Promise<FaultServer>;
+
+/** mulberry32: a seeded PRNG in [0, 1) */
+export function seeded(seed: number): () => number;

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 
 /** mulberry32: a tiny seeded PRNG, so a fault run is reproducible. */
-function seeded(seed) {
+export function seeded(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

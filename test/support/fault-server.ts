@@ -1,6 +1,6 @@
 // Tests import the fault server from here; the implementation is plain JS so a
 // benchmark can also run it as a separate process.
-export { startFaultServer, defaultVerdict, formatReset } from './fault-server.mjs';
+export { startFaultServer, defaultVerdict, formatReset, seeded } from './fault-server.mjs';
 export type {
   FaultAction,
   FaultServer,
