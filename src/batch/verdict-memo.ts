@@ -12,10 +12,12 @@ export const Claim = {
 } as const;
 export type Claim = (typeof Claim)[keyof typeof Claim];
 
+/** a table slot no address holds; otherwise a slot holds its ticket + 1 */
 const EMPTY = 0;
-const PENDING = 0xffffffff;
+/** an answer not given yet; otherwise shape + 1, or WHOLE */
+const PENDING = 0;
 /** the verdict is kept whole in the side map */
-const WHOLE = 0xfffffffe;
+const WHOLE = 0xffffffff;
 
 /**
  * Every distinct address of the run, pending or answered, so that each is sent
@@ -31,23 +33,26 @@ const WHOLE = 0xfffffffe;
  * addresses) would share a verdict; verdicts that cannot share a shape (a
  * suggestion, an unusual domain) are kept whole in a side map.
  *
- * An address is looked up once, when its row is read (`claim`); its answer is
- * filed by the slot found then (`fulfil`), without a second search.
+ * An address is looked up once, when its row is read (`claim`), and gets a
+ * ticket: the number of addresses claimed before it. Its answer is filed under
+ * the ticket (`fulfil`) in a second, dense array. The hash table is too big for
+ * the CPU's caches, so each look-up there costs a trip to memory; answers come
+ * back in about the order of their tickets, so filing them costs next to nothing.
  */
 export class VerdictMemo {
   private capacity = 1 << 21;
   /**
-   * Slots of [hash hi, hash lo, value, unused], side by side so that a probe
-   * touches one cache line, not three. value: EMPTY, PENDING, WHOLE or shape + 1.
+   * Slots of [hash hi, hash lo, ticket + 1, unused], side by side so that a probe
+   * touches one cache line, not three.
    */
   private table = new Uint32Array(this.capacity * 4);
+  /** by ticket: PENDING, WHOLE or shape + 1 */
+  private answers = new Uint32Array(this.capacity);
   private count = 0;
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
-  private readonly whole = new Map<string, Verdict>();
+  private readonly whole = new Map<number, Verdict>();
   private lastShape = 0;
-  /** bumped when the table grows: slots found before then are stale */
-  generation = 0;
   /** what the last `claim()` found */
   claimed: Claim = Claim.New;
 
@@ -55,7 +60,7 @@ export class VerdictMemo {
     return this.count;
   }
 
-  /** Finds `key`, marking it pending if it was not there; returns its slot (see `claimed`). */
+  /** Finds `key`, marking it pending if it was not there; returns its ticket (see `claimed`). */
   claim(key: string): number {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
     hash64(key);
@@ -67,19 +72,18 @@ export class VerdictMemo {
       if (v === EMPTY) {
         t[at] = hashHi;
         t[at + 1] = hashLo;
-        t[at + 2] = PENDING;
-        this.count++;
+        t[at + 2] = ++this.count;
         this.claimed = Claim.New;
-        return i;
+        return this.count - 1;
       }
       if (t[at] === hashHi && t[at + 1] === hashLo) {
-        this.claimed = v === PENDING ? Claim.Pending : Claim.Done;
-        return i;
+        this.claimed = this.answers[v - 1] === PENDING ? Claim.Pending : Claim.Done;
+        return v - 1;
       }
     }
   }
 
-  /** The slot of an answered address (for `verdictAt`), or -1; unlike `claim`, adds nothing. */
+  /** The ticket of an answered address (for `verdictAt`), or -1; unlike `claim`, adds nothing. */
   find(key: string): number {
     hash64(key);
     const t = this.table;
@@ -87,27 +91,26 @@ export class VerdictMemo {
     for (let i = hashLo & mask; ; i = (i + 1) & mask) {
       const v = t[i * 4 + 2]!;
       if (v === EMPTY) return -1;
-      if (t[i * 4] === hashHi && t[i * 4 + 1] === hashLo) return v === PENDING ? -1 : i;
+      if (t[i * 4] === hashHi && t[i * 4 + 1] === hashLo) return this.answers[v - 1] === PENDING ? -1 : v - 1;
     }
   }
 
-  /** Files the verdict of a claimed address, `slot` and `generation` as they were at the claim. */
-  fulfil(key: string, slot: number, generation: number, verdict: Verdict): void {
-    const i = generation === this.generation ? slot : this.claim(key);
+  /** Files the verdict of a claimed address under its ticket; `key` is the address claimed. */
+  fulfil(ticket: number, key: string, verdict: Verdict): void {
     const domain = verdict.details.domain;
     if (verdict.details.suggestion !== undefined || (domain !== undefined && !isDomainOf(domain, key))) {
-      this.whole.set(key, verdict);
-      this.table[i * 4 + 2] = WHOLE;
+      this.whole.set(ticket, verdict);
+      this.answers[ticket] = WHOLE;
     } else {
-      this.table[i * 4 + 2] = this.shapeOf(verdict) + 1;
+      this.answers[ticket] = this.shapeOf(verdict) + 1;
     }
   }
 
   /** The verdict of an answered address, re-addressed to `email` (the row's own spelling). */
-  verdictAt(slot: number, key: string, email: string): Verdict {
-    const id = this.table[slot * 4 + 2]!;
+  verdictAt(ticket: number, key: string, email: string): Verdict {
+    const id = this.answers[ticket]!;
     if (id === WHOLE) {
-      const whole = this.whole.get(key)!;
+      const whole = this.whole.get(ticket)!;
       return whole.email === email ? whole : { ...whole, email };
     }
     const shape = this.shapes[id - 1]!;
@@ -144,7 +147,6 @@ export class VerdictMemo {
   private grow(): void {
     const old = this.table;
     this.capacity *= 2;
-    this.generation++;
     this.table = new Uint32Array(this.capacity * 4);
     const t = this.table;
     const mask = this.capacity - 1;
@@ -154,6 +156,10 @@ export class VerdictMemo {
       while (t[i * 4 + 2] !== EMPTY) i = (i + 1) & mask;
       t.set(old.subarray(j, j + 3), i * 4);
     }
+    // tickets stay valid: only the table moves
+    const answers = new Uint32Array(this.capacity);
+    answers.set(this.answers);
+    this.answers = answers;
   }
 }
 

@@ -41,7 +41,7 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
       const email = entry[0] as string;
       const key = addressKey(email);
       index ??= new VerdictMemo();
-      index.fulfil(key, index.claim(key), index.generation, tails.verdict(email, tail));
+      index.fulfil(index.claim(key), key, tails.verdict(email, tail));
       return true;
     });
   } catch (err) {

@@ -47,9 +47,8 @@ interface Batch {
   /** the first row of each address */
   slots: Slot[];
   keys: string[];
-  /** each address's slot in the memo, valid for `generation` */
-  at: number[];
-  generation: number;
+  /** each address's ticket in the memo */
+  tickets: number[];
 }
 
 /**
@@ -71,7 +70,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
-  const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], at: [], generation: memo.generation });
+  const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], tickets: [] });
   let batch = newBatch();
   let fatal: unknown;
   /** true while the input pauses (see withIdle) */
@@ -109,7 +108,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
         v = byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
       }
       const key = b.keys[i]!;
-      memo.fulfil(key, b.at[i]!, b.generation, v);
+      memo.fulfil(b.tickets[i]!, key, v);
       progress.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
       b.slots[i]!.verdict = v;
@@ -135,11 +134,11 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       return;
     }
     const key = addressKey(email);
-    const at = memo.claim(key);
+    const ticket = memo.claim(key);
     switch (memo.claimed) {
       case Claim.Done:
         summary.duplicates++;
-        order.push(fields, email, memo.verdictAt(at, key, email));
+        order.push(fields, email, memo.verdictAt(ticket, key, email));
         return;
       case Claim.Pending: {
         summary.duplicates++;
@@ -154,7 +153,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     if (reused) {
       if (reused.source === 'journal') summary.fromJournal++;
       else summary.fromCache++;
-      memo.fulfil(key, at, memo.generation, reused.verdict);
+      memo.fulfil(ticket, key, reused.verdict);
       // counted as queued and done at once, so progress never passes 100%
       progress.addressesQueued++;
       progress.addressesDone++;
@@ -165,7 +164,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     batch.emails.push(email);
     batch.slots.push(order.push(fields, email));
     batch.keys.push(key);
-    batch.at.push(at);
+    batch.tickets.push(ticket);
   };
 
   const dispatch = async (): Promise<void> => {
