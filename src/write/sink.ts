@@ -9,11 +9,15 @@ import { EXIT, MailsiftError } from '../errors.js';
  * rather than joined into a chunk string and encoded again on write.
  */
 const BUFFER_SIZE = 256 * 1024;
+/** characters joined before they are encoded */
+const TEXT_RUN = 8 * 1024;
 
 export class Sink {
   private buffer = Buffer.allocUnsafe(0);
   /** bytes used in `buffer` */
   private used = 0;
+  /** text not yet encoded into `buffer` */
+  private text = '';
   /** set on EPIPE: the reader of the output has gone away */
   private readerGone = false;
   /** any other write error, thrown by the next flush */
@@ -40,6 +44,15 @@ export class Sink {
 
   /** Buffers text; call `drain()` after a run of writes to pass it on. */
   write(text: string): void {
+    // Rows are short: joined first, they are encoded a few kilobytes at a time
+    // rather than with a call each.
+    this.text += text;
+    if (this.text.length >= TEXT_RUN) this.encode();
+  }
+
+  private encode(): void {
+    const text = this.text;
+    this.text = '';
     // UTF-16 to UTF-8 takes at most 3 bytes per code unit
     if (this.used + text.length * 3 > this.buffer.length) this.grow(text.length * 3);
     this.used += this.buffer.write(text, this.used, 'utf8');
@@ -54,11 +67,12 @@ export class Sink {
 
   /** Passes buffered text on once there is enough of it, honouring backpressure (`flush` passes it on now). */
   async drain(): Promise<void> {
-    if (this.used >= this.chunkSize) await this.flush();
+    if (this.used + this.text.length >= this.chunkSize) await this.flush();
   }
 
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
+    if (this.text) this.encode();
     if (this.used === 0 || this.readerGone) {
       this.used = 0;
       return;
