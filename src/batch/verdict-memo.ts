@@ -55,15 +55,49 @@ export class VerdictMemo {
   private lastShape = 0;
   /** what the last `claim()` found */
   claimed: Claim = Claim.New;
+  /** hashes taken by `prefetch`, for the claims that follow it in order */
+  private ahead: { keys: readonly (string | undefined)[]; n: number; next: number } = { keys: [], n: 0, next: 0 };
+  private aheadHi = new Uint32Array(64);
+  private aheadLo = new Uint32Array(64);
+  /** read by nothing: keeps the prefetching loads from being optimised away */
+  private touched = 0;
 
   get size(): number {
     return this.count;
   }
 
+  /**
+   * Starts loading the slots of the next claims, `keys[0..n)` (undefined: no
+   * claim). The table is too big for the CPU's caches: one claim at a time, every
+   * row waits for memory; these loads run side by side, and the claims that
+   * follow find their slots in the cache.
+   */
+  prefetch(keys: readonly (string | undefined)[], n: number): void {
+    if (this.aheadHi.length < n) {
+      this.aheadHi = new Uint32Array(n);
+      this.aheadLo = new Uint32Array(n);
+    }
+    const hi = this.aheadHi;
+    const lo = this.aheadLo;
+    for (let j = 0; j < n; j++) {
+      const key = keys[j];
+      if (key === undefined) continue;
+      hash64(key);
+      hi[j] = hashHi;
+      lo[j] = hashLo;
+    }
+    const t = this.table;
+    const mask = this.capacity - 1;
+    let touched = 0;
+    for (let j = 0; j < n; j++) if (keys[j] !== undefined) touched += t[(lo[j]! & mask) * 4 + 2]!;
+    this.touched = touched;
+    this.ahead = { keys, n, next: 0 };
+  }
+
   /** Finds `key`, marking it pending if it was not there; returns its ticket (see `claimed`). */
   claim(key: string): number {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
-    hash64(key);
+    this.hashOf(key);
     const t = this.table;
     const mask = this.capacity - 1;
     for (let i = hashLo & mask; ; i = (i + 1) & mask) {
@@ -80,6 +114,19 @@ export class VerdictMemo {
         this.claimed = this.answers[v - 1] === PENDING ? Claim.Pending : Claim.Done;
         return v - 1;
       }
+    }
+  }
+
+  /** Sets hashHi and hashLo: taken by `prefetch` if `key` is the next one it saw, else computed. */
+  private hashOf(key: string): void {
+    const a = this.ahead;
+    while (a.next < a.n && a.keys[a.next] === undefined) a.next++;
+    if (a.next < a.n && a.keys[a.next] === key) {
+      hashHi = this.aheadHi[a.next]!;
+      hashLo = this.aheadLo[a.next]!;
+      a.next++;
+    } else {
+      hash64(key);
     }
   }
 

@@ -14,6 +14,8 @@ import { precheckVerdict } from './precheck-verdict.js';
 
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
+/** Rows whose memo slots are looked up together (see VerdictMemo.prefetch). */
+const WINDOW = 64;
 
 export interface ValidateStreamOptions {
   input: Input;
@@ -72,6 +74,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const maxBuffered = (concurrency + 2) * batchSize;
   const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], tickets: [] });
   let batch = newBatch();
+  const keys: (string | undefined)[] = new Array(WINDOW);
   let fatal: unknown;
   /** true while the input pauses (see withIdle) */
   let inputIdle = false;
@@ -125,15 +128,18 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     if (inputIdle) await writer.drain(true);
   };
 
-  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
-  const take = (fields: string[], email: string): void => {
+  /**
+   * Routes one row: a verdict now (precheck, duplicate, journal/cache) or into
+   * the batch. `key` is the address's dedupe key, undefined when the precheck
+   * rejected it.
+   */
+  const take = (fields: string[], email: string, key: string | undefined): void => {
     progress.rowsRead++;
-    if (precheck(email) !== undefined) {
+    if (key === undefined) {
       summary.prechecked++;
       order.push(fields, email, precheckVerdict(email));
       return;
     }
-    const key = addressKey(email);
     const ticket = memo.claim(key);
     switch (memo.claimed) {
       case Claim.Done:
@@ -202,10 +208,19 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     };
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, flushWhenIdle, stop)) {
       inputIdle = false;
-      for (const row of rows) {
-        if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
-        take(row.fields, row.email);
-        if (batch.emails.length >= batchSize) await dispatch();
+      for (let w = 0; w < rows.length; w += WINDOW) {
+        const n = Math.min(WINDOW, rows.length - w);
+        for (let j = 0; j < n; j++) {
+          const email = rows[w + j]!.email;
+          keys[j] = precheck(email) === undefined ? addressKey(email) : undefined;
+        }
+        memo.prefetch(keys, n);
+        for (let j = 0; j < n; j++) {
+          if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
+          const row = rows[w + j]!;
+          take(row.fields, row.email, keys[j]);
+          if (batch.emails.length >= batchSize) await dispatch();
+        }
       }
       await release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.
