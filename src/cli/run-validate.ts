@@ -112,7 +112,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     output: out === process.stdout ? 'stdout' : flags.output!,
     summaryFile: flags.summary,
   });
-  reporter.start();
+  await reporter.start();
   const interrupts = watchInterrupts({
     graceMs: INTERRUPT_GRACE_MS,
     notice: (line) => {

@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
-import { parse, type Parser } from 'csv-parse';
+import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeUtf8, splitLines } from './decode.js';
@@ -69,6 +69,8 @@ function describeFsError(err: unknown): string {
 }
 
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
+  // loaded here: a text list has no use for it
+  const { parse } = await import('csv-parse');
   const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true, relax_quotes: true });
   const text = Readable.from(chunks);
   // pipe() does not pass a source error on: without this, invalid UTF-8 past the

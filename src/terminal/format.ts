@@ -1,8 +1,10 @@
 // Fixed locale so that output (and tests) do not change with the user's LANG.
-const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+// Made on first use: ICU's start-up is felt in a short run.
+let integer: Intl.NumberFormat | undefined;
 
 /** 12345 → "12,345" */
 export function count(n: number): string {
+  integer ??= new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
   return integer.format(n);
 }
 

@@ -1,4 +1,4 @@
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import type { Progress } from '../progress.js';
 import { progressLine, RateMeter } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
@@ -29,8 +29,14 @@ export class ProgressDisplay {
     this.now = options.now ?? Date.now;
   }
 
-  start(): void {
+  private stopped = false;
+
+  /** Resolves once the line shows (ora is loaded only for a terminal: it costs start-up time). */
+  async start(): Promise<void> {
     if (!this.options.policy.animate || this.spinner) return;
+    const { default: ora } = await import('ora');
+    // stopped while ora loaded: never draw
+    if (this.stopped || this.spinner) return;
     this.spinner = ora({
       // ora wants a full tty.WriteStream; the fake in tests has the parts it uses.
       stream: this.options.stream as NodeJS.WritableStream,
@@ -52,6 +58,7 @@ export class ProgressDisplay {
 
   /** Stops the animation and clears the line, leaving the terminal as it was. */
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.spinner?.stop();

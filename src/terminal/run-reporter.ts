@@ -40,8 +40,8 @@ export class RunReporter {
     });
   }
 
-  start(): void {
-    this.display.start();
+  start(): Promise<void> {
+    return this.display.start();
   }
 
   /** Clears the progress line; call before printing anything else, and on every way out. */

@@ -47,11 +47,11 @@ describe('ProgressDisplay', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  it('animates on a terminal, follows the Progress object, and clears its line on stop', () => {
+  it('animates on a terminal, follows the Progress object, and clears its line on stop', async () => {
     const tty = new FakeTty();
     const progress = newProgress(T0);
     const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
-    display.start();
+    await display.start();
     expect(tty.text).toContain('0 rows read · 0 addresses validated');
 
     progress.rowsRead = 500;
@@ -75,11 +75,21 @@ describe('ProgressDisplay', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('writes nothing at all when animation is not allowed', () => {
+  it('draws nothing when stopped before it could start (ora loads on demand)', async () => {
+    const tty = new FakeTty();
+    const display = new ProgressDisplay(newProgress(T0), { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const started = display.start();
+    display.stop();
+    await started;
+    expect(tty.output).toBe('');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('writes nothing at all when animation is not allowed', async () => {
     const stream = new FakeTty(false);
     const progress = newProgress(T0);
     const display = new ProgressDisplay(progress, { stream, policy: { animate: false, color: false } });
-    display.start();
+    await display.start();
     progress.rowsRead = 10;
     vi.advanceTimersByTime(1000);
     display.stop();

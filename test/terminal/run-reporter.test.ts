@@ -8,37 +8,37 @@ import { ESC, FakeTty } from './fake-tty.js';
 
 const summary: Summary = { ...emptySummary('api'), total: 100, valid: 90, invalid: 10, written: 100, elapsedMs: 1000 };
 
-function finish(flags: object, over: Partial<Summary> = {}, failOn = 'invalid>5%', stream = new FakeTty(false)) {
+async function finish(flags: object, over: Partial<Summary> = {}, failOn = 'invalid>5%', stream = new FakeTty(false)) {
   const reporter = new RunReporter(newProgress(0), { flags, failOn: parseFailOn(failOn), output: 'out.csv', stderr: stream, env: {} });
-  reporter.start();
+  await reporter.start();
   const code = reporter.finish({ ...summary, ...over });
   return { code, text: stream.output };
 }
 
-describe('RunReporter', () => {
-  it('prints the summary and the rule that holds, and asks for exit 5', () => {
-    const { code, text } = finish({});
+describe('RunReporter', async () => {
+  it('prints the summary and the rule that holds, and asks for exit 5', async () => {
+    const { code, text } = await finish({});
     expect(code).toBe(EXIT.failOn);
     expect(text).toContain('  invalid   10   10.0%');
     expect(text).toContain('mailsift: --fail-on invalid>5% holds: invalid is 10.0% (10 of 100 rows)\n');
     expect(text).not.toMatch(ESC); // not a terminal
   });
 
-  it('with --quiet prints only the rule that made it fail', () => {
-    expect(finish({ quiet: true })).toEqual({
+  it('with --quiet prints only the rule that made it fail', async () => {
+    expect(await finish({ quiet: true })).toEqual({
       code: EXIT.failOn,
       text: 'mailsift: --fail-on invalid>5% holds: invalid is 10.0% (10 of 100 rows)\n',
     });
-    expect(finish({ quiet: true }, { invalid: 1, valid: 99 })).toEqual({ code: EXIT.ok, text: '' });
+    expect(await finish({ quiet: true }, { invalid: 1, valid: 99 })).toEqual({ code: EXIT.ok, text: '' });
   });
 
-  it('rows without a verdict outrank a rule: exit 4', () => {
-    expect(finish({ quiet: true }, { errors: 2 }).code).toBe(EXIT.rowErrors);
+  it('rows without a verdict outrank a rule: exit 4', async () => {
+    expect((await finish({ quiet: true }, { errors: 2 })).code).toBe(EXIT.rowErrors);
   });
 
-  it('on a terminal, animates and then leaves only the summary in colour', () => {
+  it('on a terminal, animates and then leaves only the summary in colour', async () => {
     const tty = new FakeTty(true);
-    const { text } = finish({}, {}, 'errors>0', tty);
+    const { text } = await finish({}, {}, 'errors>0', tty);
     expect(tty.text).toContain('0 rows read');
     expect(text).toContain('\x1b[32mvalid');
   });
