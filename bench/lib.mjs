@@ -66,3 +66,9 @@ export async function addressFile(n, name = `addresses-${n}.txt`) {
 }
 
 export const ratio = (a, b) => (a / b).toFixed(2);
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
