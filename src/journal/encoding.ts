@@ -66,27 +66,39 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
   return out;
 }
 
-let lastProvider = '';
-let lastProviderJson = '""';
+/**
+ * The tail of the last line: a run's verdicts come in long runs that differ only
+ * in the address, so the rest of the line is built once per run of them.
+ */
+let last: { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; tail: string } | undefined;
+
+/** Everything after the address: `"v11100-",0.95,"mailgun",1]` (see encodeVerdict). */
+function tailOf(v: Verdict, code: string): string {
+  const d = v.details;
+  const c = v.confidence;
+  const own = d.domain !== undefined && isOwnDomain(v.email, d.domain);
+  // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
+  const shared = d.suggestion === undefined && (d.domain === undefined || own);
+  const domain = d.domain === undefined ? 0 : 1;
+  if (shared && last && last.code === code && last.confidence === c && last.provider === v.provider && last.domain === domain) {
+    return last.tail;
+  }
+  let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
+  tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
+  if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
+  tail += ']';
+  if (shared) last = { code, confidence: c, provider: v.provider, domain, tail };
+  return tail;
+}
 
 /**
  * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
  * directly: this runs for every verdict of a run, and skipping the array and
- * the generic serialiser keeps the journal's cost within noise.
+ * the generic serialiser keeps the journal's cost low.
  */
 export function encodeLine(v: Verdict, prefix?: number): string {
-  const d = v.details;
-  if (v.provider !== lastProvider) {
-    lastProvider = v.provider;
-    lastProviderJson = JSON.stringify(v.provider);
-  }
-  const c = v.confidence;
-  let line = prefix === undefined ? '[' : `[${prefix},`;
-  line += quote(v.email) + ',"' + codeOf(v) + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null');
-  line += ',' + lastProviderJson + ',';
-  line += d.domain === undefined ? 'null' : isOwnDomain(v.email, d.domain) ? '1' : JSON.stringify(d.domain);
-  if (d.suggestion !== undefined) line += ',' + JSON.stringify(d.suggestion);
-  return line + ']';
+  const head = prefix === undefined ? '[' : `[${prefix},`;
+  return head + quote(v.email) + ',' + tailOf(v, codeOf(v));
 }
 
 /**

@@ -34,6 +34,23 @@ describe('verdict line encoding', () => {
     expect(JSON.stringify(encodeVerdict(v))).toBe('["someone@example.com","r11100-",0.73,"mailgun",1]');
   });
 
+  it('a run of verdicts that differ in one field each writes each one exactly (the shared tail never leaks)', () => {
+    const base: Verdict = { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true } };
+    const run: Verdict[] = [
+      base,
+      { ...base, email: 'b@example.org', details: { ...base.details, domain: 'example.org' } },
+      { ...base, email: 'c@example.com', confidence: 0.5 },
+      { ...base, email: 'd@example.com', provider: 'ses' },
+      { ...base, email: 'e@example.com', status: 'valid' },
+      { ...base, email: 'f@example.com', details: { ...base.details, mx: false } },
+      { ...base, email: 'g@example.com', details: { ...base.details, domain: 'elsewhere.com' } },
+      { ...base, email: 'h@example.com', details: { syntax: true, mx: true } },
+      { ...base, email: 'i@example.com', details: { ...base.details, suggestion: 'i@example.org' } },
+      { ...base, email: 'j@example.com' },
+    ];
+    for (const v of [...run, ...run.reverse()]) expect(encodeLine(v)).toBe(JSON.stringify(encodeVerdict(v)));
+  });
+
   it('writes a confidence that is not a finite number as unknown', () => {
     expect(encodeLine({ ...full, confidence: Number.NaN })).toContain(',null,"mailgun"');
   });
