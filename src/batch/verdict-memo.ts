@@ -17,7 +17,8 @@ const EMPTY = 0;
 /** an answer not given yet; otherwise shape + 1, or WHOLE */
 const PENDING = 0;
 /** the verdict is kept whole in the side map */
-const WHOLE = 0xffffffff;
+const WHOLE = 0xffff;
+const MAX_SHAPES = WHOLE - 1;
 
 /**
  * Every distinct address of the run, pending or answered, so that each is sent
@@ -46,8 +47,8 @@ export class VerdictMemo {
    * touches one cache line, not three.
    */
   private table = new Uint32Array(this.capacity * 4);
-  /** by ticket: PENDING, WHOLE or shape + 1 */
-  private answers = new Uint32Array(this.capacity);
+  /** by ticket: PENDING, WHOLE or shape + 1 (two bytes: a run has a handful of shapes) */
+  private answers = new Uint16Array(this.capacity);
   private count = 0;
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
@@ -145,12 +146,10 @@ export class VerdictMemo {
   /** Files the verdict of a claimed address under its ticket; `key` is the address claimed. */
   fulfil(ticket: number, key: string, verdict: Verdict): void {
     const domain = verdict.details.domain;
-    if (verdict.details.suggestion !== undefined || (domain !== undefined && !isDomainOf(domain, key))) {
-      this.whole.set(ticket, verdict);
-      this.answers[ticket] = WHOLE;
-    } else {
-      this.answers[ticket] = this.shapeOf(verdict) + 1;
-    }
+    const shaped = verdict.details.suggestion === undefined && (domain === undefined || isDomainOf(domain, key));
+    const shape = shaped ? this.shapeOf(verdict) : -1;
+    if (shape < 0) this.whole.set(ticket, verdict);
+    this.answers[ticket] = shape < 0 ? WHOLE : shape + 1;
   }
 
   /** The verdict of an answered address, re-addressed to `email` (the row's own spelling). */
@@ -165,12 +164,14 @@ export class VerdictMemo {
     return { ...shape, email, details };
   }
 
+  /** The index of `v`'s shape, added if new; -1 once the table is full. */
   private shapeOf(v: Verdict): number {
     // Verdicts come in runs of the same shape: try the last one before building a key.
     const last = this.shapes[this.lastShape];
     if (last !== undefined && sameShape(last, v)) return this.lastShape;
-    this.lastShape = this.shapeIdOf(v);
-    return this.lastShape;
+    const id = this.shapeIdOf(v);
+    if (id >= 0) this.lastShape = id;
+    return id;
   }
 
   private shapeIdOf(v: Verdict): number {
@@ -184,6 +185,8 @@ export class VerdictMemo {
       : `${flags}|${v.confidence}|${v.provider}`;
     let id = this.shapeIds.get(sig);
     if (id === undefined) {
+      // A server whose confidences are never alike: past this many shapes, verdicts are kept whole.
+      if (this.shapes.length >= MAX_SHAPES) return -1;
       id = this.shapes.length;
       this.shapes.push({ ...v, email: '', details: d.domain === undefined ? { ...d } : { ...d, domain: '' } });
       this.shapeIds.set(sig, id);
@@ -204,7 +207,7 @@ export class VerdictMemo {
       t.set(old.subarray(j, j + 3), i * 4);
     }
     // tickets stay valid: only the table moves
-    const answers = new Uint32Array(this.capacity);
+    const answers = new Uint16Array(this.capacity);
     answers.set(this.answers);
     this.answers = answers;
   }

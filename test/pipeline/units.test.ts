@@ -199,4 +199,15 @@ describe('dedupe memory', () => {
     expect(memo.find(addressKey('u9@d2.com'))).toBe(memo.claim(addressKey('u9@d2.com')));
     expect(memo.size).toBe(n + 2);
   });
+
+  it('keeps every verdict right when no two are alike (a confidence per address fills the shape table)', () => {
+    const memo = new VerdictMemo();
+    const n = 70_000; // past the 65,534 shapes a run can share
+    const at = (i: number) => `u${i}@d.com`;
+    const tickets = Array.from({ length: n }, (_, i) => memo.claim(at(i)));
+    tickets.forEach((t, i) => memo.fulfil(t, at(i), { ...verdict(at(i)), confidence: i / n }));
+    for (const i of [0, 1, 65_533, 65_534, 65_535, n - 1]) {
+      expect(memo.verdictAt(memo.find(at(i)), at(i), at(i))).toMatchObject({ email: at(i), confidence: i / n, details: { domain: 'd.com' } });
+    }
+  });
 });
