@@ -2,13 +2,15 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
-import { intIn } from './parse-flags.js';
+import { intIn, positiveNumber } from './parse-flags.js';
 
 interface CheckFlags {
   engine?: string;
   json?: boolean;
   dnsServer?: string;
   dnsTimeout: number;
+  timeout: number;
+  retries: number;
   baseUrl?: string;
   apiKeyFile?: string;
 }
@@ -35,6 +37,8 @@ export function checkCommand(): Command {
     .option('--json', 'print the verdict as one JSON object')
     .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
+    .option('--timeout <seconds>', 'per-request timeout, API engine', positiveNumber, 30)
+    .option('--retries <n>', 'retries for retryable failures, API engine', intIn(0, 100), 5)
     .option('--base-url <url>', 'the API base address (default: env MAILSIFT_BASE_URL)')
     .option('--api-key-file <file>', 'read the API key from this file (default: env MAILSIFT_API_KEY)')
     .addHelpText('before', EXAMPLES)
@@ -55,7 +59,7 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../validate/api/client.js');
     return validateOneViaApi(
-      { baseUrl: choice.baseUrl, apiKey: choice.apiKey, timeoutMs: 30_000, retries: 5, concurrency: 1 },
+      { baseUrl: choice.baseUrl, apiKey: choice.apiKey, timeoutMs: flags.timeout * 1000, retries: flags.retries, concurrency: 1 },
       email,
     );
   }

@@ -31,6 +31,7 @@ beforeAll(async () => {
         return;
       }
       const { email } = JSON.parse(body) as { email: string };
+      if (email.startsWith('hang')) return; // never answers
       res.end(
         JSON.stringify({
           success: true, email, isValid: true, status: 'valid', confidence: 0.97, provider: 'upstream-x',
@@ -48,6 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dnsServer.close();
+  api.closeAllConnections();
   await new Promise((r) => api.close(r));
 });
 
@@ -92,6 +94,14 @@ describe('mailsift check (spawned)', () => {
     expect(r.stdout + r.stderr).not.toContain(KEY);
   });
 
+  it('gives up on an API that does not answer after --timeout, with exit 4 and the reason', async () => {
+    const started = Date.now();
+    const r = await run(['check', '--timeout', '0.3', '--retries', '1', '--base-url', apiUrl, '--api-key-file', keyFile, 'hang@example.com']);
+    expect(r.code).toBe(4);
+    expect(r.stdout).toMatch(/error: +TIMEOUT: request timed out; gave up after 1 retries/);
+    expect(Date.now() - started).toBeLessThan(15_000); // not the 30 s default, twice
+  });
+
   it('exits 3 when the API refuses the key', async () => {
     const r = await run(['check', 'jane@example.com'], { MAILSIFT_API_KEY: 'wrong-key', MAILSIFT_BASE_URL: apiUrl });
     expect(r.code).toBe(3);
@@ -105,6 +115,8 @@ describe('mailsift check (spawned)', () => {
     [['check', '--dns-server', 'dns.example', 'a@b.test'], /--dns-server/],
     [['check', '--engine', 'smtp', 'a@b.test'], /engine/],
     [['check', '--dns-timeout', '0', 'a@b.test'], /dns-timeout/],
+    [['check', '--timeout', '0', 'a@b.test'], /--timeout/],
+    [['check', '--retries', '-1', 'a@b.test'], /--retries/],
   ])('exits 2 for %j', async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);
