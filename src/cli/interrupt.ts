@@ -89,8 +89,14 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
 /** How long requests in flight may still answer after Ctrl-C: brief, as users expect. */
 export const INTERRUPT_GRACE_MS = 5000;
 
-/** The closing line of an interrupted run: how to finish without paying twice. */
-export function interruptedAdvice(journal: string | undefined): string {
+/** The closing line of an interrupted run: how to finish it (and, with the API, without paying twice). */
+export function interruptedAdvice(journal: string | undefined, engine: 'api' | 'local'): string {
+  if (engine === 'local') {
+    // nothing is paid for: the journal only saves the DNS work
+    return journal
+      ? `stopped early; run the same command again to finish: --journal ${journal} keeps what was checked so far`
+      : 'stopped early; a re-run starts over: add --journal FILE to resume where it stopped';
+  }
   return journal
     ? `stopped early; run the same command again to finish: --journal ${journal} keeps every address answered so far from being sent again`
     : 'stopped early; addresses answered so far will be paid for again on a re-run: add --journal FILE to resume without paying twice';

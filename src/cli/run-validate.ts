@@ -161,7 +161,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   process.exitCode = reporter.finish(summary, result.complete);
   const signalled = interrupts.exitCode();
   if (signalled !== undefined) {
-    say(interruptedAdvice(flags.journal));
+    say(interruptedAdvice(flags.journal, validator.engine));
     process.exitCode = signalled;
   }
 }

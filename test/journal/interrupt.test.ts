@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { watchInterrupts } from '../../src/cli/interrupt.js';
+import { interruptedAdvice, watchInterrupts } from '../../src/cli/interrupt.js';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -67,5 +67,19 @@ describe('watchInterrupts', () => {
     expect(exits).toEqual([]);
     expect(target.listenerCount('SIGINT')).toBe(0);
     expect(target.listenerCount('SIGTERM')).toBe(0);
+  });
+});
+
+describe('interruptedAdvice', () => {
+  it.each<[string | undefined, 'api' | 'local', RegExp, RegExp | undefined]>([
+    [undefined, 'api', /paid for again.*add --journal FILE/, undefined],
+    ['run.journal', 'api', /--journal run.journal keeps every address answered so far from being sent again/, undefined],
+    // the offline engine costs nothing: no talk of paying
+    [undefined, 'local', /a re-run starts over: add --journal FILE/, /paid|paying/],
+    ['run.journal', 'local', /--journal run.journal keeps what was checked so far/, /paid|paying|sent/],
+  ])('journal %s, engine %s', (journal, engine, says, never) => {
+    const line = interruptedAdvice(journal, engine);
+    expect(line).toMatch(says);
+    if (never) expect(line).not.toMatch(never);
   });
 });
