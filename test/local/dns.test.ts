@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../src/validate/local/index.js';
+import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../src/validate/local/dns.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 
 let server: TestDnsServer;
@@ -148,6 +149,51 @@ describe('DNS that does not work is not evidence', () => {
     await lying.close();
     expect(verdicts.map((x) => x.status)).toEqual(['valid', 'unknown']);
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('a long-lived engine (serve) follows DNS as it changes', () => {
+  it('reuses an answer for ANSWER_TTL_MS, then asks again', async () => {
+    let now = 1_000_000;
+    const { v } = engine({ now: () => now });
+    const asked = () => server.queries.filter((q) => q === 'MX late.test').length;
+    const before = asked();
+    const status = async () => (await v.validate(['jane@late.test'], signal))[0]!.status;
+    try {
+      expect(await status()).toBe('invalid'); // NXDOMAIN for now
+      server.zones['late.test'] = { mx: [{ exchange: 'mail.late.test', priority: 10 }] };
+      now += ANSWER_TTL_MS - 1;
+      expect(await status()).toBe('invalid'); // still the cached answer
+      expect(asked() - before).toBe(1);
+      now += 2;
+      expect(await status()).toBe('valid');
+      expect(asked() - before).toBe(2);
+    } finally {
+      delete server.zones['late.test'];
+      await v.close();
+    }
+  });
+
+  it('gets over an outage: broken DNS is probed again after UNANSWERED_TTL_MS, and the recovery is told once', async () => {
+    let now = 1_000_000;
+    const flaky = await startDnsServer({ broken: true });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), now: () => now });
+    const status = async (email: string) => (await v.validate([email], signal))[0]!.status;
+    try {
+      expect(await status('jane@mx.test')).toBe('unknown');
+      flaky.broken = false;
+      expect(await status('jane@mx.test')).toBe('unknown'); // within the TTL: not asked again
+      now += UNANSWERED_TTL_MS + 1;
+      expect(await status('jane@mx.test')).toBe('valid');
+      expect(await status('jane@nowhere.test')).toBe('invalid'); // negative answers count again
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toMatch(/DNS is unusable/);
+      expect(warnings[1]).toMatch(/works again/);
+    } finally {
+      await v.close();
+      await flaky.close();
+    }
   });
 });
 

@@ -5,9 +5,12 @@ import { UsageError } from '../../errors.js';
 import type { DnsOutcome } from './decide.js';
 
 /**
- * MX lookups for the offline engine: one lookup per domain for the engine's
- * life (in-flight lookups shared), a bounded number in flight, and a hard
- * per-query timeout.
+ * MX lookups for the offline engine: one lookup per domain while its answer is
+ * fresh (in-flight lookups shared), a bounded number in flight, and a hard
+ * per-query timeout. Answers are kept for ANSWER_TTL_MS — Node's resolver does
+ * not say the records' own TTLs — and a domain DNS could not answer for only
+ * UNANSWERED_TTL_MS, so that a long-lived `serve` follows DNS as it changes and
+ * gets over an outage.
  *
  * Node's `{ timeout, tries }` is coarse: measured on Node 20 against a silent
  * server, timeout 500 ms/1 try gives up after ~980 ms, 500/2 after 2000 ms,
@@ -28,6 +31,8 @@ export interface DnsOptions {
   timeoutMs: number;
   concurrency: number;
   onWarning: (message: string) => void;
+  /** epoch ms; tests pass their own */
+  now?: () => number;
 }
 
 interface Probe {
@@ -36,14 +41,27 @@ interface Probe {
 }
 
 const MAX_CACHED_DOMAINS = 200_000;
+/** how long an answer (or a probe that found DNS working) is reused */
+export const ANSWER_TTL_MS = 10 * 60_000;
+/** how long "DNS did not answer" (or a probe that found DNS broken) stands before DNS is asked again */
+export const UNANSWERED_TTL_MS = 30_000;
+
+interface Cached<T> {
+  value: Promise<T>;
+  /** epoch ms; Infinity while the lookup runs */
+  expires: number;
+}
 
 type Answer<T> = { ok: T } | { code: string };
 
 export class DomainDns {
   private readonly resolver: dns.Resolver;
-  private readonly cache = new Map<string, Promise<DnsOutcome>>();
+  private readonly cache = new Map<string, Cached<DnsOutcome>>();
   private readonly limit: ReturnType<typeof pLimit>;
-  private probe: Promise<Probe> | undefined;
+  private probe: Cached<Probe> | undefined;
+  /** what the last probe found, so a warning is given when that changes, not at every probe */
+  private lastProbe: Probe | undefined;
+  private readonly now: () => number;
   private closed = false;
   /** DNS questions sent (the probe's included) */
   queries = 0;
@@ -52,18 +70,23 @@ export class DomainDns {
     this.resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: 1 });
     if (options.server !== undefined) this.resolver.setServers([parseDnsServer(options.server)]);
     this.limit = pLimit(options.concurrency);
+    this.now = options.now ?? Date.now;
   }
 
   /** `domain` in ASCII, lower case. Never rejects. */
   lookup(domain: string): Promise<DnsOutcome> {
-    let outcome = this.cache.get(domain);
-    if (!outcome) {
-      // bounded for long-lived engines (serve): forget the oldest domain first
-      if (this.cache.size >= MAX_CACHED_DOMAINS) this.cache.delete(this.cache.keys().next().value!);
-      outcome = this.limit(() => this.lookupUncached(domain));
-      this.cache.set(domain, outcome);
-    }
-    return outcome;
+    const had = this.cache.get(domain);
+    if (had && had.expires > this.now()) return had.value;
+    // re-inserted, so that the oldest entry is the first in the map
+    if (had) this.cache.delete(domain);
+    // bounded for long-lived engines (serve): forget the oldest domain first
+    else if (this.cache.size >= MAX_CACHED_DOMAINS) this.cache.delete(this.cache.keys().next().value!);
+    const entry: Cached<DnsOutcome> = { value: this.limit(() => this.lookupUncached(domain)), expires: Infinity };
+    void entry.value.then((outcome) => {
+      entry.expires = this.now() + (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS);
+    });
+    this.cache.set(domain, entry);
+    return entry.value;
   }
 
   close(): void {
@@ -109,7 +132,17 @@ export class DomainDns {
   }
 
   private runProbe(): Promise<Probe> {
-    this.probe ??= (async () => {
+    if (this.probe && this.probe.expires > this.now()) return this.probe.value;
+    const entry: Cached<Probe> = { value: this.probeNow(), expires: Infinity };
+    void entry.value.then((p) => {
+      entry.expires = this.now() + (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS);
+    });
+    this.probe = entry;
+    return entry.value;
+  }
+
+  private probeNow(): Promise<Probe> {
+    return (async () => {
       const nonce = Math.random().toString(36).slice(2, 10);
       const [root, bogus] = await Promise.all([
         this.ask(() => this.resolver.resolveNs('.')),
@@ -118,7 +151,12 @@ export class DomainDns {
       const usable = 'ok' in root && root.ok.length > 0;
       const invents = 'ok' in bogus && bogus.ok.length > 0;
       const where = this.options.server ?? 'the system resolver';
-      if (!usable) {
+      const before = this.lastProbe;
+      this.lastProbe = { usable, invents };
+      if (before && before.usable === usable && before.invents === invents) return { usable, invents };
+      if (before && usable && !invents) {
+        this.options.onWarning(`DNS at ${where} works again`);
+      } else if (!usable) {
         const why = 'code' in root ? root.code : 'an empty answer';
         this.options.onWarning(
           `DNS is unusable (${where} gave ${why} for the root zone): MX checks skipped, DNS-dependent statuses are unknown`,
@@ -128,7 +166,6 @@ export class DomainDns {
       }
       return { usable, invents };
     })();
-    return this.probe;
   }
 
   private ask<T>(query: () => Promise<T>): Promise<Answer<T>> {

@@ -19,6 +19,8 @@ export interface LocalEngineOptions {
   onWarning?: (message: string) => void;
   /** domains looked up at once at most (default 32) */
   dnsConcurrency?: number;
+  /** epoch ms, for the DNS cache's expiry; tests pass their own */
+  now?: () => number;
 }
 
 export interface LocalEngineStats extends ValidatorStats {
@@ -46,6 +48,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           timeoutMs: options.dnsTimeoutMs ?? 2000,
           concurrency: options.dnsConcurrency ?? 32,
           onWarning: warn,
+          ...(options.now ? { now: options.now } : {}),
         });
   const offline = createOfflineChecker(lists);
   let requests = 0;
