@@ -2,6 +2,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey, encodeLines, TailPool } from './encoding.js';
+import { registerUser } from './users.js';
 import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
@@ -29,9 +30,9 @@ export interface Cache extends KnownVerdicts {
  *
  * The file only grows by appending; when most of it has gone stale (expired or
  * superseded by a newer verdict for the same address) opening rewrites it with
- * the fresh lines only, atomically (temporary file + rename). Two runs sharing
- * one cache at the same moment may lose each other's newest lines in such a
- * rewrite — a cost of one re-validation, never a wrong verdict.
+ * the fresh lines only, atomically (temporary file + rename). Runs may share
+ * one cache at the same moment (overlapping cron jobs): a run that is not alone
+ * with it neither rewrites it nor cuts off a torn tail (see registerUser).
  */
 export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
@@ -51,16 +52,25 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     if (!had || had.ts <= ts) index.set(key, { ts, tail });
     return true;
   };
-  let opened = await openVerdictFile(path, 'cache', o.binding, load);
+  const users = await registerUser(path, '--cache');
+  const shared = users.others > 0;
+  let opened;
   let compacted = false;
-  const stale = lines - index.size;
-  if (stale >= minStale && stale > index.size) {
-    await opened.appender.close();
-    await rewrite(path, headerLine('cache', o.binding), index);
-    index = new Map();
-    lines = 0;
-    opened = await openVerdictFile(path, 'cache', o.binding, load);
-    compacted = true;
+  try {
+    opened = await openVerdictFile(path, 'cache', o.binding, load, shared);
+    const stale = lines - index.size;
+    // rewritten only by a run alone with it: another's appends would go to the old file
+    if (!shared && stale >= minStale && stale > index.size) {
+      await opened.appender.close();
+      await rewrite(path, headerLine('cache', o.binding), index);
+      index = new Map();
+      lines = 0;
+      opened = await openVerdictFile(path, 'cache', o.binding, load);
+      compacted = true;
+    }
+  } catch (err) {
+    await users.release();
+    throw err;
   }
   const { appender } = opened;
   let closed = false;
@@ -81,7 +91,11 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     async close() {
       if (closed) return;
       closed = true;
-      await appender.close();
+      try {
+        await appender.close();
+      } finally {
+        await users.release();
+      }
     },
   };
 }

@@ -23,7 +23,7 @@ export async function lockFile(path: string, what: string): Promise<() => Promis
       }
     }
     const pid = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
       throw new UsageError(`${what} ${path} is in use by another mailsift run (pid ${pid}); wait for it, or give another ${what} path`);
     }
     await rm(lock, { force: true }); // stale: its process is gone
@@ -31,7 +31,7 @@ export async function lockFile(path: string, what: string): Promise<() => Promis
   throw new UsageError(`cannot lock ${what} ${path}: ${lock} keeps reappearing`);
 }
 
-function alive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

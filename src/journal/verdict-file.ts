@@ -38,6 +38,12 @@ export async function openVerdictFile(
   kind: FileKind,
   binding: JobBinding,
   onEntry: (entry: unknown[], line: string) => boolean,
+  /**
+   * other runs append to the file now (see registerUser): a torn tail may be
+   * one of their writes under way, so it is not cut off; appends start on a
+   * new line instead, and the fragment, if it stays one, is a damaged line
+   */
+  shared = false,
 ): Promise<OpenedVerdictFile> {
   let fh: FileHandle;
   try {
@@ -56,6 +62,7 @@ export async function openVerdictFile(
         header = true;
         return true;
       }
+      if (line === '') return true; // see `shared`
       let entry: unknown;
       try {
         entry = JSON.parse(line);
@@ -65,14 +72,16 @@ export async function openVerdictFile(
       return Array.isArray(entry) && onEntry(entry, line);
     });
     if (!header && scan.size > 0) await checkTornHeader(fh, scan.size, path, kind);
-    if (scan.goodEnd < scan.size) await fh.truncate(scan.goodEnd);
+    const torn = scan.goodEnd < scan.size;
+    if (torn && !shared) await fh.truncate(scan.goodEnd);
     const appender = new DurableAppender(fh, `--${kind} ${path}`);
+    if (torn && shared && header) await appender.append('\n');
     if (!header) {
       await appender.append(headerLine(kind, binding));
       await appender.flush();
       await syncDirectory(path);
     }
-    return { appender, badLines: scan.badLines, repairedBytes: scan.size - scan.goodEnd };
+    return { appender, badLines: scan.badLines, repairedBytes: torn && !shared ? scan.size - scan.goodEnd : 0 };
   } catch (err) {
     await fh.close();
     throw err;

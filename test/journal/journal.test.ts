@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -221,6 +222,54 @@ describe('openCache', () => {
     expect([c3.compacted, c3.fresh]).toEqual([false, 2]);
     expect(c3.get('fresh@x.io')).toBeDefined();
     await c3.close();
+  });
+});
+
+describe('a cache shared by runs at the same time (overlapping cron jobs)', () => {
+  const day = 86_400_000;
+  const t0 = Date.UTC(2025, 0, 1);
+  const local = jobBinding({ engine: 'local' });
+  const open = (now: () => number) => openCache(path, { ttlMs: day, binding: local, now, compactMinStale: 100 });
+
+  it('a run that is not alone neither rewrites the file nor cuts its tail, and every line survives', async () => {
+    let now = t0;
+    const seed = await open(() => now);
+    await seed.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
+    await seed.close();
+    now += 2 * day; // all 300 stale: a lone run would rewrite the file
+
+    const first = await openCache(path, { ttlMs: day, binding: local, now: () => now, compactMinStale: 1e9 });
+    await first.record([verdict('first@x.io')]);
+    // what another run's write under way looks like to a reader: a line without its end
+    await appendFile(path, '[1735689600,"half@x.io","v1');
+    const second = await open(() => now);
+    expect(second.compacted).toBe(false); // a rewrite would send first's next lines to the old file
+    expect(second.get('first@x.io')?.source).toBe('cache');
+    await second.record([verdict('second@x.io')]);
+    await first.record([verdict('first-again@x.io')]);
+    await Promise.all([first.close(), second.close()]);
+    expect(await readFile(path, 'utf8')).toContain('"half@x.io","v1\n'); // left in place, and closed off
+
+    const after = await open(() => now);
+    expect(['first@x.io', 'second@x.io', 'first-again@x.io'].map((e) => after.get(e)?.source)).toEqual(['cache', 'cache', 'cache']);
+    expect(after.get('half@x.io')).toBeUndefined(); // the fragment is a damaged line, not a verdict
+    expect(after.compacted).toBe(true); // alone again: the stale lines go now
+    await after.close();
+    await expect(stat(`${path}.users`)).rejects.toThrow(); // the last one out tidied up
+  });
+
+  it('a run that died without closing does not count as a user', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!; // a pid that has exited
+    await mkdir(`${path}.users`);
+    await writeFile(`${path}.users/${gone}-deadbeef`, '');
+    let now = t0;
+    const seed = await open(() => now);
+    await seed.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
+    await seed.close();
+    now += 2 * day;
+    const c = await open(() => now);
+    expect(c.compacted).toBe(true);
+    await c.close();
   });
 });
 
