@@ -30,9 +30,10 @@ const MAX_SHAPES = WHOLE - 1;
  * a shared verdict "shape" (the verdict without its address). Most verdicts of a
  * run share a handful of shapes. The 2^21-slot table is allocated up front so
  * that the footprint does not grow until a run passes a million distinct
- * addresses (32 MB). Two addresses with the same 64-bit hash (odds ~3e-8 at 1M
- * addresses) would share a verdict; verdicts that cannot share a shape (a
- * suggestion, an unusual domain) are kept whole in a side map.
+ * addresses (32 MB; the answers add 2 bytes per address). Two addresses with
+ * the same 64-bit hash (odds ~3e-8 at 1M addresses) would share a verdict;
+ * verdicts that cannot share a shape (a suggestion, an unusual domain) are
+ * kept whole in a side map.
  *
  * An address is looked up once, when its row is read (`claim`), and gets a
  * ticket: the number of addresses claimed before it. Its answer is filed under

@@ -5,8 +5,8 @@ import { EXIT, MailsiftError } from '../errors.js';
 /**
  * Buffers output text and writes it in large chunks, waiting for 'drain' when
  * the stream asks: a million small writes would cost more than the validation.
- * Text is encoded into a byte buffer as it comes: each row is copied once,
- * rather than joined into a chunk string and encoded again on write.
+ * Text is encoded into a byte buffer a few kilobytes at a time, not joined
+ * into one chunk string to be encoded again on write.
  */
 const BUFFER_SIZE = 256 * 1024;
 /** characters joined before they are encoded */
