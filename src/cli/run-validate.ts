@@ -5,7 +5,6 @@ import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
 import { openInput } from '../read/open-input.js';
 import type { Summary } from '../summary.js';
-import { createApiValidator } from '../validate/api/client.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
 import { createRowWriter } from '../write/row-writer.js';
@@ -85,7 +84,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const stopSending = new AbortController();
   const validator: Validator =
     choice.engine === 'api'
-      ? createApiValidator({
+      ? // loaded only when used: undici alone is a tenth of a second of start-up
+        (await import('../validate/api/client.js')).createApiValidator({
           baseUrl: choice.baseUrl,
           apiKey: choice.apiKey,
           timeoutMs: flags.timeout * 1000,

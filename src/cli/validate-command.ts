@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
-import { runValidate, type ValidateFlags } from './run-validate.js';
+import type { ValidateFlags } from './run-validate.js';
 import { parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
 
 const EXAMPLES = `
@@ -45,5 +45,6 @@ export function validateCommand(): Command {
       "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
       (value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)],
     )
-    .action((input: string | undefined, flags: ValidateFlags) => runValidate(input, flags));
+    // the pipeline is loaded when the command runs, not for --help or --version
+    .action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
 }
