@@ -1,45 +1,62 @@
+import type { InputRow } from '../read/input-row.js';
 import type { Verdict } from '../verdict.js';
-
-/** A row waiting for its verdict; slots leave the buffer in input order. */
-export interface Slot {
-  fields: string[];
-  /** the row's address, trimmed: its verdict is reported under this spelling */
-  email: string;
-  verdict: Verdict | undefined;
-}
-
-/** Stands in for released slots until compaction, so their rows can be collected. */
-const RELEASED: Slot = { fields: [], email: '', verdict: undefined };
 
 /**
  * Restores input order: verdicts arrive batch by batch, in any order, and a row
- * is released only when every row before it has been. The pipeline bounds how
- * many slots it holds (the batches in flight), not the input size.
+ * is released only when every row before it has been. Rows are known by their
+ * sequence number in the input; the pipeline bounds how many it holds (the
+ * batches in flight), not the input size.
+ *
+ * Rows and verdicts sit in two parallel arrays rather than in an object per row:
+ * a million rows pass through here, and each object would be one more thing for
+ * the garbage collector to copy while the row waits.
  */
 export class OrderBuffer {
-  private slots: Slot[] = [];
+  private rows: (InputRow | undefined)[] = [];
+  private verdicts: (Verdict | undefined)[] = [];
+  /** index of the next row to release */
   private head = 0;
+  /** sequence number of rows[0] */
+  private base = 0;
 
   get size(): number {
-    return this.slots.length - this.head;
+    return this.rows.length - this.head;
   }
 
-  push(fields: string[], email: string, verdict?: Verdict): Slot {
-    const slot: Slot = { fields, email, verdict };
-    this.slots.push(slot);
-    return slot;
+  /** Adds the next input row, with its verdict if it already has one; returns its sequence number. */
+  push(row: InputRow, verdict?: Verdict): number {
+    this.rows.push(row);
+    this.verdicts.push(verdict);
+    return this.base + this.rows.length - 1;
   }
 
-  /** Hands every resolved row at the head, in order, to `emit`. */
-  release(emit: (slot: Slot) => void): void {
-    while (this.head < this.slots.length && this.slots[this.head]!.verdict !== undefined) {
-      emit(this.slots[this.head]!);
-      this.slots[this.head] = RELEASED;
+  /** The row `seq`, not yet released. */
+  rowAt(seq: number): InputRow {
+    return this.rows[seq - this.base]!;
+  }
+
+  answer(seq: number, verdict: Verdict): void {
+    this.verdicts[seq - this.base] = verdict;
+  }
+
+  /** Hands every answered row at the head, in order, to `emit`. */
+  release(emit: (row: InputRow, verdict: Verdict) => void): void {
+    const rows = this.rows;
+    const verdicts = this.verdicts;
+    while (this.head < rows.length) {
+      const v = verdicts[this.head];
+      if (v === undefined) break;
+      emit(rows[this.head]!, v);
+      // released: let the row and its verdict be collected before compaction
+      rows[this.head] = undefined;
+      verdicts[this.head] = undefined;
       this.head++;
     }
     // Compact now and then rather than shift() per row.
-    if (this.head > 4096 && this.head * 2 > this.slots.length) {
-      this.slots = this.slots.slice(this.head);
+    if (this.head > 4096 && this.head * 2 > rows.length) {
+      this.rows = rows.slice(this.head);
+      this.verdicts = verdicts.slice(this.head);
+      this.base += this.head;
       this.head = 0;
     }
   }

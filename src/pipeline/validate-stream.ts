@@ -1,8 +1,8 @@
 import { addressKey } from '../batch/address-key.js';
 import { Claim, VerdictMemo } from '../batch/verdict-memo.js';
-import { OrderBuffer, type Slot } from '../order/order-buffer.js';
+import { OrderBuffer } from '../order/order-buffer.js';
 import { newProgress, type Progress } from '../progress.js';
-import type { Input } from '../read/input-row.js';
+import type { Input, InputRow } from '../read/input-row.js';
 import { precheck } from '../read/precheck.js';
 import { emptySummary, type Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
@@ -46,8 +46,8 @@ export interface RunResult {
 /** Distinct addresses on their way to the engine, with where their answers go. */
 interface Batch {
   emails: string[];
-  /** the first row of each address */
-  slots: Slot[];
+  /** the first row of each address, by sequence number */
+  rows: number[];
   keys: string[];
   /** each address's ticket in the memo */
   tickets: number[];
@@ -68,31 +68,31 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
 
   const memo = new VerdictMemo();
   /** later rows of addresses sent and not yet answered (the first row is in the batch) */
-  const duplicatesWaiting = new Map<string, Slot[]>();
+  const duplicatesWaiting = new Map<string, number[]>();
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
-  const newBatch = (): Batch => ({ emails: [], slots: [], keys: [], tickets: [] });
+  const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
   let batch = newBatch();
   const keys: (string | undefined)[] = new Array(WINDOW);
   let fatal: unknown;
   /** true while the input pauses (see withIdle) */
   let inputIdle = false;
 
-  const emit = (slot: Slot): void => {
-    const v = slot.verdict!;
+  const emit = (row: InputRow, v: Verdict): void => {
     summary.total++;
     summary[v.status]++;
     if (v.error) summary.errors++;
     progress.rowsWritten++;
     if (options.only && !options.only.has(v.status)) return;
     summary.written++;
-    writer.row(slot.fields, v);
+    writer.row(row.fields, v);
   };
 
   // Each row gets the verdict under its own spelling of the address.
-  const answer = (slot: Slot, v: Verdict): void => {
-    slot.verdict = slot.email === v.email ? v : { ...v, email: slot.email };
+  const answer = (seq: number, v: Verdict): void => {
+    const email = order.rowAt(seq).email;
+    order.answer(seq, email === v.email ? v : { ...v, email });
   };
 
   const settle = async (b: Batch, verdicts: Verdict[]): Promise<void> => {
@@ -114,12 +114,12 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       memo.fulfil(b.tickets[i]!, key, v);
       progress.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
-      b.slots[i]!.verdict = v;
+      order.answer(b.rows[i]!, v);
       if (duplicatesWaiting.size === 0) continue;
       const later = duplicatesWaiting.get(key);
       if (later === undefined) continue;
       duplicatesWaiting.delete(key);
-      for (const slot of later) answer(slot, v);
+      for (const seq of later) answer(seq, v);
     }
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
@@ -133,25 +133,26 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
    * the batch. `key` is the address's dedupe key, undefined when the precheck
    * rejected it.
    */
-  const take = (fields: string[], email: string, key: string | undefined): void => {
+  const take = (row: InputRow, key: string | undefined): void => {
+    const email = row.email;
     progress.rowsRead++;
     if (key === undefined) {
       summary.prechecked++;
-      order.push(fields, email, precheckVerdict(email));
+      order.push(row, precheckVerdict(email));
       return;
     }
     const ticket = memo.claim(key);
     switch (memo.claimed) {
       case Claim.Done:
         summary.duplicates++;
-        order.push(fields, email, memo.verdictAt(ticket, key, email));
+        order.push(row, memo.verdictAt(ticket, key, email));
         return;
       case Claim.Pending: {
         summary.duplicates++;
-        const slot = order.push(fields, email);
+        const seq = order.push(row);
         const later = duplicatesWaiting.get(key);
-        if (later) later.push(slot);
-        else duplicatesWaiting.set(key, [slot]);
+        if (later) later.push(seq);
+        else duplicatesWaiting.set(key, [seq]);
         return;
       }
     }
@@ -163,12 +164,12 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       // counted as queued and done at once, so progress never passes 100%
       progress.addressesQueued++;
       progress.addressesDone++;
-      answer(order.push(fields, email), reused.verdict);
+      answer(order.push(row), reused.verdict);
       return;
     }
     progress.addressesQueued++;
     batch.emails.push(email);
-    batch.slots.push(order.push(fields, email));
+    batch.rows.push(order.push(row));
     batch.keys.push(key);
     batch.tickets.push(ticket);
   };
@@ -218,7 +219,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
         for (let j = 0; j < n; j++) {
           if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
           const row = rows[w + j]!;
-          take(row.fields, row.email, keys[j]);
+          take(row, keys[j]);
           if (batch.emails.length >= batchSize) await dispatch();
         }
       }
