@@ -54,8 +54,11 @@ function codeOf(v: Verdict): string {
 
 /** JSON.stringify of a string, skipping the serialiser for the usual plain address */
 function quote(s: string): string {
-  return /["\\\u0000-\u001f\ud800-\udfff]/.test(s) ? JSON.stringify(s) : '"' + s + '"';
+  return PLAIN.test(s) ? '"' + s + '"' : JSON.stringify(s);
 }
+
+/** a string JSON writes as it is, between quotes */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 export function encodeVerdict(v: Verdict): EncodedVerdict {
   const d = v.details;
@@ -70,7 +73,9 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
  * The tail of the last line: a run's verdicts come in long runs that differ only
  * in the address, so the rest of the line is built once per run of them.
  */
-let last: { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; tail: string } | undefined;
+let last:
+  | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; tail: string; end: string }
+  | undefined;
 
 /** Everything after the address: `"v11100-",0.95,"mailgun",1]` (see encodeVerdict). */
 function tailOf(v: Verdict, code: string): string {
@@ -87,8 +92,14 @@ function tailOf(v: Verdict, code: string): string {
   tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
   if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
   tail += ']';
-  if (shared) last = { code, confidence: c, provider: v.provider, domain, tail };
+  if (shared) last = { code, confidence: c, provider: v.provider, domain, tail, end: '",' + tail + '\n' };
   return tail;
+}
+
+/** What follows a plain address up to the end of its line: `",` + tail + newline. */
+function lineEnd(v: Verdict): string {
+  const tail = tailOf(v, codeOf(v));
+  return last !== undefined && last.tail === tail ? last.end : '",' + tail + '\n';
 }
 
 /**
@@ -106,8 +117,14 @@ export function encodeLine(v: Verdict, prefix?: number): string {
  * verdict: recording it would stop a re-run from retrying the address.
  */
 export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
+  // Few pieces per line: every concatenation leaves a short-lived string for the
+  // garbage collector, and a million lines make that count.
+  const open = prefix === undefined ? '["' : `[${prefix},"`;
   let text = '';
-  for (const v of verdicts) if (!v.error) text += encodeLine(v, prefix) + '\n';
+  for (const v of verdicts) {
+    if (v.error) continue;
+    text += PLAIN.test(v.email) ? open + v.email + lineEnd(v) : encodeLine(v, prefix) + '\n';
+  }
   return text;
 }
 

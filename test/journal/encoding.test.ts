@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey, decodeVerdict, encodeLine, encodeVerdict } from '../../src/journal/encoding.js';
+import { addressKey, decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/journal/encoding.js';
+import { errorVerdict } from '../../src/verdict.js';
 import { parseDuration } from '../../src/journal/duration.js';
 import type { Verdict } from '../../src/verdict.js';
 
@@ -49,6 +50,20 @@ describe('verdict line encoding', () => {
       { ...base, email: 'j@example.com' },
     ];
     for (const v of [...run, ...run.reverse()]) expect(encodeLine(v)).toBe(JSON.stringify(encodeVerdict(v)));
+  });
+
+  it('writes a batch as the lines of its verdicts, quoting any address, skipping rows without a verdict', () => {
+    const batch: Verdict[] = [
+      full,
+      { ...full, email: 'plain@example.com', details: { domain: 'example.com' } },
+      errorVerdict('lost@example.com', 'NETWORK', 'down'),
+      { ...full, email: 'back\\slash@x.io', details: {} },
+      { ...full, email: 'a\t😀@x.io', details: { domain: 'x.io' } },
+      { ...full, email: 'lone\ud800@x.io', details: {} },
+    ];
+    const kept = batch.filter((v) => !v.error);
+    expect(encodeLines(batch)).toBe(kept.map((v) => JSON.stringify(encodeVerdict(v)) + '\n').join(''));
+    expect(encodeLines(batch, 1718000000)).toBe(kept.map((v) => JSON.stringify([1718000000, ...encodeVerdict(v)]) + '\n').join(''));
   });
 
   it('writes a confidence that is not a finite number as unknown', () => {
