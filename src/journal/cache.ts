@@ -3,7 +3,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey, encodeLines, TailPool } from './encoding.js';
 import { registerUser } from './users.js';
-import { headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
+import { closeOnce, headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -73,7 +73,6 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     throw err;
   }
   const { appender } = opened;
-  let closed = false;
   return {
     path,
     fresh: index.size,
@@ -88,15 +87,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
       const text = encodeLines(verdicts, Math.floor(now() / 1000));
       return text ? appender.append(text) : Promise.resolve();
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      try {
-        await appender.close();
-      } finally {
-        await users.release();
-      }
-    },
+    close: closeOnce(appender, users.release),
   };
 }
 

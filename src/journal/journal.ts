@@ -4,7 +4,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { encodeLines, TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
-import { checkRegularFile, openVerdictFile } from './verdict-file.js';
+import { checkRegularFile, closeOnce, openVerdictFile } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -49,7 +49,6 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
     throw err;
   }
   const { appender } = opened;
-  let closed = false;
   return {
     path,
     loaded: index?.size ?? 0,
@@ -65,14 +64,6 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
       const text = encodeLines(verdicts);
       return text ? appender.append(text) : Promise.resolve();
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      try {
-        await appender.close();
-      } finally {
-        await unlock();
-      }
-    },
+    close: closeOnce(appender, unlock),
   };
 }

@@ -89,6 +89,20 @@ export async function openVerdictFile(
 }
 
 // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
+/** A store's close(): once; the file is closed, then `release` (its lock, its registration) runs whatever happened. */
+export function closeOnce(appender: DurableAppender, release: () => Promise<void>): () => Promise<void> {
+  let closed = false;
+  return async () => {
+    if (closed) return;
+    closed = true;
+    try {
+      await appender.close();
+    } finally {
+      await release();
+    }
+  };
+}
+
 function notRegular(kind: FileKind, path: string): UsageError {
   return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
 }
