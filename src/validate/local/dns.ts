@@ -81,12 +81,21 @@ export class DomainDns {
     if (had) this.cache.delete(domain);
     // bounded for long-lived engines (serve): forget the oldest domain first
     else if (this.cache.size >= MAX_CACHED_DOMAINS) this.cache.delete(this.cache.keys().next().value!);
-    const entry: Cached<DnsOutcome> = { value: this.limit(() => this.lookupUncached(domain)), expires: Infinity };
-    void entry.value.then((outcome) => {
-      entry.expires = this.now() + (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS);
-    });
+    const entry = this.kept(
+      () => this.limit(() => this.lookupUncached(domain)),
+      (outcome) => (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS),
+    );
     this.cache.set(domain, entry);
     return entry.value;
+  }
+
+  /** Starts `run`, whose answer is then kept for `ttl(answer)` ms. */
+  private kept<T>(run: () => Promise<T>, ttl: (answer: T) => number): Cached<T> {
+    const entry: Cached<T> = { value: run(), expires: Infinity };
+    void entry.value.then((answer) => {
+      entry.expires = this.now() + ttl(answer);
+    });
+    return entry;
   }
 
   close(): void {
@@ -133,39 +142,33 @@ export class DomainDns {
 
   private runProbe(): Promise<Probe> {
     if (this.probe && this.probe.expires > this.now()) return this.probe.value;
-    const entry: Cached<Probe> = { value: this.probeNow(), expires: Infinity };
-    void entry.value.then((p) => {
-      entry.expires = this.now() + (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS);
-    });
-    this.probe = entry;
-    return entry.value;
+    this.probe = this.kept(() => this.probeNow(), (p) => (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS));
+    return this.probe.value;
   }
 
-  private probeNow(): Promise<Probe> {
-    return (async () => {
-      const nonce = Math.random().toString(36).slice(2, 10);
-      const [root, bogus] = await Promise.all([
-        this.ask(() => this.resolver.resolveNs('.')),
-        this.ask(() => this.resolver.resolve4(`mailsift-probe-${nonce}.invalid`)),
-      ]);
-      const usable = 'ok' in root && root.ok.length > 0;
-      const invents = 'ok' in bogus && bogus.ok.length > 0;
-      const where = this.options.server ?? 'the system resolver';
-      const before = this.lastProbe;
-      this.lastProbe = { usable, invents };
-      if (before && before.usable === usable && before.invents === invents) return { usable, invents };
-      if (before && usable && !invents) {
-        this.options.onWarning(`DNS at ${where} works again`);
-      } else if (!usable) {
-        const why = 'code' in root ? root.code : 'an empty answer';
-        this.options.onWarning(
-          `DNS is unusable (${where} gave ${why} for the root zone): MX checks skipped, DNS-dependent statuses are unknown`,
-        );
-      } else if (invents) {
-        this.options.onWarning(`DNS at ${where} answers for names that do not exist: A-only domains are reported unknown`);
-      }
-      return { usable, invents };
-    })();
+  private async probeNow(): Promise<Probe> {
+    const nonce = Math.random().toString(36).slice(2, 10);
+    const [root, bogus] = await Promise.all([
+      this.ask(() => this.resolver.resolveNs('.')),
+      this.ask(() => this.resolver.resolve4(`mailsift-probe-${nonce}.invalid`)),
+    ]);
+    const usable = 'ok' in root && root.ok.length > 0;
+    const invents = 'ok' in bogus && bogus.ok.length > 0;
+    const where = this.options.server ?? 'the system resolver';
+    const before = this.lastProbe;
+    this.lastProbe = { usable, invents };
+    if (before && before.usable === usable && before.invents === invents) return { usable, invents };
+    if (before && usable && !invents) {
+      this.options.onWarning(`DNS at ${where} works again`);
+    } else if (!usable) {
+      const why = 'code' in root ? root.code : 'an empty answer';
+      this.options.onWarning(
+        `DNS is unusable (${where} gave ${why} for the root zone): MX checks skipped, DNS-dependent statuses are unknown`,
+      );
+    } else if (invents) {
+      this.options.onWarning(`DNS at ${where} answers for names that do not exist: A-only domains are reported unknown`);
+    }
+    return { usable, invents };
   }
 
   private ask<T>(query: () => Promise<T>): Promise<Answer<T>> {
