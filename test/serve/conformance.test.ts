@@ -7,6 +7,24 @@ import { expectError, expectRateHeaders, KEY, post, serve } from './helpers.js';
 
 // The engine's own verdicts are the reference: serve must pass them through, not judge.
 const engine = createLocalValidator({ dns: false });
+/** The offline engine, held at each bulk validation until `release()`; `inside` resolves when one has begun. */
+function gatedEngine() {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  const real = createLocalValidator({ dns: false });
+  const gated = {
+    validate: async (emails: readonly string[], signal: AbortSignal) => {
+      entered();
+      await gate;
+      return real.validate(emails, signal);
+    },
+    validateOne: (email: string) => real.validateOne(email),
+  };
+  return { engine: gated, inside, release };
+}
+
 const MIXED = ['jane.doe@example.com', 'admin@example.com', 'someone@mailinator.com', 'not-an-address', 'jane.doe@example.com'];
 let reference: Map<string, Verdict>;
 
@@ -304,21 +322,8 @@ describe('faults', () => {
   });
 
   it('drains on close: a request in flight is answered, new connections are refused', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let entered!: () => void;
-    const inside = new Promise<void>((r) => (entered = r));
-    const real = createLocalValidator({ dns: false });
-    const s = await serve({
-      engine: {
-        validate: async (emails, signal) => {
-          entered();
-          await gate;
-          return real.validate(emails, signal);
-        },
-        validateOne: (email) => real.validateOne(email),
-      },
-    });
+    const { engine: gated, inside, release } = gatedEngine();
+    const s = await serve({ engine: gated });
     const inFlight = post(s.url, '/api/validate/bulk', { emails: ['jane.doe@example.com'] });
     await inside;
     let closed = false;
@@ -336,21 +341,8 @@ describe('faults', () => {
 
 describe('clients that go away', () => {
   it('survives hang-ups mid-body and mid-validation, logging them, and keeps serving', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let entered!: () => void;
-    const inside = new Promise<void>((r) => (entered = r));
-    const real = createLocalValidator({ dns: false });
-    const s = await serve({
-      engine: {
-        validate: async (emails, signal) => {
-          entered();
-          await gate;
-          return real.validate(emails, signal);
-        },
-        validateOne: (email) => real.validateOne(email),
-      },
-    });
+    const { engine: gated, inside, release } = gatedEngine();
+    const s = await serve({ engine: gated });
     try {
       const port = Number(new URL(s.url).port);
       const head = (length: number): string =>
