@@ -224,9 +224,9 @@ function sameShape(shape: Verdict, v: Verdict): boolean {
     shape.error?.code === v.error?.code && shape.error?.message === v.error?.message;
 }
 
-/** `domain` is the (lower-cased) domain of `key`, compared without slicing. */
+/** `domain` is the (lower-cased) domain of `key`, the part after its last `@`, compared without slicing. */
 function isDomainOf(domain: string, key: string): boolean {
-  return key.endsWith(domain) && key.charCodeAt(key.length - domain.length - 1) === 64;
+  return key.endsWith(domain) && key.charCodeAt(key.length - domain.length - 1) === 64 && !domain.includes('@');
 }
 
 const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;

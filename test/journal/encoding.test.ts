@@ -18,6 +18,7 @@ describe('verdict line encoding', () => {
     ['every field told', full],
     ['Shape B: nothing but validity', { email: 'b@x.io', isValid: false, status: 'invalid', confidence: undefined, provider: '', details: {} }],
     ['domain other than the address part', { ...full, details: { domain: 'xn--bcher-kva.example' } }],
+    ['domain ending the address but holding an @ of its own', { ...full, email: 'x@b@c.io', details: { domain: 'b@c.io' } }],
     ['address with an emoji and a tab', { ...full, email: 'a\t😀@x.io', details: { domain: 'x.io' } }],
     ['non-ASCII address', { ...full, email: 'jörg@bücher.de', details: { syntax: true, domain: 'xn--bcher-kva.de' } }],
     ['unknown without error', { ...full, status: 'unknown', isValid: undefined, confidence: 0 }],

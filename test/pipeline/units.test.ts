@@ -200,6 +200,14 @@ describe('dedupe memory', () => {
     expect(memo.size).toBe(n + 2);
   });
 
+  it('gives back a domain that ends the address but is not its last part exactly as answered', () => {
+    const memo = new VerdictMemo();
+    const email = 'x@b@c.io';
+    const ticket = memo.claim(email);
+    memo.fulfil(ticket, email, { ...verdict(email), details: { syntax: true, domain: 'b@c.io' } });
+    expect(memo.verdictAt(ticket, email, email).details.domain).toBe('b@c.io');
+  });
+
   it('keeps every verdict right when no two are alike (a confidence per address fills the shape table)', () => {
     const memo = new VerdictMemo();
     const n = 70_000; // past the 65,534 shapes a run can share
