@@ -25,13 +25,19 @@ try {
 
   // Alternate, so that machine noise hits both alike; each round's ratio is
   // taken and the median reported (one run on a shared machine can be 30% off).
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+  // Rounds take turns at going first, so that a drift in the machine's load
+  // does not favour one side.
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
   const plain = [];
   const journaled = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    plain.push(check(await run([])));
+  const withJournal = async () => {
     rmSync(journal, { force: true });
     journaled.push(check(await run(['--journal', journal])));
+  };
+  for (let i = 0; i < ROUNDS; i++) {
+    if (i % 2) await withJournal();
+    plain.push(check(await run([])));
+    if (i % 2 === 0) await withJournal();
   }
   const size = statSync(journal).size;
   const resumed = check(await run(['--journal', journal]));
