@@ -3,7 +3,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey, encodeLines, TailPool } from './encoding.js';
 import { registerUser } from './users.js';
-import { closeOnce, headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
+import { closeOnce, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -40,7 +40,9 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   let index = new Map<string, { ts: number; tail: string }>();
   const tails = new TailPool();
   let lines = 0;
-  const load = (entry: unknown[], line: string): boolean => {
+  const load = (line: string): boolean => {
+    const entry = parseEntry(line);
+    if (entry === undefined) return false;
     const ts = entry[0];
     if (typeof ts !== 'number') return false;
     const tail = tails.tailOf(line, entry, 1);

@@ -4,7 +4,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { encodeLines, TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
-import { checkRegularFile, closeOnce, openVerdictFile } from './verdict-file.js';
+import { checkRegularFile, closeOnce, openVerdictFile, parseEntry } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -35,10 +35,16 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
   const unlock = await lockFile(path, '--journal');
   let opened;
   try {
-    opened = await openVerdictFile(path, 'journal', binding, (entry, line) => {
-      const tail = tails.tailOf(line, entry, 0);
-      if (tail === undefined) return false;
-      const email = entry[0] as string;
+    opened = await openVerdictFile(path, 'journal', binding, (line) => {
+      // Most lines share their verdict with an earlier one: read without parsing.
+      let tail = tails.quick(line);
+      let email = tails.quickEmail;
+      if (tail === undefined) {
+        const entry = parseEntry(line);
+        tail = entry && tails.tailOf(line, entry, 0);
+        if (tail === undefined) return false;
+        email = entry![0] as string;
+      }
       const key = addressKey(email);
       index ??= new VerdictMemo();
       index.fulfil(index.claim(key), key, tails.verdict(email, tail));

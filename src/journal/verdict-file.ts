@@ -28,7 +28,7 @@ function elsewhere(kind: FileKind, path: string): string {
 /**
  * Opens (creating if need be) an append-only NDJSON file of verdicts: a header
  * line recording the job's binding, then one line per verdict, each passed to
- * `onEntry` (which returns false for a line it cannot use). Refuses, with a
+ * `onLine` (which returns false for a line it cannot use). Refuses, with a
  * UsageError, a file of another kind or job — and anything that is not ours at
  * all, so a mistyped `--journal contacts.csv` never gets truncated. A torn or
  * damaged tail left by a crash is cut off so appends always start on a clean line.
@@ -37,7 +37,7 @@ export async function openVerdictFile(
   path: string,
   kind: FileKind,
   binding: JobBinding,
-  onEntry: (entry: unknown[], line: string) => boolean,
+  onLine: (line: string) => boolean,
   /**
    * other runs append to the file now (see registerUser): a torn tail may be
    * one of their writes under way, so it is not cut off; appends start on a
@@ -63,13 +63,7 @@ export async function openVerdictFile(
         return true;
       }
       if (line === '') return true; // see `shared`
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        return false;
-      }
-      return Array.isArray(entry) && onEntry(entry, line);
+      return onLine(line);
     });
     if (!header && scan.size > 0) await checkTornHeader(fh, scan.size, path, kind);
     const torn = scan.goodEnd < scan.size;
@@ -85,6 +79,16 @@ export async function openVerdictFile(
   } catch (err) {
     await fh.close();
     throw err;
+  }
+}
+
+/** A verdict line parsed, or undefined when it is not JSON or not an array (a damaged line). */
+export function parseEntry(line: string): unknown[] | undefined {
+  try {
+    const entry: unknown = JSON.parse(line);
+    return Array.isArray(entry) ? entry : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -151,6 +151,21 @@ describe('openJournal', () => {
     await j.close();
   });
 
+  it('reads lines sharing a verdict as JSON would: escapes decoded, raw control characters refused', async () => {
+    await (await openJournal(path, api)).close();
+    const tail = '"v11100-",0.9,"p1",1]';
+    // the first line pools the tail; the others reuse it, each address read its own way
+    await appendFile(path, [`["a@x.io",${tail}`, `["b\\u0041@x.io",${tail}`, `["c\td@x.io",${tail}`, `["e@x.io" ,${tail}`, `["f@x.io",${tail}`].join('\n') + '\n');
+    const j = await openJournal(path, api);
+    expect([j.loaded, j.badLines]).toEqual([4, 1]);
+    expect(j.get('bA@x.io')?.verdict).toMatchObject({ email: 'bA@x.io', status: 'valid', details: { domain: 'x.io' } });
+    expect(j.get('b\\u0041@x.io')).toBeUndefined();
+    expect(j.get('c\td@x.io')).toBeUndefined();
+    expect(j.get('e@x.io')?.verdict.details.domain).toBe('x.io');
+    expect(j.get('f@x.io')?.verdict.email).toBe('f@x.io');
+    await j.close();
+  });
+
   it('group-commits concurrent batches: every record resolves, nothing interleaves', async () => {
     const j = await openJournal(path, api);
     const batches = Array.from({ length: 20 }, (_, b) => Array.from({ length: 50 }, (_, i) => verdict(`u${b}-${i}@x.io`)));
