@@ -222,7 +222,8 @@ export class TailPool {
    * JSON would escape) and the tail is one already pooled, so the line is
    * exactly as valid as the one that pooled it. Undefined for any other line,
    * which the caller then parses. The address goes to `quickEmail`, a slice of
-   * the line: for an index that keeps no strings.
+   * the line: whatever keeps it keeps the line (the journal's index keeps only
+   * the rare verdict it cannot share, see VerdictMemo).
    */
   quick(line: string): string | undefined {
     if (line.charCodeAt(0) !== 0x5b || line.charCodeAt(1) !== 0x22) return undefined;
