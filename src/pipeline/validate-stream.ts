@@ -179,8 +179,9 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     const b = batch;
     batch = newBatch();
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
-    // Stopped while waiting for a free slot: this batch is never sent, its rows never written.
-    if (stop.aborted) return;
+    // Stopped, or failed, while waiting for a free slot: this batch is never
+    // sent (nor paid for), its rows never written.
+    if (stop.aborted || fatal !== undefined) return;
     const job = validator
       .validate(b.emails, cancel)
       .then((verdicts) => settle(b, verdicts))

@@ -222,5 +222,39 @@ describe('interrupt and resume with --journal', () => {
     expect(existsSync(join(dir, 'out.csv'))).toBe(false);
     expect(server.requests).toHaveLength(0);
   });
+
+  it('a journal that fills its disk: exit 1 and one line naming it; the re-run finishes, paying again only for what was not recorded', async () => {
+    await fresh(31 + SEED);
+    // A file-size limit stands in for a full disk: past 4 KiB (8 in bash) the journal's writes fail (EFBIG).
+    // XFSZ is ignored so that the write fails instead of the signal killing the process.
+    const node = JSON.stringify(process.execPath);
+    const args = ['validate', 'in.csv', '--batch-size', '20', '--concurrency', '3', ...JOURNAL].join(' ');
+    const r1 = await runInShell(`trap '' XFSZ; ulimit -f 8; exec ${node} ${JSON.stringify(BIN)} ${args} > /dev/null`, dir, apiEnv(server));
+    expect(r1.code, r1.stderr).toBe(1);
+    expect(r1.stderr).toMatch(/^mailsift: cannot write --journal run\.journal: EFBIG\n$/);
+    const journal = await readJournal(join(dir, 'run.journal'));
+    expect(journal.emails.length).toBeGreaterThan(0);
+    const journaled = new Set(journal.emails);
+    const first = sentEmails(server);
+
+    const second = await finishAndCompare(server.requests.length);
+    expect(second.filter((e) => journaled.has(e))).toEqual([]);
+    // paid twice: at most the batches whose answers could not be recorded
+    expect(countDuplicates([...first, ...second]).length).toBeLessThanOrEqual(BATCH * CONCURRENCY);
+  });
 });
 
+/** `script` run by sh in `cwd`, with the clean environment runCli gives plus `env`. */
+function runInShell(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', script], { cwd, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
