@@ -16,3 +16,12 @@ export function addressKey(email: string): string {
 export function domainOf(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }
+
+/**
+ * `domain` is exactly the part of `address` after its last `@` (compared
+ * without slicing: this runs per verdict). An `@` inside `domain` would make
+ * that `@` not the last one.
+ */
+export function isDomainOf(domain: string, address: string): boolean {
+  return address.endsWith(domain) && address.charCodeAt(address.length - domain.length - 1) === 64 && !domain.includes('@');
+}

@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import { domainOf } from './address-key.js';
+import { domainOf, isDomainOf } from './address-key.js';
 
 /** What `claim()` found for an address. */
 export const Claim = {
@@ -222,11 +222,6 @@ function sameShape(shape: Verdict, v: Verdict): boolean {
     shape.provider === v.provider && a.syntax === b.syntax && a.mx === b.mx && a.disposable === b.disposable &&
     a.role === b.role && a.free === b.free && (a.domain === undefined) === (b.domain === undefined) &&
     shape.error?.code === v.error?.code && shape.error?.message === v.error?.message;
-}
-
-/** `domain` is the (lower-cased) domain of `key`, the part after its last `@`, compared without slicing. */
-function isDomainOf(domain: string, key: string): boolean {
-  return key.endsWith(domain) && key.charCodeAt(key.length - domain.length - 1) === 64 && !domain.includes('@');
 }
 
 const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;

@@ -1,3 +1,4 @@
+import { isDomainOf } from '../batch/address-key.js';
 import type { Details, Status, Verdict } from '../verdict.js';
 
 /*
@@ -24,13 +25,6 @@ function untri(c: string | undefined): boolean | undefined {
 
 function ownDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1);
-}
-
-/** `domain` is the part of `email` after its last `@` (checked without slicing: this runs per verdict). */
-function isOwnDomain(email: string, domain: string): boolean {
-  const at = email.length - domain.length - 1;
-  // an `@` in `domain` would make `at` not the last one (`includes` is far cheaper than `lastIndexOf`)
-  return at >= 0 && email.charCodeAt(at) === 64 && email.endsWith(domain) && !domain.includes('@');
 }
 
 const TRI_INDEX = (b: boolean | undefined): number => (b === undefined ? 2 : b ? 1 : 0);
@@ -67,7 +61,7 @@ const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 export function encodeVerdict(v: Verdict): EncodedVerdict {
   const d = v.details;
   const code = codeOf(v);
-  const domain = d.domain === undefined ? null : isOwnDomain(v.email, d.domain) ? 1 : d.domain;
+  const domain = d.domain === undefined ? null : isDomainOf(d.domain, v.email) ? 1 : d.domain;
   const out: EncodedVerdict = [v.email, code, v.confidence ?? null, v.provider, domain];
   if (d.suggestion !== undefined) out.push(d.suggestion);
   return out;
@@ -85,7 +79,7 @@ let last:
 function tailOf(v: Verdict, code: string): string {
   const d = v.details;
   const c = v.confidence;
-  const own = d.domain !== undefined && isOwnDomain(v.email, d.domain);
+  const own = d.domain !== undefined && isDomainOf(d.domain, v.email);
   // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
   const shared = d.suggestion === undefined && (d.domain === undefined || own);
   const domain = d.domain === undefined ? 0 : 1;
