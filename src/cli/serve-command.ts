@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
 
@@ -20,26 +20,63 @@ export function serveCommand(): Command {
     .option('--no-dns', 'skip DNS lookups (mx left unknown): sandboxes and benchmarks')
     .option('--dns-server <host[:port]>', 'resolver for the engine (default: system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query', '2000')
+    .addOption(
+      new Option('--redis <url>', 'share rate-limit windows and DNS answers with other instances: redis://[user:password@]host[:port][/db]').env(
+        'MAILSIFT_REDIS_URL',
+      ),
+    )
+    .option('--redis-prefix <prefix>', 'prefix of every key written to Redis', 'mailsift:')
+    .option('--redis-timeout <ms>', 'a Redis command slower than this counts as Redis down', '500')
+    .option('--metrics', 'serve GET /metrics in the Prometheus text format')
+    .option('--drain-timeout <seconds>', 'on SIGTERM, how long requests in flight may still take', '10')
     .addHelpText(
       'before',
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
     )
     .action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
-      const [{ loadServeConfig }, { startServer }, { createLocalValidator }] = await Promise.all([
-        import('../serve/config.js'),
-        import('../serve/server.js'),
-        import('../validate/local/index.js'),
-      ]);
+      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink }, { RedisRateLimitStore }, { RedisSharedCache }] =
+        await Promise.all([
+          import('../serve/config.js'),
+          import('../serve/server.js'),
+          import('../validate/local/index.js'),
+          import('../serve/metrics.js'),
+          import('../serve/redis.js'),
+          import('../serve/redis-rate-limit.js'),
+          import('../serve/redis-cache.js'),
+        ]);
       const config = await loadServeConfig(flags);
+      if (config.redis) hidePassword(config.redis.target);
+      const metrics = config.metrics ? new ServeMetrics() : undefined;
+      const redis = config.redis
+        ? await RedisLink.connect(config.redis.target, {
+            prefix: config.redis.prefix,
+            commandTimeoutMs: config.redis.timeoutMs,
+            onLog: say,
+            onState: (state) => metrics?.redis(state),
+          })
+        : undefined;
+      if (redis) {
+        metrics?.redis('connected');
+        say(`sharing rate-limit windows and DNS answers through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
+      }
       const engine = createLocalValidator({
         dns: config.dns,
         dnsServer: config.dnsServer,
         dnsTimeoutMs: config.dnsTimeoutMs,
         onWarning: say,
+        ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
+        ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from) } : {}),
       });
-      const server = await startServer({ ...config, engine, onLog: say }).catch(async (err: unknown) => {
+      const server = await startServer({
+        ...config,
+        engine,
+        onLog: say,
+        metrics,
+        ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
+      }).catch(async (err: unknown) => {
         await engine.close();
+        await redis?.close();
         throw listenError(err, config);
       });
       // The key line comes first: whoever waits for "listening on" then has both.
@@ -49,8 +86,22 @@ export function serveCommand(): Command {
         say('shutting down: finishing requests in flight');
         await server.close();
         await engine.close();
+        await redis?.close();
       });
     });
+}
+
+/**
+ * A Redis password given on the command line is visible to every user of the
+ * machine (ps, /proc): like curl with -u, overwrite it in our argv at once,
+ * and say that the environment variable is the safe way.
+ */
+function hidePassword(target: { url: string; shown: string }): void {
+  if (!new URL(target.url).password) return;
+  const args = process.argv.slice(2);
+  if (!args.some((a) => a.includes(target.url))) return;
+  process.title = ['mailsift', ...args.map((a) => a.split(target.url).join(target.shown))].join(' ');
+  say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
 }
 
 /** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */

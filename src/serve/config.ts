@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
 import { generateKey, parseKeysFile } from './keys.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from './redis.js';
 import type { Shape } from './render.js';
 
 /** The flags of `mailsift serve` as commander hands them over. */
@@ -18,6 +19,12 @@ export interface ServeFlags {
   dns: boolean;
   dnsServer?: string;
   dnsTimeout: string;
+  /** from --redis or MAILSIFT_REDIS_URL */
+  redis?: string;
+  redisPrefix?: string;
+  redisTimeout?: string;
+  metrics?: boolean;
+  drainTimeout?: string;
 }
 
 export interface ServeConfig {
@@ -32,6 +39,9 @@ export interface ServeConfig {
   dns: boolean;
   dnsServer?: string;
   dnsTimeoutMs: number;
+  redis?: { target: RedisTarget; prefix: string; timeoutMs: number };
+  metrics: boolean;
+  drainTimeoutMs: number;
 }
 
 export function isLoopback(host: string): boolean {
@@ -66,6 +76,17 @@ export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
   const shape = flags.shape.toLowerCase();
   if (shape !== 'a' && shape !== 'b') throw new UsageError(`--shape must be a or b, got "${flags.shape}"`);
   const dnsTimeoutMs = integer(flags.dnsTimeout, '--dns-timeout', 1, 600_000);
+  const drainTimeoutMs = integer(flags.drainTimeout ?? '10', '--drain-timeout', 0, 3600) * 1000;
+  let redis: ServeConfig['redis'];
+  if (flags.redis !== undefined && flags.redis.trim() !== '') {
+    const prefix = flags.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+    if (/[\s\x00-\x1f]/.test(prefix)) throw new UsageError('--redis-prefix must not hold spaces or control characters');
+    redis = {
+      target: parseRedisUrl(flags.redis),
+      prefix,
+      timeoutMs: integer(flags.redisTimeout ?? String(DEFAULT_REDIS_TIMEOUT_MS), '--redis-timeout', 1, 60_000),
+    };
+  }
 
   if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) {
     throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
@@ -102,5 +123,8 @@ export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
     dns: flags.dns,
     dnsServer: flags.dnsServer,
     dnsTimeoutMs,
+    redis,
+    metrics: Boolean(flags.metrics),
+    drainTimeoutMs,
   };
 }

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import { bulkEmails, isJsonContentType, parseJsonObject, readBody, singleEmail } from './body.js';
 import { bearerToken, type KeyStore } from './keys.js';
+import type { ServeMetrics } from './metrics.js';
 import type { FixedWindowLimiter, RateDecision } from './rate-limit.js';
 import { apiError, bulkBody, errorBody, singleBody, type ApiError, type Shape } from './render.js';
 
@@ -21,9 +22,38 @@ export interface HandlerContext {
   /** true once shutdown began: responses then close their connection */
   closing: () => boolean;
   onLog: (line: string) => void;
+  /** set with --metrics: counts every answer, and serves GET /metrics */
+  metrics?: ServeMetrics;
+  /** what GET /readyz reports about the shared store */
+  redisState?: () => 'connected' | 'unreachable';
 }
 
 const ROUTES = new Set(['/api/validate', '/api/validate/bulk']);
+/** answered without a key and outside the rate limit, for load balancers and monitoring */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * The path of a request target: origin-form (`/api/validate?x`) or, as a
+ * server must accept (RFC 9112 §3.2.2), absolute-form (`http://host/api/validate`),
+ * which proxies send. Anything else (`*`, authority-form, junk) matches no route.
+ */
+export function targetPath(target: string | undefined): string {
+  const t = target ?? '/';
+  if (t.startsWith('/')) return t.split('?')[0]!;
+  if (/^https?:\/\//i.test(t)) {
+    try {
+      return new URL(t).pathname;
+    } catch {
+      // unparseable: no route
+    }
+  }
+  return '';
+}
+
+/** the route label of metrics: one of ours, or "other" (never the client's own path) */
+function routeOf(path: string): string {
+  return ROUTES.has(path) || PROBES.has(path) ? path : 'other';
+}
 
 // Past this much of an oversize body we stop politely discarding and hang up.
 const DISCARD_LIMIT = 8 * 1024 * 1024;
@@ -54,22 +84,32 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, clo
  * could carry an address or a key.
  */
 export function accessLine(method: string, path: string, status: number | undefined, addresses: number, ms: number, aborted: boolean): string {
-  const shown = ROUTES.has(path) ? path : '[other path]';
+  const shown = ROUTES.has(path) || PROBES.has(path) ? path : '[other path]';
   return `${method} ${shown} ${status ?? '-'} addresses=${addresses} ${ms.toFixed(1)}ms${aborted ? ' (client went away)' : ''}`;
 }
 
 export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = targetPath(req.url);
     const state = { addresses: 0 };
     const abort = new AbortController();
     res.on('close', () => {
       const aborted = !res.writableFinished;
       if (aborted) abort.abort();
       const status = res.headersSent ? res.statusCode : undefined;
-      ctx.onLog(accessLine(req.method ?? '?', path, status, state.addresses, performance.now() - started, aborted));
+      const ms = performance.now() - started;
+      ctx.metrics?.request(routeOf(path), status, ms / 1000);
+      // a load balancer's probe every few seconds would drown the log
+      if (PROBES.has(path) && status === 200) return;
+      ctx.onLog(accessLine(req.method ?? '?', path, status, state.addresses, ms, aborted));
     });
+    if (PROBES.has(path) && (path !== '/metrics' || ctx.metrics)) {
+      probe(ctx, req, res, path).catch(() => {
+        sendJson(res, 500, errorBody(apiError(500, 'SERVER_ERROR', 'An error occurred in the service', 'The probe failed')), true);
+      });
+      return;
+    }
     handle(ctx, req, res, path, state, abort.signal, started).catch(() => {
       // The engine (or we) failed; the caller gets a 500, never a crash.
       fail(ctx, req, res, apiError(500, 'SERVER_ERROR', 'An error occurred in the service', 'The validation engine failed'));
@@ -103,10 +143,11 @@ async function handle(
   // IP address, so that guessing keys is throttled too.
   const token = bearerToken(req.headers.authorization);
   const identity = token === undefined ? undefined : ctx.keys.identify(token);
-  const decision = ctx.limiter.take(identity ? `key:${identity}` : `ip:${req.socket.remoteAddress ?? '?'}`);
+  const decision = await ctx.limiter.take(identity ? `key:${identity}` : `ip:${req.socket.remoteAddress ?? '?'}`);
   for (const [name, value] of Object.entries(rateHeaders(decision))) res.setHeader(name, value);
 
   if (!decision.allowed) {
+    ctx.metrics?.refused(identity ? 'key' : 'ip');
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
     return fail(ctx, req, res, apiError(429, 'RATE_LIMITED', 'The rate limit is exceeded', `Retry after ${decision.retryAfterSeconds} s`));
   }
@@ -138,6 +179,7 @@ async function handle(
     if (!one.ok) return fail(ctx, req, res, one.error);
     state.addresses = 1;
     const verdict = await ctx.engine.validateOne(one.email, signal);
+    ctx.metrics?.verdicts([verdict]);
     if (verdict.details.syntax === false) {
       return fail(ctx, req, res, apiError(400, 'INVALID_EMAIL', 'The email address is not valid', 'Email format validation failed'));
     }
@@ -148,7 +190,37 @@ async function handle(
   if (!bulk.ok) return fail(ctx, req, res, bulk.error);
   state.addresses = bulk.emails.length;
   const verdicts = await validateBulk(ctx.engine, bulk.emails, signal);
+  ctx.metrics?.verdicts(verdicts);
   return sendJson(res, 200, bulkBody(ctx.shape, verdicts), ctx.closing());
+}
+
+/**
+ * GET /healthz: the process answers. GET /readyz: whether to send it traffic,
+ * 503 once it is draining; with --redis the body says whether the shared store
+ * answers — "degraded" is still 200, since every instance loses Redis at once
+ * and a load balancer that dropped them all would turn a Redis blip into an
+ * outage; `?strict` makes it 503 for those who want that. GET /metrics: the
+ * Prometheus text format.
+ */
+async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return fail(ctx, req, res, apiError(405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed`, 'This endpoint takes GET'));
+  }
+  req.resume();
+  res.setHeader('Cache-Control', 'no-store');
+  if (path === '/metrics') {
+    const { contentType, body } = await ctx.metrics!.text();
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)), ...(ctx.closing() ? { Connection: 'close' } : {}) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return;
+  }
+  if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, ctx.closing());
+  const redis = ctx.redisState?.() ?? 'not configured';
+  const status = ctx.closing() ? 'draining' : redis === 'unreachable' ? 'degraded' : 'ready';
+  const strict = /[?&]strict(=|&|$)/.test(req.url ?? '');
+  const code = status === 'draining' || (status === 'degraded' && strict) ? 503 : 200;
+  return sendJson(res, code, { status, redis }, ctx.closing());
 }
 
 /**

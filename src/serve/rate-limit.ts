@@ -16,33 +16,59 @@ export interface RateDecision {
 }
 
 /**
- * Fixed windows aligned to the epoch (window n covers [n*len, (n+1)*len)), so every
- * bucket's window ends at the same instant: when the window rolls over, all the
- * counts are dropped at once and memory never outgrows one window's callers.
+ * Where the counts live: this process's memory, or Redis shared by every
+ * instance (redis-rate-limit.ts). A store only counts; the limiter below turns
+ * the count into a decision, so the headers are the same whichever store.
  */
-export class FixedWindowLimiter {
-  private readonly windowMs: number;
+export interface RateLimitStore {
+  /**
+   * Counts one request of `bucket` in window number `window` (windows of
+   * `windowMs`, aligned to the epoch: window n covers [n*windowMs, (n+1)*windowMs))
+   * and gives the count so far, this request included.
+   */
+  increment(bucket: string, window: number, windowMs: number): Promise<number>;
+}
+
+/**
+ * Every bucket's window ends at the same instant: when the window rolls over,
+ * all the counts are dropped at once and memory never outgrows one window's callers.
+ */
+export class MemoryRateLimitStore implements RateLimitStore {
   private window = -1;
   private readonly counts = new Map<string, number>();
 
-  constructor(
-    private readonly rate: RateLimit,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.windowMs = rate.seconds * 1000;
+  increment(bucket: string, window: number): Promise<number> {
+    return Promise.resolve(this.incrementNow(bucket, window));
   }
 
-  /** Counts one request against `bucket` and says whether it may proceed. */
-  take(bucket: string): RateDecision {
-    const now = this.now();
-    const window = Math.floor(now / this.windowMs);
+  incrementNow(bucket: string, window: number): number {
     if (window !== this.window) {
       this.window = window;
       this.counts.clear();
     }
     const used = (this.counts.get(bucket) ?? 0) + 1;
-    // Capped so a flood cannot grow the number without bound.
-    this.counts.set(bucket, Math.min(used, this.rate.requests + 1));
+    this.counts.set(bucket, used);
+    return used;
+  }
+}
+
+/** Fixed windows aligned to the epoch (a `60/60` window ends on the minute), counted in a store. */
+export class FixedWindowLimiter {
+  private readonly windowMs: number;
+
+  constructor(
+    private readonly rate: RateLimit,
+    private readonly now: () => number = Date.now,
+    private readonly store: RateLimitStore = new MemoryRateLimitStore(),
+  ) {
+    this.windowMs = rate.seconds * 1000;
+  }
+
+  /** Counts one request against `bucket` and says whether it may proceed. */
+  async take(bucket: string): Promise<RateDecision> {
+    const now = this.now();
+    const window = Math.floor(now / this.windowMs);
+    const used = await this.store.increment(bucket, window, this.windowMs);
     const resetMs = (window + 1) * this.windowMs;
     return {
       allowed: used <= this.rate.requests,

@@ -3,7 +3,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { accessLine, createHandler, rateHeaders, type ServeEngine } from './handler.js';
 import { KeyStore } from './keys.js';
-import { FixedWindowLimiter, type RateLimit } from './rate-limit.js';
+import type { ServeMetrics } from './metrics.js';
+import { FixedWindowLimiter, type RateLimit, type RateLimitStore } from './rate-limit.js';
 import { errorBody, apiError, type Shape } from './render.js';
 
 export interface ServeOptions {
@@ -25,6 +26,12 @@ export interface ServeOptions {
   now?: () => number;
   /** how long close() waits for requests in flight before cutting them; default 10 s */
   drainTimeoutMs?: number;
+  /** where the rate-limit windows are counted; default: this process's memory */
+  rateLimitStore?: RateLimitStore;
+  /** counts requests and serves GET /metrics */
+  metrics?: ServeMetrics;
+  /** the shared store's state, for GET /readyz (serve --redis) */
+  redisState?: () => 'connected' | 'unreachable';
 }
 
 export interface RunningServer {
@@ -37,7 +44,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const keys = new KeyStore(options.keys);
-  const limiter = new FixedWindowLimiter(options.rateLimit, options.now);
+  const limiter = new FixedWindowLimiter(options.rateLimit, options.now, options.rateLimitStore);
   const onLog = options.onLog ?? (() => {});
   let closing = false;
   const handler = createHandler({
@@ -48,6 +55,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
     closing: () => closing,
     onLog,
+    metrics: options.metrics,
+    redisState: options.redisState,
   });
   const server: Server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
@@ -64,18 +73,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const decision = limiter.take(`ip:${socket.remoteAddress ?? '?'}`);
-    const body = JSON.stringify(errorBody(apiError(status, 'INVALID_REQUEST', 'The HTTP request is malformed', STATUS_CODES[status] ?? '')));
-    const head = Object.entries({
-      ...rateHeaders(decision),
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      Connection: 'close',
-    })
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
-    onLog(accessLine('-', '', status, 0, 0, false));
+    void limiter.take(`ip:${socket.remoteAddress ?? '?'}`).then((decision) => {
+      if (!socket.writable) return void socket.destroy();
+      const body = JSON.stringify(errorBody(apiError(status, 'INVALID_REQUEST', 'The HTTP request is malformed', STATUS_CODES[status] ?? '')));
+      const head = Object.entries({
+        ...rateHeaders(decision),
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Connection: 'close',
+      })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+      options.metrics?.request('other', status, 0);
+      onLog(accessLine('-', '', status, 0, 0, false));
+    });
   });
 
   await new Promise<void>((resolve, reject) => {

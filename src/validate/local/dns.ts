@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import pLimit from 'p-limit';
 import { UsageError } from '../../errors.js';
 import type { DnsOutcome } from './decide.js';
+import type { SharedCache } from './shared-cache.js';
 
 /**
  * MX lookups for the offline engine: one lookup per domain while its answer is
@@ -33,6 +34,10 @@ export interface DnsOptions {
   onWarning: (message: string) => void;
   /** epoch ms; tests pass their own */
   now?: () => number;
+  /** answers shared with other processes (serve --redis), asked before DNS */
+  shared?: SharedCache;
+  /** where each lookup was answered from (metrics) */
+  onCache?: (from: 'memory' | 'shared' | 'dns') => void;
 }
 
 interface Probe {
@@ -51,6 +56,9 @@ interface Cached<T> {
   /** epoch ms; Infinity while the lookup runs */
   expires: number;
 }
+
+/** the outcomes other processes may reuse (a value from another version is a miss) */
+const SHAREABLE: readonly DnsOutcome[] = ['mx', 'implicit-mx', 'null-mx', 'nxdomain', 'no-mail-host'];
 
 type Answer<T> = { ok: T } | { code: string };
 
@@ -76,14 +84,19 @@ export class DomainDns {
   /** `domain` in ASCII, lower case. Never rejects. */
   lookup(domain: string): Promise<DnsOutcome> {
     const had = this.cache.get(domain);
-    if (had && had.expires > this.now()) return had.value;
+    if (had && had.expires > this.now()) {
+      this.options.onCache?.('memory');
+      return had.value;
+    }
     // re-inserted, so that the oldest entry is the first in the map
     if (had) this.cache.delete(domain);
     // bounded for long-lived engines (serve): forget the oldest domain first
     else if (this.cache.size >= MAX_CACHED_DOMAINS) this.cache.delete(this.cache.keys().next().value!);
+    // an answer from the shared cache is kept here only as long as it has left there
+    let sharedTtlMs: number | undefined;
     const entry = this.kept(
-      () => this.limit(() => this.lookupUncached(domain)),
-      (outcome) => (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS),
+      () => this.sharedOrDns(domain, (ttl) => (sharedTtlMs = ttl)),
+      (outcome) => sharedTtlMs ?? (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS),
     );
     this.cache.set(domain, entry);
     return entry.value;
@@ -96,6 +109,25 @@ export class DomainDns {
       entry.expires = this.now() + ttl(answer);
     });
     return entry;
+  }
+
+  /**
+   * The shared cache first, then DNS. "DNS did not answer" is this process's
+   * trouble, not a fact about the domain: it is never shared.
+   */
+  private async sharedOrDns(domain: string, sharedTtl: (ms: number) => void): Promise<DnsOutcome> {
+    const shared = this.options.shared;
+    const hit = shared && (await shared.get(domain));
+    const known = hit ? SHAREABLE.find((o) => JSON.stringify(o) === hit.value) : undefined;
+    if (hit && known) {
+      sharedTtl(hit.ttlMs);
+      this.options.onCache?.('shared');
+      return known;
+    }
+    this.options.onCache?.('dns');
+    const outcome = await this.limit(() => this.lookupUncached(domain));
+    if (shared && SHAREABLE.includes(outcome)) void shared.set(domain, JSON.stringify(outcome), ANSWER_TTL_MS);
+    return outcome;
   }
 
   close(): void {

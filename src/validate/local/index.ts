@@ -4,6 +4,7 @@ import { decide, type Checks, type DnsOutcome } from './decide.js';
 import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
+import type { SharedCache } from './shared-cache.js';
 
 export { parseDnsServer } from './dns.js';
 
@@ -21,6 +22,10 @@ export interface LocalEngineOptions {
   dnsConcurrency?: number;
   /** epoch ms, for the DNS cache's expiry; tests pass their own */
   now?: () => number;
+  /** DNS answers shared with other processes (`serve --redis`) */
+  dnsShared?: SharedCache;
+  /** where each DNS lookup was answered from (serve's metrics) */
+  onDnsCache?: (from: 'memory' | 'shared' | 'dns') => void;
 }
 
 export interface LocalEngineStats extends ValidatorStats {
@@ -49,6 +54,8 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           concurrency: options.dnsConcurrency ?? 32,
           onWarning: warn,
           ...(options.now ? { now: options.now } : {}),
+          shared: options.dnsShared,
+          onCache: options.onDnsCache,
         });
   const offline = createOfflineChecker(lists);
   let requests = 0;

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.js';
+import type { RedisLink } from './redis.js';
+
+/**
+ * One round trip, atomic: the first request of a window creates its key with
+ * an expiry at the window's end (plus a second, so a lagging clock on another
+ * instance still finds it), so no instance ever counts in a window another has
+ * reset. The window number is in the key, so instances never need to agree on
+ * when to clear anything.
+ */
+const WINDOW_SCRIPT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
+return n
+`;
+
+type WithWindow = Redis & { mailsiftWindow(key: string, expiresAtMs: number): Promise<number> };
+
+/**
+ * The per-key and per-IP windows in Redis, shared by every instance. Keys:
+ * `<prefix>rl:<window seconds>:<window number>:<bucket>`, the bucket being
+ * `key:<sha-256 of the API key>` or `ip:<address>`. When Redis does not
+ * answer, this instance counts in its own memory (the insurance) until it does.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly insurance = new MemoryRateLimitStore();
+  private readonly redis: WithWindow;
+
+  constructor(private readonly link: RedisLink) {
+    link.client.defineCommand('mailsiftWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
+    this.redis = link.client as WithWindow;
+  }
+
+  increment(bucket: string, window: number, windowMs: number): Promise<number> {
+    const key = `${this.link.prefix}rl:${windowMs / 1000}:${window}:${bucket}`;
+    return this.link.run(
+      () => this.redis.mailsiftWindow(key, (window + 1) * windowMs + 1000),
+      () => this.insurance.incrementNow(bucket, window),
+    );
+  }
+}
