@@ -61,6 +61,8 @@ function passwordOf(target: RedisTarget): string | undefined {
 /** An error's message fit for a log line: one line, the password (raw or encoded) masked. */
 export function describeRedisError(err: unknown, target: RedisTarget): string {
   let text = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+  if (/^NOAUTH\b/.test(text)) text = 'NOAUTH: Redis wants a password; give it in the URL, redis://:PASSWORD@host';
+  else if (/^WRONGPASS\b/.test(text)) text = 'WRONGPASS: Redis refused the user name or password';
   const secret = passwordOf(target);
   if (secret) {
     for (const form of new Set([secret, encodeURIComponent(secret), new URL(target.url).password])) {
@@ -112,19 +114,24 @@ export class RedisLink {
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
       connectTimeout: STARTUP_TIMEOUT_MS,
+      disconnectTimeout: 500,
       // at start-up one try; afterwards keep reconnecting, at most a second apart
       retryStrategy: (times) => (started ? Math.min(times * 100, 1000) : null),
       ...(target.tls ? { tls: {} } : {}),
     });
-    const swallow = (): void => {};
-    client.on('error', swallow);
+    // connect() itself rejects with just "Connection is closed."; the cause comes as an event
+    let cause: unknown;
+    const remember = (err: unknown): void => void (cause ??= err);
+    client.on('error', remember);
     try {
       await withTimeout(client.connect().then(() => client.ping()), STARTUP_TIMEOUT_MS);
     } catch (err) {
-      client.disconnect();
-      throw new UsageError(`--redis: cannot use ${target.shown} (${describeRedisError(err, target)})`, { cause: err });
+      // on a stream already closed ioredis would arm a 2 s timer that keeps us from exiting
+      if (client.status !== 'end') client.disconnect();
+      const why = cause ?? err;
+      throw new UsageError(`--redis: cannot use ${target.shown} (${describeRedisError(why, target)})`, { cause: why });
     }
-    client.off('error', swallow);
+    client.off('error', remember);
     started = true;
     return new RedisLink(client, target, options);
   }
@@ -176,7 +183,7 @@ export class RedisLink {
     } catch {
       // going away anyway
     }
-    this.client.disconnect();
+    if (this.client.status !== 'end') this.client.disconnect();
   }
 }
 

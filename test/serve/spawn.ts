@@ -12,8 +12,8 @@ export interface Served {
 }
 
 /** Starts `mailsift serve --port 0 --no-dns ...`, waiting (at most 10 s) for its listening line. */
-export function startServe(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let err = '';
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
