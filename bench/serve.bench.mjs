@@ -1,11 +1,25 @@
 #!/usr/bin/env node
-// `mailsift validate` against `mailsift serve --no-dns` (issue 6), compared with
-// the same client against a minimal loopback server that does no validating:
-// the ratio says what serve (HTTP handling + engine) costs on top of the client.
+// `npm run bench serve`: two parts.
+//
+// 1. (issue 16) Bulk requests of 100 addresses, `serve --no-dns`, driven by
+//    autocannon: one instance counting its rate-limit windows in memory, one
+//    counting them in Redis (a real redis-server started here), measured in
+//    alternating rounds in the same run. Prints requests/s and p99 latency as
+//    Redis / memory ratios (goal: requests/s ratio >= 0.8), and each instance's
+//    peak RSS after 30 s of load against after 5 s (goal: no growth).
+//    BENCH_SERVE_ROUND_S (default 5) and BENCH_SERVE_ROUNDS (default 6) set the
+//    rounds; BENCH_SERVE_CONNECTIONS (default 10) the load.
+//
+// 2. (issue 6) `mailsift validate` against `mailsift serve --no-dns`, compared with
+//    the same client against a minimal loopback server that does no validating:
+//    the ratio says what serve (HTTP handling + engine) costs on top of the client.
+//    BENCH_SERVE_N overrides the address count (default 1,000,000; 0 skips part 2).
+//
 // Uses the compiled dist/ (run `npx tsc -p .` first; `npm run bench` does).
-// BENCH_SERVE_N overrides the address count (default 1,000,000).
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +74,7 @@ function startProcess(args, label) {
       if (m) {
         url = m[1];
         clearTimeout(timer);
-        resolve({ url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+        resolve({ url, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
       }
     };
     child.stdout.setEncoding('utf8').on('data', onData);
@@ -95,40 +109,167 @@ async function writeInput(file) {
   await new Promise((r) => out.end(r));
 }
 
+// ---- part 1: the rate-limit store, memory against Redis --------------------
+
+const ROUND_S = Number(process.env.BENCH_SERVE_ROUND_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_SERVE_ROUNDS ?? 6);
+const CONNECTIONS = Number(process.env.BENCH_SERVE_CONNECTIONS ?? 10);
+
+function findRedisServer() {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin']) {
+    const path = join(dir || '.', 'redis-server');
+    if (dir && existsSync(path) && spawnSync(path, ['--version']).status === 0) return path;
+  }
+  return undefined;
+}
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function startRedis(bin, dir) {
+  const port = await freePort();
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`redis-server did not start: ${out}`))), 10_000);
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      if (/Ready to accept connections/.test(out)) {
+        clearTimeout(timer);
+        resolve({ url: `redis://127.0.0.1:${port}`, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+      }
+    });
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`redis-server exited ${code}: ${out}`))));
+  });
+}
+
+/** kB of a process's peak (VmHWM) and current (VmRSS) resident memory. */
+function memory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { peakMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+function load(url, body) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `${url}/api/validate/bulk`,
+        method: 'POST',
+        headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+        body,
+        connections: CONNECTIONS,
+        duration: ROUND_S,
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+  });
+}
+
+async function benchStores(dir, keys) {
+  const redisBin = findRedisServer();
+  if (!redisBin) {
+    console.log('part 1 skipped: redis-server not found (install the redis-server package)');
+    return;
+  }
+  const redis = await startRedis(redisBin, dir);
+  const args = (extra) => [BIN, 'serve', '--no-dns', '--port', '0', '--keys-file', keys, '--rate-limit', '999999999/60', ...extra];
+  const instances = [];
+  try {
+    instances.push({ name: 'memory', ...(await startProcess(args([]), 'serve (memory)')) });
+    instances.push({ name: 'redis', ...(await startProcess(args(['--redis', redis.url]), 'serve (redis)')) });
+    const body = JSON.stringify({ emails: Array.from({ length: 100 }, (_, i) => `user.${i}@domain${i % 20}.example.com`) });
+    const stats = new Map(instances.map((i) => [i.name, { rps: [], p99: [], non2xx: 0, errors: 0, mem: [] }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // alternate which goes first, so neither always runs on a warmer machine
+      const order = round % 2 === 0 ? instances : [...instances].reverse();
+      for (const inst of order) {
+        const r = await load(inst.url, body);
+        const st = stats.get(inst.name);
+        st.rps.push(r.requests.average);
+        st.p99.push(r.latency.p99);
+        st.non2xx += r.non2xx;
+        st.errors += r.errors + r.timeouts;
+        st.mem.push(memory(inst.pid));
+      }
+    }
+    console.log(`bulk requests of 100 addresses, --no-dns, autocannon ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_S} s each`);
+    console.log('(2 cores shared with the load generator and with other work on this machine: figures are noisy)');
+    for (const inst of instances) {
+      const st = stats.get(inst.name);
+      const first = st.mem[0];
+      const last = st.mem.at(-1);
+      console.log(
+        `  ${inst.name.padEnd(6)}: ${fmt(median(st.rps))} requests/s (${fmt(median(st.rps) * 100)} addresses/s), p99 ${median(st.p99)} ms; ` +
+          `peak RSS ${first.peakMb.toFixed(0)} MB after ${ROUND_S} s of load, ${last.peakMb.toFixed(0)} MB after ${ROUNDS * ROUND_S} s ` +
+          `(ratio ${(last.peakMb / first.peakMb).toFixed(2)}); non-2xx ${st.non2xx}, errors ${st.errors}`,
+      );
+    }
+    const m = stats.get('memory');
+    const r = stats.get('redis');
+    console.log(`ratio redis / memory, requests/s (median of rounds): ${(median(r.rps) / median(m.rps)).toFixed(2)} (goal >= 0.80)`);
+    console.log(`ratio redis / memory, p99 latency (median of rounds): ${(median(r.p99) / median(m.p99)).toFixed(2)}`);
+    console.log(`redis-server itself: peak RSS ${memory(redis.pid).peakMb.toFixed(0)} MB`);
+  } finally {
+    await Promise.all(instances.map((i) => i.stop()));
+    await redis.stop();
+  }
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+// ---- part 2: the client against serve and against a minimal server ---------
+
 const dir = await mkdtemp(join(tmpdir(), 'mailsift-bench-serve-'));
 try {
   const input = join(dir, 'addresses.txt');
   const keys = join(dir, 'keys.txt');
-  await writeInput(input);
   await writeFile(keys, `${KEY}\n`);
+  console.log('### serve: rate-limit windows in memory and in Redis');
+  await benchStores(dir, keys);
+  if (N > 0) {
+    console.log('\n### mailsift validate against serve, and against a minimal server');
+    await writeInput(input);
 
-  const minimalFile = join(here, 'minimal-server.mjs');
-  const minimalArgs = existsSync(minimalFile) ? [minimalFile] : ['--input-type=module', '-e', FALLBACK_MINIMAL];
-  const minimal = await startProcess(minimalArgs, 'minimal server');
-  let minimalMs;
-  try {
-    minimalMs = await runValidate(input, minimal.url);
-  } finally {
-    await minimal.stop();
+    const minimalFile = join(here, 'minimal-server.mjs');
+    const minimalArgs = existsSync(minimalFile) ? [minimalFile] : ['--input-type=module', '-e', FALLBACK_MINIMAL];
+    const minimal = await startProcess(minimalArgs, 'minimal server');
+    let minimalMs;
+    try {
+      minimalMs = await runValidate(input, minimal.url);
+    } finally {
+      await minimal.stop();
+    }
+
+    const serve = await startProcess(
+      [BIN, 'serve', '--no-dns', '--port', '0', '--keys-file', keys, '--rate-limit', `${N}/60`],
+      'mailsift serve',
+    );
+    let serveMs;
+    try {
+      serveMs = await runValidate(input, serve.url);
+    } finally {
+      await serve.stop();
+    }
+
+    const serveRate = (N / serveMs) * 1000;
+    const minimalRate = (N / minimalMs) * 1000;
+    console.log(`addresses: ${fmt(N)} (distinct, batches of 1000, client concurrency 4)`);
+    console.log(`minimal loopback server${existsSync(minimalFile) ? '' : ' (inline fallback)'}: ${fmt(minimalRate)} addresses/s (${(minimalMs / 1000).toFixed(1)} s)`);
+    console.log(`mailsift serve --no-dns: ${fmt(serveRate)} addresses/s (${(serveMs / 1000).toFixed(1)} s)`);
+    console.log(`ratio serve / minimal: ${(serveRate / minimalRate).toFixed(2)}`);
   }
-
-  const serve = await startProcess(
-    [BIN, 'serve', '--no-dns', '--port', '0', '--keys-file', keys, '--rate-limit', `${N}/60`],
-    'mailsift serve',
-  );
-  let serveMs;
-  try {
-    serveMs = await runValidate(input, serve.url);
-  } finally {
-    await serve.stop();
-  }
-
-  const serveRate = (N / serveMs) * 1000;
-  const minimalRate = (N / minimalMs) * 1000;
-  console.log(`addresses: ${fmt(N)} (distinct, batches of 1000, client concurrency 4)`);
-  console.log(`minimal loopback server${existsSync(minimalFile) ? '' : ' (inline fallback)'}: ${fmt(minimalRate)} addresses/s (${(minimalMs / 1000).toFixed(1)} s)`);
-  console.log(`mailsift serve --no-dns: ${fmt(serveRate)} addresses/s (${(serveMs / 1000).toFixed(1)} s)`);
-  console.log(`ratio serve / minimal: ${(serveRate / minimalRate).toFixed(2)}`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
