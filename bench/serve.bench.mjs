@@ -211,6 +211,12 @@ async function benchStores(dir, keys) {
           `peak RSS ${first.peakMb.toFixed(0)} MB after ${ROUND_S} s of load, ${last.peakMb.toFixed(0)} MB after ${ROUNDS * ROUND_S} s ` +
           `(ratio ${(last.peakMb / first.peakMb).toFixed(2)}); non-2xx ${st.non2xx}, errors ${st.errors}`,
       );
+      // the first rounds grow V8's heap to its working size; a leak would keep growing after that
+      const mid = st.mem[Math.floor(st.mem.length / 2) - 1];
+      console.log(
+        `          peak RSS after each round: ${st.mem.map((x) => x.peakMb.toFixed(0)).join(', ')} MB; ` +
+          `second half ${(last.peakMb / mid.peakMb).toFixed(2)}x; RSS now ${last.rssMb.toFixed(0)} MB`,
+      );
     }
     const m = stats.get('memory');
     const r = stats.get('redis');
