@@ -168,7 +168,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
-  return path !== undefined && (path === '-' || existsSync(path)) ? path : undefined;
+  return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
 
 async function openOutput(path: string): Promise<Writable> {

@@ -51,7 +51,12 @@ export async function openStores(
   const journal = flags.journal ? await openJournal(flags.journal, binding) : undefined;
   let cache: Cache | undefined;
   try {
-    cache = flags.cache ? await openCache(flags.cache, { ttlMs, binding }) : undefined;
+    cache = !flags.cache
+      ? undefined
+      : /^rediss?:\/\//i.test(flags.cache.trim())
+        ? // loaded only when used: ioredis costs start-up time a file cache need not pay
+          await (await import('./redis-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
+        : await openCache(flags.cache, { ttlMs, binding });
   } catch (err) {
     await journal?.close();
     throw err;

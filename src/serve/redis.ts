@@ -31,18 +31,18 @@ const USAGE = 'expected redis://[user:password@]host[:port][/db] or rediss://…
  * Checks a `--redis` URL without ever echoing it whole: an unparseable one may
  * hold a password we cannot find to mask.
  */
-export function parseRedisUrl(text: string): RedisTarget {
+export function parseRedisUrl(text: string, flag = '--redis'): RedisTarget {
   let url: URL;
   try {
     url = new URL(text.trim());
   } catch {
-    throw new UsageError(`--redis: not a URL (${USAGE})`);
+    throw new UsageError(`${flag}: not a URL (${USAGE})`);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new UsageError(`--redis: scheme "${url.protocol.replace(/:$/, '')}" is not redis or rediss (${USAGE})`);
+    throw new UsageError(`${flag}: scheme "${url.protocol.replace(/:$/, '')}" is not redis or rediss (${USAGE})`);
   }
-  if (!url.hostname) throw new UsageError(`--redis: no host (${USAGE})`);
-  if (!/^\/?(\d{1,2})?$/.test(url.pathname)) throw new UsageError(`--redis: the path must be a database number (${USAGE})`);
+  if (!url.hostname) throw new UsageError(`${flag}: no host (${USAGE})`);
+  if (!/^\/?(\d{1,2})?$/.test(url.pathname)) throw new UsageError(`${flag}: the path must be a database number (${USAGE})`);
   return { url: text.trim(), shown: redactUrl(url), tls: url.protocol === 'rediss:' };
 }
 
