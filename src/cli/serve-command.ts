@@ -35,7 +35,7 @@ export function serveCommand(): Command {
     )
     .action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
-      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink }, { RedisRateLimitStore }, { RedisSharedCache }] =
+      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }] =
         await Promise.all([
           import('../serve/config.js'),
           import('../serve/server.js'),
@@ -46,7 +46,9 @@ export function serveCommand(): Command {
           import('../serve/redis-cache.js'),
         ]);
       const config = await loadServeConfig(flags);
-      if (config.redis) hidePassword(config.redis.target);
+      if (config.redis && maskPasswordInArgv(config.redis.target)) {
+        say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
+      }
       const metrics = config.metrics ? new ServeMetrics() : undefined;
       const redis = config.redis
         ? await RedisLink.connect(config.redis.target, {
@@ -89,19 +91,6 @@ export function serveCommand(): Command {
         await redis?.close();
       });
     });
-}
-
-/**
- * A Redis password given on the command line is visible to every user of the
- * machine (ps, /proc): like curl with -u, overwrite it in our argv at once,
- * and say that the environment variable is the safe way.
- */
-function hidePassword(target: { url: string; shown: string }): void {
-  if (!new URL(target.url).password) return;
-  const args = process.argv.slice(2);
-  if (!args.some((a) => a.includes(target.url))) return;
-  process.title = ['mailsift', ...args.map((a) => a.split(target.url).join(target.shown))].join(' ');
-  say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
 }
 
 /** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */

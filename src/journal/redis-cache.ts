@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { addressKey } from '../batch/address-key.js';
 import { MailsiftError, EXIT, UsageError } from '../errors.js';
-import { describeRedisError, parseRedisUrl, type RedisTarget } from '../serve/redis.js';
+import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../serve/redis.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';
@@ -42,6 +42,7 @@ export interface RedisCacheOptions {
 
 export async function openRedisCache(url: string, o: RedisCacheOptions): Promise<Cache> {
   const target = parseRedisUrl(url, '--cache');
+  maskPasswordInArgv(target);
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
   const client = await connect(target);
