@@ -37,7 +37,7 @@ export function validateCommand(): Command {
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
     .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')
-    .option('--cache <file>', 'reuse verdicts across runs and input files (for cron jobs)')
+    .option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')
     .option('--cache-ttl <duration>', 'how long a cached verdict is reused: 30d, 12h, 90m, 3600s', '30d')
     .option('--dry-run', 'read and check the input, report what would be sent, send nothing')
     .option(
