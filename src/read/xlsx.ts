@@ -20,7 +20,8 @@ export async function* xlsxRecords(bytes: AsyncIterable<Buffer>, name: string, s
     worksheets: 'emit',
     sharedStrings: 'cache',
     hyperlinks: 'ignore',
-    styles: 'ignore',
+    // read for its number formats: without them a date is a bare serial number (45322)
+    styles: 'cache',
     entries: 'ignore',
   });
   const seen: string[] = [];
@@ -31,12 +32,17 @@ export async function* xlsxRecords(bytes: AsyncIterable<Buffer>, name: string, s
       seen.push(sheetName);
       if (found || !wanted(sheet, sheetName, seen.length, reader)) continue; // the entry is drained unread
       found = true;
+      /** a sheet stores no trailing empty cells: rows are padded to the first row's width, so columns line up */
+      let width = -1;
       for await (const events of ws.parse()) {
         const rows: string[][] = [];
         for (const { eventType, value } of events) {
           if (eventType !== 'row') continue;
           const cells = rowCells(value.values, name, value.number);
-          if (cells.some((c) => c !== '')) rows.push(cells);
+          if (!cells.some((c) => c !== '')) continue;
+          if (width < 0) width = cells.length;
+          while (cells.length < width) cells.push('');
+          rows.push(cells);
         }
         if (rows.length) yield rows;
       }
