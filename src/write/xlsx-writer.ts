@@ -50,10 +50,18 @@ export async function createXlsxWriter(
     },
     drain: async () => {
       if (failure) throw failure;
-      if (!gone && dest.writableNeedDrain) await new Promise<void>((resolve) => {
-        dest.once('drain', resolve);
-        dest.once('error', () => resolve());
-      });
+      // exceljs's sheet stream writes into the zip whatever it is told, and never
+      // says "wait": without waiting here for the compressor, then the output,
+      // rows pile up in memory when they come faster than they are written
+      // (200k rows from CSV: 266 MB peak RSS without this wait, 150 MB with).
+      for (const next of [...sheetPipes(sheet), pipe, dest]) {
+        if (gone || failure) return;
+        if (needsDrain(next)) await new Promise<void>((resolve) => {
+          next.once('drain', resolve);
+          next.once('error', () => resolve());
+          next.once('close', () => resolve());
+        });
+      }
     },
     end: async () => {
       if (failure) throw failure;
@@ -64,4 +72,16 @@ export async function createXlsxWriter(
       if (failure) throw failure;
     },
   };
+}
+
+/** The streams exceljs pipes a sheet's XML into (its StreamBuf's consumers: the zip's compressor). */
+function sheetPipes(sheet: unknown): Writable[] {
+  const pipes = (sheet as { stream?: { pipes?: unknown } }).stream?.pipes;
+  return Array.isArray(pipes) ? (pipes as Writable[]) : [];
+}
+
+/** archiver's streams come from readable-stream 2, which has no `writableNeedDrain`. */
+function needsDrain(stream: Writable): boolean {
+  const state = (stream as { _writableState?: { needDrain?: boolean } })._writableState;
+  return stream.writableNeedDrain ?? state?.needDrain ?? false;
 }
