@@ -37,7 +37,8 @@ export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, 
   const body = bom ? head.subarray(bom.length) : head;
   if (bom?.encoding === 'utf-16le' || bom?.encoding === 'utf-16be') {
     yield* decodeStrict(prepend(body, rest), name, bom.encoding, bom.length);
-  } else if (encoding !== undefined && !bom) {
+  } else if (encoding !== undefined && !bom && encoding.toLowerCase().replace(/[^a-z0-9]/g, '') !== 'utf8') {
+    // (--encoding utf-8 stays strict: iconv-lite would replace bad bytes silently)
     yield* decodeLegacy(prepend(body, rest), encoding);
   } else {
     yield* decodeStrict(prepend(body, rest), name, 'utf-8', bom?.length ?? 0);
