@@ -1,16 +1,15 @@
-import { createWriteStream, existsSync, promises as fs } from 'node:fs';
-import type { Writable } from 'node:stream';
-import { MailsiftError, UsageError } from '../errors.js';
+import { existsSync, promises as fs } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
+import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
-import { createRowWriter } from '../write/row-writer.js';
-import { Sink } from '../write/sink.js';
+import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
+import { openOutputs, type Output } from '../write/outputs.js';
 import { resolveEngine } from './api-config.js';
-import { formatFromPath } from './parse-flags.js';
 import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -20,7 +19,15 @@ import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interr
 export interface ValidateFlags {
   column?: string;
   output?: string;
-  format?: 'csv' | 'json' | 'ndjson';
+  format?: OutputFormat;
+  /** --columns: the verdict columns to write, in order (and `email` for a text input) */
+  columns?: string;
+  /** --split: a directory for valid/invalid/risky/unknown files */
+  split?: string;
+  /** --sheet: which sheet of an .xlsx input */
+  sheet?: string;
+  /** --encoding: a text input's encoding when it has no BOM */
+  encoding?: string;
   only?: Set<Status>;
   summary?: string;
   batchSize: number;
@@ -54,9 +61,23 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (inputPath === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
+  // Flags that do not fit together fail before the input is even opened.
+  const plan = planOutput(flags);
+  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
+    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
+  }
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const input = await openInput({ path: inputPath, column: flags.column });
+  const input = await openInput({
+    path: inputPath,
+    column: flags.column,
+    sheet: flags.sheet,
+    encoding: flags.encoding,
+    onNotice: (line) => {
+      if (!flags.quiet) say(line);
+    },
+  });
+  const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   if (flags.dryRun) {
@@ -70,9 +91,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   }
 
   const { known } = await openStores(flags, job, runFiles);
-  let out: Writable;
+  let output: Output;
   try {
-    out = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
+    output = await openOutputs(plan, input.header, columns);
   } catch (err) {
     await known?.close(); // else the journal's lock file outlives us
     throw err;
@@ -104,12 +125,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           },
         });
 
-  const sink = new Sink(out, out === process.stdout ? 'stdout' : flags.output);
-  const format = flags.format ?? formatFromPath(flags.output);
   const reporter = new RunReporter(progress, {
     flags,
     failOn: flags.failOn,
-    output: out === process.stdout ? 'stdout' : flags.output!,
+    output: output.label,
     summaryFile: flags.summary,
   });
   await reporter.start();
@@ -128,12 +147,12 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     result = await validateStream({
       input,
       validator,
-      writer: createRowWriter(format, sink, input.header),
+      writer: output.writer,
       batchSize: flags.batchSize,
       concurrency: flags.concurrency,
       only: flags.only,
       progress,
-      outputGone: () => sink.gone,
+      outputGone: () => output.gone(),
       known,
       stop: interrupts.stop,
       cancel: interrupts.abandon,
@@ -146,7 +165,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       await known?.close();
     } finally {
       // A failed write must fail the run (rows would be lost), but not mask an error already on its way.
-      endFailure = await sink.end(out !== process.stdout).then(
+      endFailure = await output.end().then(
         () => undefined,
         (err: unknown) => err,
       );
@@ -154,7 +173,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     }
   }
   if (endFailure !== undefined) throw endFailure;
-  if (sink.gone) return; // the reader went away (`| head`): end quietly
+  if (output.gone()) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
   if (flags.summary) await writeSummary(flags.summary, summary);
@@ -169,22 +188,6 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || existsSync(path)) ? path : undefined;
-}
-
-async function openOutput(path: string): Promise<Writable> {
-  try {
-    const stat = await fs.stat(path).catch(() => undefined);
-    if (stat?.isDirectory()) throw new UsageError(`cannot write ${path}: it is a directory`);
-    const stream = createWriteStream(path);
-    await new Promise<void>((resolve, reject) => {
-      stream.once('open', () => resolve());
-      stream.once('error', reject);
-    });
-    return stream;
-  } catch (err) {
-    if (err instanceof MailsiftError) throw err;
-    throw new UsageError(`cannot write ${path}: ${(err as Error).message}`);
-  }
 }
 
 async function writeSummary(path: string, summary: Summary): Promise<void> {

@@ -7,7 +7,10 @@ const EXAMPLES = `
 Examples:
   $ mailsift validate contacts.csv -o cleaned.csv          # a verdict per row, columns kept
   $ mailsift validate contacts.csv --only valid,risky -o keep.csv
-  $ cut -d, -f3 users.csv | mailsift validate --only valid > good.txt
+  $ mailsift validate users.csv --column email --only valid --format txt > good.txt
+  $ mailsift validate contacts.csv --columns status,is_valid -o checked.xlsx
+  $ mailsift validate contacts.xlsx --sheet Leads --split sorted/  # sorted/valid.csv, invalid.csv, ...
+  $ mailsift validate export.csv --encoding windows-1252 -o cleaned.csv
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
@@ -21,7 +24,11 @@ export function validateCommand(): Command {
     .addHelpText('before', EXAMPLES)
     .option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')
     .option('-o, --output <file>', 'write verdicts to this file (default: stdout)')
-    .option('--format <csv|json|ndjson>', 'output format (default: from the output extension, else csv)', outputFormat)
+    .option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)', outputFormat)
+    .option('--columns <list>', 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)')
+    .option('--split <dir>', 'write valid, invalid, risky and unknown rows to their own files in this directory')
+    .option('--sheet <name|number>', 'which sheet of an .xlsx input (default: the first)')
+    .option('--encoding <name>', 'the input\'s encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)')
     .option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky', statusList)
     .option('--summary <file>', 'also write the summary as JSON to this file')
     .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)

@@ -8,8 +8,8 @@ export interface InputRow {
 
 /** An opened input: its header (what the output repeats) and its rows. */
 export interface Input {
-  /** 'csv' or 'text' — text input yields the single column `email` */
-  kind: 'csv' | 'text';
+  /** 'csv', 'xlsx' (a sheet: a table like CSV) or 'text' — text input yields the single column `email` */
+  kind: 'csv' | 'xlsx' | 'text';
   header: string[];
   /** index of the address column within `fields` */
   emailColumn: number;
