@@ -16,6 +16,7 @@ import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
+import { failureLines } from '../terminal/failure-advice.js';
 
 export interface ValidateFlags {
   column?: string;
@@ -41,6 +42,7 @@ export interface ValidateFlags {
   journal?: string;
   cache?: string;
   cacheTtl?: string;
+  verbose?: boolean;
 }
 
 const say = (line: string): void => {
@@ -63,7 +65,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.
     const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
     try {
-      return await runDryRun(input, choice.engine, flags, known);
+      return await runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
     } finally {
       await known?.close();
     }
@@ -93,6 +95,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           concurrency: flags.concurrency,
           progress,
           stop: stopSending.signal,
+          // --verbose: each request and answer, the key redacted (http.ts never writes it)
+          ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
         })
       : // loaded only when used: its lists cost start-up time an API run need not pay
         (await import('../validate/local/index.js')).createLocalValidator({
@@ -107,7 +111,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const sink = new Sink(out, out === process.stdout ? 'stdout' : flags.output);
   const format = flags.format ?? formatFromPath(flags.output);
   const reporter = new RunReporter(progress, {
-    flags,
+    // --verbose lines would tear through a progress line redrawn in place
+    flags: flags.verbose ? { ...flags, progress: false } : flags,
     failOn: flags.failOn,
     output: out === process.stdout ? 'stdout' : flags.output!,
     summaryFile: flags.summary,
@@ -157,9 +162,14 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (sink.gone) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
-  if (flags.summary) await writeSummary(flags.summary, summary);
-  process.exitCode = reporter.finish(summary, result.complete);
   const signalled = interrupts.exitCode();
+  if (signalled !== undefined && !result.complete) summary.interrupted = true;
+  const failures = validator.stats().failures ?? [];
+  if (failures.length && choice.engine === 'api') {
+    summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
+  }
+  if (flags.summary) await writeSummary(flags.summary, summary);
+  process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
   if (signalled !== undefined) {
     say(interruptedAdvice(flags.journal, validator.engine));
     process.exitCode = signalled;

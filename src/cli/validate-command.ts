@@ -34,6 +34,7 @@ export function validateCommand(): Command {
     .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
     .option('-q, --quiet', 'print nothing on stderr but errors')
+    .option('-v, --verbose', 'log each API request and answer on stderr (the key redacted)')
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
     .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')
