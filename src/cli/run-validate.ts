@@ -82,6 +82,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   // Created before the validator: the API client reports rate-limit pauses in it.
   const progress = newProgress();
+  if (input.bytes) progress.inputBytes = input.bytes;
   // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
   const stopSending = new AbortController();
   const validator: Validator =

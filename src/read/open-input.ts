@@ -4,7 +4,7 @@ import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeUtf8, splitLines } from './decode.js';
-import type { Input, InputRow } from './input-row.js';
+import type { Input, InputBytes, InputRow } from './input-row.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 
 export interface OpenInputOptions {
@@ -27,8 +27,9 @@ const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
  */
 export async function openInput(options: OpenInputOptions): Promise<Input> {
   const name = options.path === '-' ? 'stdin' : options.path;
-  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path);
-  const chunks = peekable(decodeUtf8(bytes as AsyncIterable<Buffer>, name));
+  const size: InputBytes = { read: 0 };
+  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path, size);
+  const chunks = peekable(decodeUtf8(counted(bytes as AsyncIterable<Buffer>, size), name));
   const head = await chunks.peek(64 * 1024);
   if (head.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
 
@@ -36,10 +37,19 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   const input = isCsv ? await openCsv(chunks, head, name, options.column) : openText(chunks, options.column);
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  input.bytes = size;
   return input;
 }
 
-async function openFile(path: string): Promise<NodeJS.ReadableStream> {
+/** Counts the bytes as they pass, for the progress line's percentage. */
+async function* counted(source: AsyncIterable<Buffer>, size: InputBytes): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    size.read += chunk.length;
+    yield chunk;
+  }
+}
+
+async function openFile(path: string, size: InputBytes): Promise<NodeJS.ReadableStream> {
   let stat;
   try {
     stat = await fs.stat(path);
@@ -47,6 +57,8 @@ async function openFile(path: string): Promise<NodeJS.ReadableStream> {
     throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
   }
   if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
+  // a FIFO or a device has no size that says where the input ends
+  if (stat.isFile()) size.total = stat.size;
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   // Open errors (EACCES) surface on first read; make them input errors.
   return Readable.from(
