@@ -1,5 +1,5 @@
 import type { Progress } from '../progress.js';
-import { count, duration, rate } from './format.js';
+import { count, duration, plural, rate } from './format.js';
 
 /**
  * Addresses per second over the last few seconds. A plain average since the
@@ -44,7 +44,7 @@ export function estimatedRows(p: Progress): number | undefined {
  * Pure: the time and the rates come in as arguments.
  */
 export function progressLine(p: Progress, now: number, perSecond: number | undefined, rowsPerSecond?: number): string {
-  const parts = [`${count(p.rowsRead)} rows read`];
+  const parts = [`${plural(p.rowsRead, 'row', 'rows')} read`];
   const rows = p.inputBytes?.total !== undefined ? estimatedRows(p) : undefined;
   // Rows written, over rows there are: the output side is what the user waits for.
   // Below 100% until the last row is out, however the estimate rounds.
@@ -54,8 +54,8 @@ export function progressLine(p: Progress, now: number, perSecond: number | undef
   }
   parts.push(
     p.inputDone
-      ? `${count(p.addressesDone)}/${count(p.addressesQueued)} addresses validated`
-      : `${count(p.addressesDone)} addresses validated`,
+      ? `${count(p.addressesDone)}/${plural(p.addressesQueued, 'address', 'addresses')} validated`
+      : `${plural(p.addressesDone, 'address', 'addresses')} validated`,
   );
   const waitMs = p.rateLimitWaitUntil === undefined ? 0 : p.rateLimitWaitUntil - now;
   if (waitMs > 0) {
