@@ -36,8 +36,8 @@ A running "mailsift serve" reads the keys file at start: restart it after a chan
       } catch (err) {
         throw new UsageError(`--keys-file: cannot write ${flags.keysFile} (${(err as NodeJS.ErrnoException).code})`);
       }
+      // nothing else: `KEY=$(mailsift keys create …)` gets the key and stderr stays clean
       process.stdout.write(`${key}\n`);
-      process.stderr.write(`mailsift: key ${keyId(key)} added to ${flags.keysFile}; it is not shown again\n`);
     });
   keys
     .command('list')
@@ -56,7 +56,8 @@ A running "mailsift serve" reads the keys file at start: restart it after a chan
     .action(async (id: string, flags: { keysFile: string }) => {
       const wanted = id.trim().toLowerCase();
       if (!/^[0-9a-f]{6,12}$/.test(wanted)) {
-        throw new UsageError(`keys revoke ${id}: expected a key id (6 to 12 hex digits), as "mailsift keys list" prints`);
+        // not quoted back: it may be a whole key, pasted by mistake
+        throw new UsageError('keys revoke: expected a key id (6 to 12 hex digits), as "mailsift keys list" prints');
       }
       const text = (await readKeys(flags.keysFile, false))!;
       const matches = [...new Set(parseKeysFile(text).filter((k) => keyId(k).startsWith(wanted)))];
