@@ -78,7 +78,7 @@ export function createApiValidator(config: ApiConfig): Validator {
 export async function validateOneViaApi(
   config: ApiConfig,
   email: string,
-  signal = new AbortController().signal,
+  signal: AbortSignal = new AbortController().signal,
 ): Promise<Verdict> {
   const { http, caller } = connect({ ...config, concurrency: 1 });
   try {
