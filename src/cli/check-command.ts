@@ -67,6 +67,7 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
         timeoutMs: flags.timeout * 1000,
         retries: flags.retries,
         concurrency: 1,
+        keySource: choice.keySource,
         ...(flags.verbose ? { log: say } : {}),
       },
       email,

@@ -96,6 +96,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           concurrency: flags.concurrency,
           progress,
           stop: stopSending.signal,
+          keySource: choice.keySource,
           // --verbose: each request and answer, the key redacted (http.ts never writes it)
           ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
         })

@@ -1,6 +1,6 @@
 // Issue 17 item 1: a failing API is explained — one line per cause, with advice
 // that fits it — and --verbose / --dry-run / error sources behave as promised.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -108,6 +108,13 @@ describe('failures explained', () => {
     expect(flag.stderr).toMatch(/^mailsift: --base-url http:\/\/api\.example\.com: plain http is only allowed to loopback/);
     const key = await runCli(['validate'], { env: { MAILSIFT_API_KEY: `${KEY} extra`, MAILSIFT_BASE_URL: 'https://api.example.com' }, stdin });
     expect(key.stderr).toBe('mailsift: MAILSIFT_API_KEY: expected one key, without spaces or line breaks\n');
+    // a refused key names the file it came from
+    server = await startFaultServer({ apiKey: KEY });
+    const file = join(dir, 'wrong.key');
+    writeFileSync(file, 'sk_wrong\n');
+    const refused = await runCli(['validate', '--api-key-file', file], { env: { MAILSIFT_BASE_URL: server.url }, stdin });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toBe(`mailsift: the API refused the key (HTTP 401); check --api-key-file ${file}\n`);
   });
 });
 

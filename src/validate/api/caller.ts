@@ -22,6 +22,8 @@ export interface CallerOptions {
    * answer until their own `signal` aborts
    */
   stop?: AbortSignal;
+  /** where the key came from, for the message when it is refused: "MAILSIFT_API_KEY", "--api-key-file keys.txt" */
+  keySource?: string;
 }
 
 /** How one logical request ended after rate limits and retries were dealt with. */
@@ -125,7 +127,7 @@ export class Caller {
       switch (attempt.kind) {
         case 'auth':
           this.refused ??= new AuthError(
-            `the API refused the key (HTTP ${attempt.status}); check MAILSIFT_API_KEY or --api-key-file`,
+            `the API refused the key (HTTP ${attempt.status}); check ${this.options.keySource ?? 'MAILSIFT_API_KEY or --api-key-file'}`,
           );
           throw this.refused;
         case 'rate-limited':
