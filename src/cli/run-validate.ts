@@ -15,6 +15,7 @@ import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
+import { failureLines } from '../terminal/failure-advice.js';
 
 export interface ValidateFlags {
   column?: string;
@@ -48,6 +49,7 @@ export interface ValidateFlags {
   journal?: string;
   cache?: string;
   cacheTtl?: string;
+  verbose?: boolean;
 }
 
 const say = (line: string): void => {
@@ -84,7 +86,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.
     const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
     try {
-      return await runDryRun(input, choice.engine, flags, known);
+      return await runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
     } finally {
       await known?.close();
     }
@@ -101,6 +103,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   // Created before the validator: the API client reports rate-limit pauses in it.
   const progress = newProgress();
+  if (input.bytes) progress.inputBytes = input.bytes;
   // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
   const stopSending = new AbortController();
   const validator: Validator =
@@ -114,6 +117,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           concurrency: flags.concurrency,
           progress,
           stop: stopSending.signal,
+          keySource: choice.keySource,
+          // --verbose: each request and answer, the key redacted (http.ts never writes it)
+          ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
         })
       : // loaded only when used: its lists cost start-up time an API run need not pay
         (await import('../validate/local/index.js')).createLocalValidator({
@@ -126,7 +132,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
         });
 
   const reporter = new RunReporter(progress, {
-    flags,
+    // --verbose lines would tear through a progress line redrawn in place
+    flags: flags.verbose ? { ...flags, progress: false } : flags,
     failOn: flags.failOn,
     output: output.label,
     summaryFile: flags.summary,
@@ -176,9 +183,14 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (output.gone()) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
-  if (flags.summary) await writeSummary(flags.summary, summary);
-  process.exitCode = reporter.finish(summary, result.complete);
   const signalled = interrupts.exitCode();
+  if (signalled !== undefined && !result.complete) summary.interrupted = true;
+  const failures = validator.stats().failures ?? [];
+  if (failures.length && choice.engine === 'api') {
+    summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
+  }
+  if (flags.summary) await writeSummary(flags.summary, summary);
+  process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
   if (signalled !== undefined) {
     say(interruptedAdvice(flags.journal, validator.engine));
     process.exitCode = signalled;

@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander';
 import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
 import type { ValidateFlags } from './run-validate.js';
-import { parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 
 const EXAMPLES = `
 Examples:
@@ -17,11 +18,37 @@ Examples:
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
 
+/** What a script author looks up after the options; the lists come from the code that uses them. */
+const AFTER = `
+Output columns (appended to the input's own; a text or stdin list gets "email" first):
+  ${VERDICT_COLUMNS.join(', ')}
+  status is valid, invalid, risky or unknown; an unknown value is an empty cell.
+
+--fail-on rules: METRIC OP N[%], comma-separated; the run exits 5 when one holds.
+  metrics: ${FAIL_ON_METRICS.join(', ')}
+  ops: > >= < <=   N% is a share of all rows, N a row count. e.g. 'invalid>5%,errors>0' or 'valid<80%'
+
+Exit status:
+  0    every row has a verdict
+  1    an unexpected error (a bug: please report it)
+  2    usage or input error (bad flag, unreadable file, no address column)
+  3    the API refused the key
+  4    finished, but some rows carry an error (the causes are printed)
+  5    finished, but a --fail-on rule holds
+  130  interrupted (Ctrl-C) after flushing the output and the journal; 143 on SIGTERM
+
+Environment:
+  MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never pass it as a flag
+  MAILSIFT_BASE_URL   the API's base address (or --base-url)
+  NO_COLOR, TERM=dumb no colour; CI, or stderr not a terminal: no progress line
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
+
 export function validateCommand(): Command {
   return new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
+    .addHelpText('after', AFTER)
     .option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')
     .option('-o, --output <file>', 'write verdicts to this file (default: stdout)')
     .option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)', outputFormat)
@@ -41,6 +68,7 @@ export function validateCommand(): Command {
     .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
     .option('-q, --quiet', 'print nothing on stderr but errors')
+    .option('-v, --verbose', 'log each API request and answer on stderr (the key redacted)')
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
     .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')

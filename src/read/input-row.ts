@@ -17,4 +17,11 @@ export interface Input {
   rows: AsyncIterable<InputRow[]>;
   /** stops reading and releases the source; for a run that ends before its input */
   close(): void;
+  /** bytes taken from the source so far, live, and the source's size when known (a file; stdin has none) */
+  bytes?: InputBytes;
+}
+
+export interface InputBytes {
+  read: number;
+  total?: number;
 }

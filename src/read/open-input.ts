@@ -4,7 +4,7 @@ import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeBytes, MAX_LINE, splitLines, tooLong } from './decode.js';
-import type { Input, InputRow } from './input-row.js';
+import type { Input, InputBytes, InputRow } from './input-row.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { isOle2, isZip, xlsxRecords } from './xlsx.js';
 
@@ -34,8 +34,9 @@ const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
  */
 export async function openInput(options: OpenInputOptions): Promise<Input> {
   const name = options.path === '-' ? 'stdin' : options.path;
-  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path);
-  const { head, all } = await peekBytes(bytes as AsyncIterable<Buffer>);
+  const size: InputBytes = { read: 0 };
+  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path, size);
+  const { head, all } = await peekBytes(counted(bytes as AsyncIterable<Buffer>, size));
   const named = (ext: RegExp): boolean => options.path !== '-' && ext.test(options.path);
 
   let input: Input;
@@ -55,6 +56,7 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   }
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  input.bytes = size;
   return input;
 }
 
@@ -76,7 +78,15 @@ async function peekBytes(source: AsyncIterable<Buffer>): Promise<{ head: Buffer;
   return { head: Buffer.concat(taken).subarray(0, 4), all: all() };
 }
 
-async function openFile(path: string): Promise<NodeJS.ReadableStream> {
+/** Counts the bytes as they pass, for the progress line's percentage. */
+async function* counted(source: AsyncIterable<Buffer>, size: InputBytes): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    size.read += chunk.length;
+    yield chunk;
+  }
+}
+
+async function openFile(path: string, size: InputBytes): Promise<NodeJS.ReadableStream> {
   let stat;
   try {
     stat = await fs.stat(path);
@@ -84,6 +94,8 @@ async function openFile(path: string): Promise<NodeJS.ReadableStream> {
     throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
   }
   if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
+  // a FIFO or a device has no size that says where the input ends
+  if (stat.isFile()) size.total = stat.size;
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   // Open errors (EACCES) surface on first read; make them input errors.
   return Readable.from(

@@ -10,5 +10,6 @@ Examples:
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%' -o checked.csv
   $ mailsift check someone@example.com
   $ mailsift serve --port 8080
+  $ source <(mailsift completion bash)                # also zsh, fish
 Run "mailsift <command> --help" for a command's examples and options.
 `;
