@@ -26,7 +26,7 @@ export function serveCommand(): Command {
       ),
     )
     .option('--redis-prefix <prefix>', 'prefix of every key written to Redis', 'mailsift:')
-    .option('--redis-timeout <ms>', 'a Redis command slower than this counts as Redis down', '500')
+    .option('--redis-timeout <ms>', 'a Redis command slower than this counts as Redis down', '1000')
     .option('--metrics', 'serve GET /metrics in the Prometheus text format')
     .option('--drain-timeout <seconds>', 'on SIGTERM, how long requests in flight may still take', '10')
     .addHelpText(

@@ -13,7 +13,7 @@ import { UsageError } from '../errors.js';
 /** Every key this instance writes starts with this (`--redis-prefix`). */
 export const DEFAULT_REDIS_PREFIX = 'mailsift:';
 /** A command slower than this counts as Redis being down (`--redis-timeout`). */
-export const DEFAULT_REDIS_TIMEOUT_MS = 500;
+export const DEFAULT_REDIS_TIMEOUT_MS = 1000;
 const PROBE_EVERY_MS = 1000;
 const STARTUP_TIMEOUT_MS = 3000;
 
