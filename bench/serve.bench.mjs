@@ -61,12 +61,15 @@ function startProcess(args, label) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let seen = '';
   let url;
+  // lines that say the Redis instance fell back to memory: its figures would then not be Redis's
+  const notices = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${label}: no listening line within 15 s: ${seen}`));
     }, 15_000);
     const onData = (c) => {
+      if (url && c.includes('Redis at')) notices.push(...c.split('\n').filter((l) => l.includes('Redis at')));
       // serve logs a line per request; keep only the start
       if (url || seen.length > 4096) return;
       seen += c;
@@ -74,7 +77,7 @@ function startProcess(args, label) {
       if (m) {
         url = m[1];
         clearTimeout(timer);
-        resolve({ url, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+        resolve({ url, pid: child.pid, notices, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
       }
     };
     child.stdout.setEncoding('utf8').on('data', onData);
@@ -223,6 +226,8 @@ async function benchStores(dir, keys) {
     console.log(`ratio redis / memory, requests/s (median of rounds): ${(median(r.rps) / median(m.rps)).toFixed(2)} (goal >= 0.80)`);
     console.log(`ratio redis / memory, p99 latency (median of rounds): ${(median(r.p99) / median(m.p99)).toFixed(2)}`);
     console.log(`redis-server itself: peak RSS ${memory(redis.pid).peakMb.toFixed(0)} MB`);
+    const notices = instances.find((i) => i.name === 'redis').notices;
+    console.log(notices.length ? `WARNING: the Redis instance fell back to memory during the run:\n  ${notices.join('\n  ')}` : 'the Redis instance used Redis throughout (no fallback to memory)');
   } finally {
     await Promise.all(instances.map((i) => i.stop()));
     await redis.stop();
