@@ -153,6 +153,13 @@ async function startRedis(bin, dir) {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux)
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** kB of a process's peak (VmHWM) and current (VmRSS) resident memory. */
 function memory(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -189,18 +196,22 @@ async function benchStores(dir, keys) {
     instances.push({ name: 'memory', ...(await startProcess(args([]), 'serve (memory)')) });
     instances.push({ name: 'redis', ...(await startProcess(args(['--redis', redis.url]), 'serve (redis)')) });
     const body = JSON.stringify({ emails: Array.from({ length: 100 }, (_, i) => `user.${i}@domain${i % 20}.example.com`) });
-    const stats = new Map(instances.map((i) => [i.name, { rps: [], p99: [], non2xx: 0, errors: 0, mem: [] }]));
+    const stats = new Map(instances.map((i) => [i.name, { rps: [], p99: [], non2xx: 0, errors: 0, mem: [], cpu: 0, requests: 0 }]));
     for (let round = 0; round < ROUNDS; round++) {
       // alternate which goes first, so neither always runs on a warmer machine
       const order = round % 2 === 0 ? instances : [...instances].reverse();
       for (const inst of order) {
+        const cpu0 = cpuSeconds(inst.pid) + (inst.name === 'redis' ? cpuSeconds(redis.pid) : 0);
         const r = await load(inst.url, body);
+        const cpu1 = cpuSeconds(inst.pid) + (inst.name === 'redis' ? cpuSeconds(redis.pid) : 0);
         const st = stats.get(inst.name);
         st.rps.push(r.requests.average);
         st.p99.push(r.latency.p99);
         st.non2xx += r.non2xx;
         st.errors += r.errors + r.timeouts;
         st.mem.push(memory(inst.pid));
+        st.cpu += cpu1 - cpu0;
+        st.requests += r.requests.total;
       }
     }
     console.log(`bulk requests of 100 addresses, --no-dns, autocannon ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_S} s each`);
@@ -231,6 +242,13 @@ async function benchStores(dir, keys) {
     const range = (xs) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
     console.log(`  requests/s per round: memory ${m.rps.map(fmt).join(', ')}; redis ${r.rps.map(fmt).join(', ')}`);
     console.log(`ratio redis / memory, requests/s: median of paired rounds ${median(rpsRatios).toFixed(2)} (rounds ${range(rpsRatios)}) (goal >= 0.80)`);
+    // CPU per request hardly depends on what else the machine runs: on an idle
+    // machine with cores to spare, throughput follows it.
+    const cpuPer = (st) => (st.cpu * 1000) / st.requests;
+    console.log(
+      `CPU per request: memory ${cpuPer(m).toFixed(3)} ms; redis ${cpuPer(r).toFixed(3)} ms (serve + redis-server); ` +
+        `ratio memory / redis ${(cpuPer(m) / cpuPer(r)).toFixed(2)} (≈ the requests/s ratio wherever CPU is the limit)`,
+    );
     console.log(`ratio redis / memory, p99 latency: median of paired rounds ${median(p99Ratios).toFixed(2)} (rounds ${range(p99Ratios)})`);
     console.log(`redis-server itself: peak RSS ${memory(redis.pid).peakMb.toFixed(0)} MB`);
     const notices = instances.find((i) => i.name === 'redis').notices;
