@@ -1,19 +1,11 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
-import { intIn, positiveNumber } from './parse-flags.js';
+import { addSharedOptions, ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 
-interface CheckFlags {
-  engine?: string;
+interface CheckFlags extends EngineFlags {
   json?: boolean;
-  dnsServer?: string;
-  dnsTimeout: number;
-  timeout: number;
-  retries: number;
-  baseUrl?: string;
-  apiKeyFile?: string;
-  verbose?: boolean;
 }
 
 const EXAMPLES = `
@@ -31,18 +23,11 @@ Exit status: 0 a verdict was printed (whatever its status), 2 usage error,
 3 the API refused the key, 4 no verdict could be obtained (the error is printed).`;
 
 export function checkCommand(): Command {
-  return new Command('check')
+  const cmd = new Command('check')
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
-    .addOption(new Option('--engine <engine>', 'api or local (default: api when a key is configured)').choices(['api', 'local']))
-    .option('--json', 'print the verdict as one JSON object')
-    .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
-    .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
-    .option('--timeout <seconds>', 'per-request timeout, API engine', positiveNumber, 30)
-    .option('--retries <n>', 'retries for retryable failures, API engine', intIn(0, 100), 5)
-    .option('--base-url <url>', 'the API base address (default: env MAILSIFT_BASE_URL)')
-    .option('--api-key-file <file>', 'read the API key from this file (default: env MAILSIFT_API_KEY)')
-    .option('-v, --verbose', 'log the API request and answer on stderr (the key redacted)')
+    .option('--json', 'print the verdict as one JSON object');
+  return addSharedOptions(cmd, ...ENGINE_OPTIONS)
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER)
     .action(async (email: string, flags: CheckFlags) => {

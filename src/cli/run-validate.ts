@@ -10,6 +10,7 @@ import type { Status } from '../verdict.js';
 import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
 import { openOutputs, type Output } from '../write/outputs.js';
 import { resolveEngine } from './api-config.js';
+import type { EngineFlags } from './shared-options.js';
 import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -17,7 +18,8 @@ import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 
-export interface ValidateFlags {
+/** validate's own options; the ones it shares with check are EngineFlags (shared-options.ts). */
+export interface ValidateFlags extends EngineFlags {
   column?: string;
   output?: string;
   format?: OutputFormat;
@@ -33,13 +35,6 @@ export interface ValidateFlags {
   summary?: string;
   batchSize: number;
   concurrency: number;
-  retries: number;
-  timeout: number;
-  baseUrl?: string;
-  apiKeyFile?: string;
-  engine?: 'api' | 'local';
-  dnsServer?: string;
-  dnsTimeout: number;
   quiet?: boolean;
   /** commander's --no-progress / --no-color */
   progress?: boolean;
@@ -49,7 +44,6 @@ export interface ValidateFlags {
   journal?: string;
   cache?: string;
   cacheTtl?: string;
-  verbose?: boolean;
 }
 
 const say = (line: string): void => {

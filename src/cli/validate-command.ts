@@ -1,5 +1,6 @@
-import { Command, Option } from 'commander';
-import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
+import { Command } from 'commander';
+import { intIn, outputFormat, statusList } from './parse-flags.js';
+import { addSharedOptions, ENGINE_OPTIONS } from './shared-options.js';
 import type { ValidateFlags } from './run-validate.js';
 import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
@@ -44,7 +45,7 @@ Environment:
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
 
 export function validateCommand(): Command {
-  return new Command('validate')
+  const cmd = new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
@@ -59,16 +60,9 @@ export function validateCommand(): Command {
     .option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky', statusList)
     .option('--summary <file>', 'also write the summary as JSON to this file')
     .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)
-    .option('--concurrency <n>', 'requests in flight at most, 1..64', intIn(1, 64), 4)
-    .option('--retries <n>', 'retries per request for retryable failures', intIn(0, 100), 5)
-    .option('--timeout <seconds>', 'per-request timeout', positiveNumber, 30)
-    .option('--base-url <url>', 'the API base address (env MAILSIFT_BASE_URL)')
-    .option('--api-key-file <file>', 'read the API key from this file (env MAILSIFT_API_KEY)')
-    .addOption(new Option('--engine <engine>', 'api or local (default: api when a key is configured)').choices(['api', 'local']))
-    .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
-    .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
+    .option('--concurrency <n>', 'requests in flight at most, 1..64', intIn(1, 64), 4);
+  return addSharedOptions(cmd, ...ENGINE_OPTIONS)
     .option('-q, --quiet', 'print nothing on stderr but errors')
-    .option('-v, --verbose', 'log each API request and answer on stderr (the key redacted)')
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
     .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')
