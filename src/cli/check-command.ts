@@ -3,8 +3,10 @@ import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
 import { intIn, positiveNumber } from './parse-flags.js';
+import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { UsageError } from '../errors.js';
 
-interface CheckFlags {
+interface CheckFlags extends Partial<SmtpFlags> {
   engine?: string;
   json?: boolean;
   dnsServer?: string;
@@ -20,6 +22,7 @@ Examples:
   $ mailsift check jane@example.com
   $ mailsift check --json jane@gmial.com | jq .details.suggestion
   $ mailsift check --engine local --dns-server 127.0.0.1:5353 info@example.org
+  $ mailsift check --engine local --smtp --smtp-helo mx.example.com jane@example.com
   $ MAILSIFT_API_KEY=... mailsift check --base-url https://api.example.com jane@example.com
 `;
 
@@ -30,7 +33,7 @@ Exit status: 0 a verdict was printed (whatever its status), 2 usage error,
 3 the API refused the key, 4 no verdict could be obtained (the error is printed).`;
 
 export function checkCommand(): Command {
-  return new Command('check')
+  const cmd = new Command('check')
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
     .addOption(new Option('--engine <engine>', 'api or local (default: api when a key is configured)').choices(['api', 'local']))
@@ -42,7 +45,8 @@ export function checkCommand(): Command {
     .option('--base-url <url>', 'the API base address (default: env MAILSIFT_BASE_URL)')
     .option('--api-key-file <file>', 'read the API key from this file (default: env MAILSIFT_API_KEY)')
     .addHelpText('before', EXAMPLES)
-    .addHelpText('after', AFTER)
+    .addHelpText('after', AFTER);
+  return addSmtpOptions(cmd)
     .action(async (email: string, flags: CheckFlags) => {
       const verdict = await check(email.trim(), flags, (line) => process.stderr.write(`mailsift: ${line}\n`));
       process.stdout.write(
@@ -55,6 +59,7 @@ export function checkCommand(): Command {
 /** One verdict from whichever engine is configured; notices and warnings go to `say`. */
 export async function check(email: string, flags: CheckFlags, say: (line: string) => void): Promise<Verdict> {
   const choice = resolveEngine(flags);
+  if (flags.smtp && choice.engine !== 'local') throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../validate/api/client.js');
@@ -68,6 +73,7 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   const engine = createLocalValidator({
     dnsServer: flags.dnsServer,
     dnsTimeoutMs: flags.dnsTimeout,
+    ...(flags.smtp ? { smtp: smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`)) } : {}),
     onWarning: (line) => say(`warning: ${line}`),
   });
   try {
@@ -100,6 +106,8 @@ export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }):
     ['role', yesNo(d.role)],
     ['free', yesNo(d.free)],
     ['suggestion', d.suggestion ?? ''],
+    ['smtp', yesNo(d.smtp)],
+    ['catch-all', yesNo(d.catchAll)],
     ['provider', v.provider],
   ];
   if (v.error) rows.push(['error', `${v.error.code}: ${v.error.message}`]);

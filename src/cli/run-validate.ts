@@ -16,8 +16,9 @@ import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
+import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
-export interface ValidateFlags {
+export interface ValidateFlags extends SmtpFlags {
   column?: string;
   output?: string;
   format?: 'csv' | 'json' | 'ndjson';
@@ -50,6 +51,12 @@ const say = (line: string): void => {
 /** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
 export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
   const choice = resolveEngine(flags);
+  if (flags.smtp && choice.engine !== 'local') {
+    throw new UsageError('--smtp is a check of the offline engine: add --engine local');
+  }
+  const smtp = smtpSettings(flags, process.env, (line) => {
+    if (!flags.quiet) say(`warning: ${line}`);
+  });
   const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
   if (inputPath === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
@@ -98,6 +105,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
         (await import('../validate/local/index.js')).createLocalValidator({
           dnsServer: flags.dnsServer,
           dnsTimeoutMs: flags.dnsTimeout,
+          ...(smtp ? { smtp } : {}),
           // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
           onWarning: (line) => {
             if (!flags.quiet) say(line);

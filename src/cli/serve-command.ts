@@ -1,13 +1,14 @@
 import { Command } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
+import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
 };
 
 export function serveCommand(): Command {
-  return new Command('serve')
+  const cmd = new Command('serve')
     .description('serve the validation API (POST /api/validate, /api/validate/bulk) from the offline engine')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <n>', 'port to listen on; 0 picks a free one', '8080')
@@ -23,7 +24,8 @@ export function serveCommand(): Command {
     .addHelpText(
       'before',
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
-    )
+    );
+  return addSmtpOptions(cmd, { deadline: true })
     .action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
       const [{ loadServeConfig }, { startServer }, { createLocalValidator }] = await Promise.all([
@@ -32,10 +34,13 @@ export function serveCommand(): Command {
         import('../validate/local/index.js'),
       ]);
       const config = await loadServeConfig(flags);
+      if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
+      const smtp = smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`));
       const engine = createLocalValidator({
         dns: config.dns,
         dnsServer: config.dnsServer,
         dnsTimeoutMs: config.dnsTimeoutMs,
+        ...(smtp ? { smtp } : {}),
         onWarning: say,
       });
       const server = await startServer({ ...config, engine, onLog: say }).catch(async (err: unknown) => {

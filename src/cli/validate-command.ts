@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
 import type { ValidateFlags } from './run-validate.js';
 import { parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import { addSmtpOptions } from './smtp-flags.js';
 
 const EXAMPLES = `
 Examples:
@@ -11,11 +12,12 @@ Examples:
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
+  $ mailsift validate contacts.csv --engine local --smtp --smtp-helo mx.example.com -o checked.csv
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
 
 export function validateCommand(): Command {
-  return new Command('validate')
+  const cmd = new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
@@ -44,7 +46,8 @@ export function validateCommand(): Command {
       '--fail-on <rules>',
       "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
       (value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)],
-    )
+    );
+  return addSmtpOptions(cmd)
     // the pipeline is loaded when the command runs, not for --help or --version
     .action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
 }

@@ -250,6 +250,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     summary.rateLimited = s.rateLimited;
     if (s.disposableListVersion) summary.disposableListVersion = s.disposableListVersion;
     if (s.warnings?.length) summary.warnings = s.warnings;
+    if (s.smtp) summary.smtp = { ...s.smtp };
     summary.elapsedMs = Date.now() - started;
   }
   const complete = order.size === 0 && progress.inputDone;

@@ -4,9 +4,10 @@ import { UsageError } from '../errors.js';
 import { generateKey, parseKeysFile } from './keys.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
 import type { Shape } from './render.js';
+import type { SmtpFlags } from '../cli/smtp-flags.js';
 
 /** The flags of `mailsift serve` as commander hands them over. */
-export interface ServeFlags {
+export interface ServeFlags extends Partial<SmtpFlags> {
   host: string;
   port: string;
   keysFile?: string;

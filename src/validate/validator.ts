@@ -1,4 +1,5 @@
 import type { Verdict } from '../verdict.js';
+import type { SmtpStats } from '../summary.js';
 
 /** What a validator adds to the run's summary. */
 export interface ValidatorStats {
@@ -8,6 +9,8 @@ export interface ValidatorStats {
   /** the disposable-domain list's package version, for the local engine */
   disposableListVersion?: string;
   warnings?: string[];
+  /** the mailbox check's counts, when it was on (local engine, --smtp) */
+  smtp?: SmtpStats;
 }
 
 /**
