@@ -291,9 +291,9 @@ export class SmtpChecker {
 
 const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', full: 'full' };
 
-/** A local part no one has: 20 random base-32 characters. */
+/** A local part no one has: `x` and 19 random letters and digits. */
 function randomLocal(): string {
-  return 'x' + randomBytes(13).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 19);
+  return 'x' + randomBytes(15).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 19);
 }
 
 function delay(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {

@@ -52,19 +52,21 @@ export const RCPT_RULES: readonly Rule[] = [
   // RFC 5321 §4.5.3.1.10: 452 for too many recipients; some servers say 552 5.5.3
   { outcome: 'too-many', codes: [452, 552], enhanced: /^[45]\.5\.3$/ },
   { outcome: 'too-many', codes: [452, 552], phrase: TOO_MANY },
-  // RFC 3463 X.7.X: security or policy status — about the checker, not the mailbox
-  { outcome: 'blocked', enhanced: /^[45]\.7\.\d+$/ },
+  // X.2.2: mailbox full (452 4.2.2 too: it will not take mail now either)
+  { outcome: 'full', codes: [452, 552], enhanced: /^[45]\.2\.2$/ },
+  // Any other 4xx — greylisting ("451 4.7.1 greylisted, come back later"), a
+  // busy server, even a temporary block — is asked again once, later.
+  { outcome: 'temporary', codes: '4xx' },
+  // RFC 3463 5.7.X: security or policy status — about the checker, not the mailbox
+  { outcome: 'blocked', codes: '5xx', enhanced: /^5\.7\.\d+$/ },
   { outcome: 'blocked', codes: '5xx', phrase: CHECKER_BLOCKED },
-  { outcome: 'blocked', codes: '4xx', phrase: CHECKER_BLOCKED },
-  // X.2.2: mailbox full
-  { outcome: 'full', enhanced: /^[45]\.2\.2$/ },
+  { outcome: 'full', codes: '5xx', enhanced: /^5\.2\.2$/ },
   { outcome: 'full', codes: [552] },
-  { outcome: 'full', codes: [452, 550, 554], phrase: FULL },
+  { outcome: 'full', codes: [550, 554], phrase: FULL },
   // X.1.1 bad destination mailbox, X.1.10 recipient address has null MX,
   // X.1.6 mailbox has moved, X.2.1 mailbox disabled: the address is dead
   { outcome: 'refused', codes: '5xx', enhanced: /^5\.(1\.1|1\.10|1\.6|2\.1)$/ },
   { outcome: 'refused', codes: [550, 551, 553], phrase: NO_MAILBOX },
-  { outcome: 'temporary', codes: '4xx' },
   { outcome: 'unclear', codes: '5xx' },
 ];
 
@@ -94,9 +96,8 @@ export type StepOutcome = 'ok' | 'temporary' | 'blocked' | 'failed';
 
 export function classifyStep(r: Reply): StepOutcome {
   if (r.code >= 200 && r.code < 400) return 'ok';
-  const rcpt = classifyRcpt(r);
-  if (rcpt === 'blocked') return 'blocked';
   if (r.code >= 400 && r.code < 500) return 'temporary';
+  if (classifyRcpt(r) === 'blocked') return 'blocked';
   // a 554 banner ("no SMTP service here") or a refused MAIL FROM without a reason
   return r.code === 554 ? 'blocked' : 'failed';
 }
