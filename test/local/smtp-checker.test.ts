@@ -138,6 +138,20 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(server.sessions.length).toBe(before);
   });
 
+  it('puts domains with the same MX hosts in one session, a catch-all probe each', async () => {
+    const { c } = checker();
+    const before = server.sessions.length;
+    const jobs = ['h1', 'h2', 'h3'].map((d) => ({ domain: `${d}.hosted.test`, hosts: ['mx1.test', 'mx2.test'], emails: [`ann@${d}.hosted.test`, `unknown-bo@${d}.hosted.test`] }));
+    jobs.push({ domain: 'catchall.hosted.test', hosts: ['mx1.test', 'mx2.test'], emails: ['zed@catchall.hosted.test'] });
+    const found = await c.checkDomains(jobs);
+    expect(found.get('ann@h2.hosted.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    expect(found.get('unknown-bo@h3.hosted.test')).toEqual({ mailbox: 'refused', catchAll: false });
+    expect(found.get('zed@catchall.hosted.test')).toEqual({ mailbox: 'accepted', catchAll: true });
+    const mine = server.sessions.slice(before);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.commands.filter((l) => l.startsWith('RCPT'))).toHaveLength(4 + 7);
+  });
+
   it('keeps to the per-host session limit across domains that share an MX host', async () => {
     const budget = new MemorySessionBudget(2);
     const { c } = checker({ budget, concurrency: 16 });

@@ -4,7 +4,7 @@ import { decide, type Checks, type DnsOutcome } from './decide.js';
 import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
-import { SmtpChecker, type SmtpFinding } from './smtp/checker.js';
+import { SmtpChecker, type DomainJob, type SmtpFinding } from './smtp/checker.js';
 import type { SocksProxy } from './smtp/proxy.js';
 import type { SessionBudget, SmtpCache } from './smtp/stores.js';
 import type { SmtpStats } from '../../summary.js';
@@ -127,19 +127,35 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       list.push(i);
     });
     const deadline = options.smtp!.deadlineMs;
+    const jobs: DomainJob[] = [];
+    const asked = new Map<number, string>();
     await Promise.all(
       [...byDomain].map(async ([domain, indexes]) => {
         const { hosts } = await dns!.answer(domain);
         if (hosts.length === 0) return;
         // the addresses as the server sees them: the domain in lower case
-        const asked = indexes.map((i) => `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`);
-        const work = smtp!.checkDomain({ domain, hosts, emails: [...new Set(asked)] }, signal);
-        // serve: past the deadline, answer without the check; it goes on and fills the cache
-        const found = deadline === undefined ? await work : await withDeadline(work, deadline);
-        if (!found) return;
-        indexes.forEach((i, k) => apply(checks[i]!, found.get(asked[k]!)));
+        for (const i of indexes) asked.set(i, `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`);
+        jobs.push({ domain, hosts, emails: [...new Set(indexes.map((i) => asked.get(i)!))] });
       }),
     );
+    if (jobs.length === 0) return;
+    // Findings are applied as each group of domains is done; serve stops
+    // waiting at its deadline and answers the rest from DNS and the lists,
+    // while their check goes on and fills the cache for the next request.
+    let open = true;
+    const byEmail = new Map<string, number[]>();
+    for (const [i, email] of asked) {
+      const list = byEmail.get(email);
+      if (list) list.push(i);
+      else byEmail.set(email, [i]);
+    }
+    const work = smtp!.checkDomains(jobs, signal, (found) => {
+      if (!open) return;
+      for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
+    });
+    if (deadline === undefined) await work;
+    else await withDeadline(work, deadline);
+    open = false;
   };
 
   return {

@@ -64,6 +64,18 @@ export interface SmtpStats {
 const BLOCK_PROBE = 3;
 const DEFAULT_TTL_MS = 30 * 60_000;
 
+/** one domain's progress through the check */
+interface DomainState {
+  job: DomainJob;
+  catchAll: boolean | undefined;
+  /** addresses still to ask */
+  ask: string[];
+  /** the random address of the catch-all probe, when the domain's answer is not cached */
+  probe: string | undefined;
+  /** the probe still wants an answer */
+  probeOpen: boolean;
+}
+
 /** how one try at a list of recipients ended, per recipient */
 interface Attempt {
   outcomes: Map<string, RcptOutcome>;
@@ -100,58 +112,98 @@ export class SmtpChecker {
   }
 
   /** Findings for a domain's addresses (lower-case domain). Never rejects, unless `signal` aborts. */
-  async checkDomain(job: DomainJob, signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {
+  checkDomain(job: DomainJob, signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {
+    return this.checkDomains([job], signal);
+  }
+
+  /**
+   * Findings for the addresses of several domains, by address. Domains with
+   * the same MX hosts (a hosting provider's customers) share their sessions:
+   * their recipients go to the host together.
+   */
+  async checkDomains(
+    jobs: readonly DomainJob[],
+    signal?: AbortSignal,
+    /** called as each group of domains is done, before all are */
+    onGroup?: (found: ReadonlyMap<string, SmtpFinding>) => void,
+  ): Promise<Map<string, SmtpFinding>> {
+    const groups = new Map<string, DomainJob[]>();
+    for (const job of jobs) {
+      const key = job.hosts.join(' ');
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = []));
+      g.push(job);
+    }
     const found = new Map<string, SmtpFinding>();
-    this.stats.asked += job.emails.length;
-    const done = () => {
-      for (const e of job.emails) this.count(found.get(e));
-      return found;
-    };
-    if (this.blocked || providerRule(job.domain, job.hosts, this.o.providers ?? PROVIDER_RULES)) return done();
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const mine = await this.checkGroup(group, signal);
+        onGroup?.(mine);
+        for (const [email, f] of mine) found.set(email, f);
+      }),
+    );
+    return found;
+  }
 
-    let catchAll = await this.cache.getCatchAll(job.domain);
-    let ask: string[] = [];
-    for (const e of job.emails) {
-      const cached = await this.cache.getMailbox(e);
-      if (cached) found.set(e, { mailbox: cached });
-      else ask.push(e);
+  private async checkGroup(jobs: readonly DomainJob[], signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {
+    const found = new Map<string, SmtpFinding>();
+    const states: DomainState[] = [];
+    for (const job of jobs) {
+      this.stats.asked += job.emails.length;
+      if (this.blocked || providerRule(job.domain, job.hosts, this.o.providers ?? PROVIDER_RULES)) continue;
+      const catchAll = await this.cache.getCatchAll(job.domain);
+      const ask: string[] = [];
+      for (const e of job.emails) {
+        const cached = await this.cache.getMailbox(e);
+        if (cached) found.set(e, { mailbox: cached });
+        else ask.push(e);
+      }
+      const probe = catchAll === undefined ? `${randomLocal()}@${job.domain}` : undefined;
+      states.push({ job, catchAll, ask, probe, probeOpen: probe !== undefined });
     }
-    const probe = catchAll === undefined ? `${randomLocal()}@${job.domain}` : undefined;
-    let probeOpen = probe !== undefined;
+    const pending = () => states.flatMap((st) => (st.probeOpen ? [st.probe!, ...st.ask] : st.ask));
     const settle = (a: Attempt) => {
-      for (const [e, outcome] of a.outcomes) {
-        if (e === probe) {
-          if (outcome === 'accepted') catchAll = true;
-          else if (outcome === 'refused') catchAll = false;
-          probeOpen = false;
-          continue;
+      const later = new Set(a.later);
+      for (const st of states) {
+        for (const e of [st.probe, ...st.ask]) {
+          if (e === undefined) continue;
+          const outcome = a.outcomes.get(e);
+          if (e === st.probe) {
+            if (outcome === 'accepted') st.catchAll = true;
+            else if (outcome === 'refused') st.catchAll = false;
+            continue;
+          }
+          const mailbox = outcome && MAILBOX[outcome];
+          if (mailbox) found.set(e, { mailbox });
         }
-        const mailbox = MAILBOX[outcome];
-        if (mailbox) found.set(e, { mailbox });
+        st.ask = st.ask.filter((e) => later.has(e));
+        st.probeOpen = st.probeOpen && later.has(st.probe!);
       }
-      ask = a.later.filter((e) => e !== probe);
-      if (!a.later.includes(probe!)) probeOpen = false;
     };
 
-    if (ask.length > 0 || probeOpen) settle(await this.attempt(job, probeOpen ? [probe!, ...ask] : ask, signal));
-    if ((ask.length > 0 || probeOpen) && !this.blocked) {
-      // Greylisting: ask once more after the delay. Only this domain waits; its
-      // session slots are free for the others meanwhile.
+    const hosts = jobs[0]!.hosts;
+    if (pending().length > 0) settle(await this.attempt(hosts, pending(), signal));
+    if (pending().length > 0 && !this.blocked) {
+      // Greylisting: ask once more after the delay. Only these domains wait;
+      // their session slots are free for the others meanwhile.
       await delay(this.o.retryDelayMs, signal, this.closing.signal);
-      if (!this.closing.signal.aborted) settle(await this.attempt(job, probeOpen ? [probe!, ...ask] : ask, signal));
+      if (!this.closing.signal.aborted) settle(await this.attempt(hosts, pending(), signal));
     }
 
-    if (catchAll !== undefined) await this.cache.setCatchAll(job.domain, catchAll, this.ttl);
-    for (const e of job.emails) {
-      const f = found.get(e);
-      if (f?.mailbox) {
-        await this.cache.setMailbox(e, f.mailbox, this.ttl);
-        if (catchAll !== undefined) f.catchAll = catchAll;
-      } else if (catchAll !== undefined) {
-        found.set(e, { catchAll });
+    for (const st of states) {
+      if (st.catchAll !== undefined) await this.cache.setCatchAll(st.job.domain, st.catchAll, this.ttl);
+      for (const e of st.job.emails) {
+        const f = found.get(e);
+        if (f?.mailbox) {
+          await this.cache.setMailbox(e, f.mailbox, this.ttl);
+          if (st.catchAll !== undefined) f.catchAll = st.catchAll;
+        } else if (st.catchAll !== undefined) {
+          found.set(e, { catchAll: st.catchAll });
+        }
       }
     }
-    return done();
+    for (const job of jobs) for (const e of job.emails) this.count(found.get(e));
+    return found;
   }
 
   /** Stops every session at once (QUIT is not waited for): the run is over. */
@@ -169,18 +221,17 @@ export class SmtpChecker {
   }
 
   /** One try: the first MX host, and the next one if the first will not connect. */
-  private async attempt(job: DomainJob, rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt> {
+  private async attempt(hosts: readonly string[], rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt> {
     const nothing: Attempt = { outcomes: new Map(), later: [] };
-    const tries = job.hosts.slice(0, 2);
-    for (const host of tries) {
+    for (const host of hosts.slice(0, 2)) {
       if (this.blocked || this.closing.signal.aborted) return nothing;
-      const result = await this.onHost(host, job, rcpts, signal);
+      const result = await this.onHost(host, rcpts, signal);
       if (result !== 'no-connection') return result;
     }
     return nothing;
   }
 
-  private async onHost(host: string, job: DomainJob, rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt | 'no-connection'> {
+  private async onHost(host: string, rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt | 'no-connection'> {
     const lease = await this.budget.acquire(host, signal);
     try {
       return await this.slots(async () => {
