@@ -103,7 +103,7 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(mine[1]!.commands.filter((l) => l.startsWith('RCPT'))).toEqual(['RCPT TO:<grey-ann@grey.test>']);
   });
 
-  it('never calls an address refused when the checker is blocked, the server closes, the banner never comes or the line drops', async () => {
+  it('never calls an address refused when the checker is blocked, the server closes, a reply or the banner never comes, or the line drops', async () => {
     const { c } = checker();
     const policy = await c.checkDomain({ domain: 'p.test', hosts: ['mx1.test'], emails: ['policy-ann@p.test'] });
     expect(policy.get('policy-ann@p.test')?.mailbox).toBeUndefined();
@@ -115,6 +115,9 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(drop.get('ann@d.test')?.mailbox).toBe('accepted');
     expect(drop.get('drop-bob@d.test')?.mailbox).toBeUndefined();
     expect(drop.get('cy@d.test')?.mailbox).toBeUndefined();
+    const hang = await c.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
+    expect(hang.get('ann@h.test')?.mailbox).toBe('accepted');
+    expect(hang.get('hang-bob@h.test')?.mailbox).toBeUndefined();
     const closing = await c.checkDomain({ domain: 'c.test', hosts: ['mx1.test'], emails: ['closing-ann@c.test'] });
     expect(closing.get('closing-ann@c.test')?.mailbox).toBeUndefined();
     expect(c.stats.refused).toBe(0);

@@ -15,7 +15,7 @@ import type { AddressInfo, Socket } from 'node:net';
  *   unknown*   550 5.1.1 user unknown          full*    552 5.2.2 mailbox full
  *   full4*     452 4.2.2 over quota            grey*    451 4.7.1 greylisted, then 250
  *   closing*   421 4.3.2 closing               policy*  554 5.7.1 blocked (spamhaus)
- *   drop*      the connection is cut mid-dialogue
+ *   drop*      the connection is cut mid-dialogue   hang*    no reply, ever
  *   anything else 250
  * Domains: `catchall.*` accept every local part (the scripted ones included);
  * `limit<N>.*` answer 452 4.5.3 after N recipients in one transaction;
@@ -113,6 +113,7 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
           }
           return;
         }
+        if (lp.startsWith('hang')) return; // the reply never comes
         if (lp.startsWith('grey')) {
           if (!greyAsked.has(email)) {
             greyAsked.add(email);

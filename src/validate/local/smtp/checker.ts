@@ -280,7 +280,9 @@ export class SmtpChecker {
       this.o.onWarning(
         `outbound SMTP looks blocked: the first ${BLOCK_PROBE} connections to mail servers on port ${this.o.port} failed to open ` +
           `(last: ${host}, ${err.message}); mailbox checks skipped for the rest of the run (smtp left empty). ` +
-          `Many networks block port 25: try --smtp-proxy socks5://host:port`,
+          (this.o.proxy
+            ? `The proxy ${showProxy(this.o.proxy)} may not be allowed to reach port ${this.o.port}`
+            : `Many networks block port 25: try --smtp-proxy socks5://host:port`),
       );
     }
   }
