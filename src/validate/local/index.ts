@@ -122,6 +122,9 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     checks.forEach((c, i) => {
       if (!c.syntax || c.literal || c.disposable || !c.domain) return;
       if (c.dns !== 'mx' && c.dns !== 'implicit-mx') return;
+      // A non-ASCII local part needs SMTPUTF8 (RFC 6531), which many servers
+      // lack and refuse with texts that read like "invalid address": not asked.
+      if (!ASCII_LOCAL.test(emails[i]!.slice(0, emails[i]!.lastIndexOf('@')))) return;
       let list = byDomain.get(c.domain);
       if (!list) byDomain.set(c.domain, (list = []));
       list.push(i);
@@ -184,6 +187,8 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     },
   };
 }
+
+const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
 
 function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;

@@ -85,6 +85,8 @@ export class SmtpSession {
   /** Sends one command line and reads its reply. */
   async command(line: string): Promise<Reply> {
     if (this.failure) throw this.failure;
+    // one command per line: an address can never smuggle in a second one (DATA)
+    if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.socket.write(`${line}\r\n`);
     return this.read(line.split(' ')[0]!);
   }
