@@ -65,6 +65,7 @@ describe('validate --engine local --smtp, end to end', () => {
       'ann@OK.test', // a duplicate
       'ann@nxdomain.test', // never dialled
       'ann@mailinator.com', // disposable: never dialled
+      'jörg@ok.test', // a non-ASCII local part: not asked (SMTPUTF8)
     ];
     writeFileSync(input, 'id,email\n' + rows.map((e, i) => `${i},${e}`).join('\n') + '\n');
     const before = smtp.sessions.length;
@@ -94,10 +95,11 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(pick('ann@OK.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('ann@nxdomain.test')).toEqual(['invalid', '0.95', '', '']);
     expect(pick('ann@mailinator.com')[2]).toBe('');
+    expect(pick('jörg@ok.test')).toEqual(['valid', '0.9', '', '']);
 
     const mine = smtp.sessions.slice(before);
     const rcpts = mine.flatMap((s) => s.commands).filter((l) => l.startsWith('RCPT'));
-    expect(rcpts.some((l) => /nxdomain|mailinator/i.test(l))).toBe(false);
+    expect(rcpts.some((l) => /nxdomain|mailinator|jörg/i.test(l))).toBe(false);
     expect(mine.flatMap((s) => s.commands).some((l) => /^DATA/i.test(l))).toBe(false);
     // every session that got past the banner ended with QUIT (the dropped one excepted: none here)
     for (const s of mine.filter((s) => s.commands.length > 0)) expect(s.commands.at(-1)).toBe('QUIT');
