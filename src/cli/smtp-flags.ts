@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { intIn, positiveNumber } from './parse-flags.js';
-import { parseSmtpProxy } from '../validate/local/smtp/proxy.js';
+import { parseSmtpProxy, showProxy } from '../validate/local/smtp/proxy.js';
 import type { SmtpSettings } from '../validate/local/index.js';
 
 /** The --smtp flags as commander hands them over (declared once, in addSmtpOptions). */
@@ -54,6 +54,20 @@ export function addSmtpOptions(cmd: Command, opts: { deadline?: boolean } = {}):
   return cmd;
 }
 
+/**
+ * Rewrites our command line as `ps` shows it (on Linux, node's process.title
+ * overwrites the argv area) with the proxy's password masked, as mysql does
+ * for `-p`. It only shortens the window: the warning still tells the user to
+ * use the environment.
+ */
+function hideFromProcessList(secret: string, shown: string): void {
+  try {
+    process.title = process.argv.map((a) => a.split(secret).join(shown)).join(' ');
+  } catch {
+    // not supported here: the warning stands
+  }
+}
+
 function nonNegative(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError('--smtp-retry-delay wants a number of seconds, 0 or more');
@@ -66,6 +80,7 @@ export function smtpSettings(flags: SmtpFlags, env: Record<string, string | unde
   const proxyText = flags.smtpProxy ?? (env.MAILSIFT_SMTP_PROXY || undefined);
   const proxy = proxyText === undefined ? undefined : parseSmtpProxy(proxyText, flags.smtpProxy !== undefined ? '--smtp-proxy' : 'MAILSIFT_SMTP_PROXY');
   if (flags.smtpProxy !== undefined && proxy?.password !== undefined) {
+    hideFromProcessList(flags.smtpProxy, showProxy(proxy));
     warn?.('--smtp-proxy holds a password, which other users of this machine can read in the process list: put the URL in MAILSIFT_SMTP_PROXY instead');
   }
   const helo = (flags.smtpHelo ?? defaultHelo()).trim();

@@ -219,6 +219,23 @@ describe('serve --smtp', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux')('masks a proxy password given on the command line in the process list', async () => {
+    const served = await startServe(
+      ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-proxy', 'socks5://ann:pw-in-argv-9@127.0.0.1:1'],
+      { dns: true },
+    );
+    try {
+      const cmdline = readFileSync(`/proc/${served.child.pid}/cmdline`, 'utf8');
+      expect(cmdline).toContain('socks5://ann:***@127.0.0.1:1');
+      expect(cmdline).not.toContain('pw-in-argv-9');
+      expect(served.stderr()).toMatch(/put the URL in MAILSIFT_SMTP_PROXY/);
+      expect(served.stderr()).not.toContain('pw-in-argv-9');
+    } finally {
+      served.child.kill('SIGTERM');
+      await served.exit;
+    }
+  });
+
   it('answers within --smtp-deadline from DNS, and the finished check fills the cache', async () => {
     const served = await startServe(
       ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500',
