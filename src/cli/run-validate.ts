@@ -64,7 +64,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const input = await openInput({ path: inputPath, column: flags.column });
-  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer };
+  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   if (flags.dryRun) {
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.

@@ -133,6 +133,15 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(out.map((o) => [o.status, o.smtp])).toEqual(domains.map(() => ['valid', '']));
   });
 
+  it('a journal written without --smtp is not reused by a run with it (nor the other way round)', async () => {
+    const journal = join(dir, 'run.journal');
+    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'ann@ok.test\n' });
+    expect(first.code).toBe(0);
+    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'ann@ok.test\n' });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/belongs to another job: .*--smtp/);
+  });
+
   it('--smtp needs the local engine; a bad --smtp-from is a usage error', async () => {
     const api = await runCli(['validate', '-', '--smtp', '--engine', 'api', '--base-url', 'http://127.0.0.1:9'], {
       stdin: 'a@b.test\n', env: { MAILSIFT_API_KEY: 'k' },
