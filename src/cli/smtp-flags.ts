@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { intIn, positiveNumber } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../validate/local/smtp/proxy.js';
@@ -70,7 +70,7 @@ function hideFromProcessList(secret: string, shown: string): void {
 
 function nonNegative(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError('--smtp-retry-delay wants a number of seconds, 0 or more');
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
   return n;
 }
 
