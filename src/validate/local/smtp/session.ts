@@ -1,5 +1,4 @@
 import { connect as netConnect, type Socket } from 'node:net';
-import { SocksClient } from 'socks';
 import type { SocksProxy } from './proxy.js';
 import { ReplyError, ReplyParser, type Reply } from './reply.js';
 
@@ -184,6 +183,8 @@ function direct(o: SessionOptions): Promise<Socket> {
  */
 async function viaProxy(o: SessionOptions): Promise<Socket> {
   const p = o.proxy!;
+  // loaded only with a proxy: most runs never need it
+  const { SocksClient } = await import('socks');
   try {
     const { socket } = await SocksClient.createConnection({
       proxy: { host: p.host, port: p.port, type: 5, userId: p.userId, password: p.password },
