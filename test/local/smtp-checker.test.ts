@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SmtpChecker, type SmtpCheckOptions } from '../../src/validate/local/smtp/checker.js';
 import { MemorySessionBudget } from '../../src/validate/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
+import { createServer, type AddressInfo } from 'node:net';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
 const HOSTS: Record<string, string[]> = {
@@ -167,5 +168,38 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(server.maxOpen.get('127.0.0.1')).toBeLessThanOrEqual(2);
     expect(c.stats.sessions).toBe(12);
     void before;
+  });
+
+  it('falls back to HELO for an old server, and reads a multi-line banner', async () => {
+    // a bare-bones server that knows no EHLO: the dialogue as bytes, not smtp-server
+    const seen: string[] = [];
+    const old = createServer((sock) => {
+      sock.write('220-old.test SMTP\r\n220 no extensions here\r\n');
+      let buf = '';
+      sock.on('data', (d) => {
+        buf += d.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\r\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 2);
+          seen.push(line);
+          const verb = line.split(/[ :]/)[0]!.toUpperCase();
+          if (verb === 'EHLO') sock.write('502 5.5.2 Command not implemented\r\n');
+          else if (verb === 'QUIT') sock.end('221 bye\r\n');
+          else if (/RCPT TO:<nobody@/i.test(line)) sock.write('550 No such user here\r\n');
+          else sock.write('250 ok\r\n');
+        }
+      });
+    });
+    await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
+    try {
+      const { c } = checker({ port: (old.address() as AddressInfo).port });
+      const found = await c.checkDomain({ domain: 'old.test', hosts: ['mx1.test'], emails: ['ann@old.test', 'nobody@old.test'] });
+      expect(found.get('ann@old.test')?.mailbox).toBe('accepted');
+      expect(found.get('nobody@old.test')?.mailbox).toBe('refused');
+      expect(seen.map((l) => l.split(/[ :]/)[0])).toEqual(['EHLO', 'HELO', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'QUIT']);
+    } finally {
+      await new Promise<void>((r) => old.close(() => r()));
+    }
   });
 });
