@@ -77,7 +77,11 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
     onWarning: (line) => say(`warning: ${line}`),
   });
   try {
-    return await engine.validateOne(email);
+    const verdict = await engine.validateOne(email);
+    // an empty smtp deserves a reason: the server's words, or why there were none
+    const problem = (engine.stats() as { smtpProblem?: string }).smtpProblem;
+    if (flags.smtp && verdict.details.syntax && verdict.details.smtp === undefined && problem) say(`mailbox check undetermined: ${problem}`);
+    return verdict;
   } finally {
     await engine.close();
   }

@@ -56,6 +56,8 @@ export interface LocalEngineStats extends ValidatorStats {
   /** DNS questions sent, the resolver probe included */
   dnsQueries: number;
   smtp?: SmtpStats;
+  /** why the mailbox check last could not tell (for `check` to say); not part of the run summary */
+  smtpProblem?: string;
 }
 
 export type LocalValidator = Validator & {
@@ -180,6 +182,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       warnings: [...warnings],
       dnsQueries: dns?.queries ?? 0,
       ...(smtp ? { smtp: { ...smtp.stats } } : {}),
+      ...(smtp?.lastProblem ? { smtpProblem: smtp.lastProblem } : {}),
     }),
     async close() {
       smtp?.close();

@@ -103,6 +103,8 @@ export class SmtpChecker {
   private everOpened = false;
   /** outbound SMTP is unusable for this run (port 25 blocked, proxy refused us) */
   private blocked = false;
+  /** why the last answer could not be had, for `check` to say (e.g. "mx.example.com: 554 5.7.1 ...") */
+  lastProblem: string | undefined;
 
   constructor(private readonly o: SmtpCheckOptions) {
     this.cache = o.cache ?? new MemorySmtpCache();
@@ -150,7 +152,12 @@ export class SmtpChecker {
     const states: DomainState[] = [];
     for (const job of jobs) {
       this.stats.asked += job.emails.length;
-      if (this.blocked || providerRule(job.domain, job.hosts, this.o.providers ?? PROVIDER_RULES)) continue;
+      if (this.blocked) continue;
+      const quirk = providerRule(job.domain, job.hosts, this.o.providers ?? PROVIDER_RULES);
+      if (quirk) {
+        this.lastProblem = `${job.domain}: ${quirk.name} accepts every address at RCPT time, so its answer proves nothing (not asked)`;
+        continue;
+      }
       const catchAll = await this.cache.getCatchAll(job.domain);
       const ask: string[] = [];
       for (const e of job.emails) {
@@ -249,6 +256,7 @@ export class SmtpChecker {
           });
         } catch (err) {
           if (!(err instanceof SessionError)) throw err;
+          this.lastProblem = `${host}: ${err.message}`;
           this.openFailed(err, host);
           return err.kind === 'connect' ? 'no-connection' : { outcomes: new Map(), later: [] };
         }
@@ -256,7 +264,7 @@ export class SmtpChecker {
         this.everOpened = true;
         const { session, greeting } = opened;
         try {
-          return await this.dialogue(session, greeting, rcpts);
+          return await this.dialogue(session, greeting, rcpts, host);
         } finally {
           await session.quit();
         }
@@ -292,41 +300,46 @@ export class SmtpChecker {
    * the recipients not yet answered in `later` (a 4xx, 421) or unanswered (a
    * block of the checker, a timeout, a dropped connection: never evidence).
    */
-  private async dialogue(session: SmtpSession, greeting: Reply, rcpts: readonly string[]): Promise<Attempt> {
+  private async dialogue(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string): Promise<Attempt> {
     const outcomes = new Map<string, RcptOutcome>();
     const queue = [...rcpts];
     /** answered 4xx in this session: asked again later */
     const deferred: string[] = [];
-    const stop = (step: StepOutcome): Attempt => ({ outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred });
+    const stop = (step: StepOutcome, reply?: Reply): Attempt => {
+      if (reply) this.lastProblem = `${host}: ${showReply(reply)}`;
+      return { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred };
+    };
     try {
       const banner = classifyStep(greeting);
-      if (banner !== 'ok') return stop(banner);
+      if (banner !== 'ok') return stop(banner, greeting);
       let hello = await session.command(`EHLO ${this.o.helo}`);
       // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
       if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${this.o.helo}`);
-      if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello));
+      if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
 
       let limit = this.o.maxRecipients ?? 100;
       let first = true;
       while (queue.length > 0) {
         if (!first) {
           const rset = await session.command('RSET');
-          if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset));
+          if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
         }
         first = false;
         const mail = await session.command(`MAIL FROM:<${this.o.from}>`);
-        if (classifyStep(mail) !== 'ok') return stop(classifyStep(mail));
+        if (classifyStep(mail) !== 'ok') return stop(classifyStep(mail), mail);
         let inTransaction = 0;
         while (queue.length > 0 && inTransaction < limit) {
           const rcpt = queue[0]!;
-          const outcome = classifyRcpt(await session.command(`RCPT TO:<${rcpt}>`));
+          const reply = await session.command(`RCPT TO:<${rcpt}>`);
+          const outcome = classifyRcpt(reply);
           if (outcome === 'too-many') {
             // a new transaction for the rest, no larger than what this one took
             if (inTransaction === 0) return stop('temporary');
             limit = inTransaction;
             break;
           }
-          if (outcome === 'closing') return stop('temporary');
+          if (outcome === 'closing') return stop('temporary', reply);
+          if (outcome === 'blocked' || outcome === 'unclear' || outcome === 'temporary') this.lastProblem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
           if (outcome === 'temporary') deferred.push(rcpt);
@@ -336,7 +349,10 @@ export class SmtpChecker {
       return { outcomes, later: deferred };
     } catch (err) {
       // a timeout or a dropped connection: what was answered stands, the rest stays undetermined
-      if (err instanceof SessionError) return stop('failed');
+      if (err instanceof SessionError) {
+        this.lastProblem = `${host}: ${err.message}`;
+        return stop('failed');
+      }
       throw err;
     }
   }
