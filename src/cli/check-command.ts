@@ -1,20 +1,13 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
-import { intIn, positiveNumber } from './parse-flags.js';
+import { addSharedOptions, ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 import { UsageError } from '../errors.js';
 
-interface CheckFlags extends Partial<SmtpFlags> {
-  engine?: string;
+interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
   json?: boolean;
-  dnsServer?: string;
-  dnsTimeout: number;
-  timeout: number;
-  retries: number;
-  baseUrl?: string;
-  apiKeyFile?: string;
 }
 
 const EXAMPLES = `
@@ -36,14 +29,8 @@ export function checkCommand(): Command {
   const cmd = new Command('check')
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
-    .addOption(new Option('--engine <engine>', 'api or local (default: api when a key is configured)').choices(['api', 'local']))
-    .option('--json', 'print the verdict as one JSON object')
-    .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
-    .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
-    .option('--timeout <seconds>', 'per-request timeout, API engine', positiveNumber, 30)
-    .option('--retries <n>', 'retries for retryable failures, API engine', intIn(0, 100), 5)
-    .option('--base-url <url>', 'the API base address (default: env MAILSIFT_BASE_URL)')
-    .option('--api-key-file <file>', 'read the API key from this file (default: env MAILSIFT_API_KEY)')
+    .option('--json', 'print the verdict as one JSON object');
+  addSharedOptions(cmd, ...ENGINE_OPTIONS)
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER);
   return addSmtpOptions(cmd)
@@ -64,7 +51,15 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../validate/api/client.js');
     return validateOneViaApi(
-      { baseUrl: choice.baseUrl, apiKey: choice.apiKey, timeoutMs: flags.timeout * 1000, retries: flags.retries, concurrency: 1 },
+      {
+        baseUrl: choice.baseUrl,
+        apiKey: choice.apiKey,
+        timeoutMs: flags.timeout * 1000,
+        retries: flags.retries,
+        concurrency: 1,
+        keySource: choice.keySource,
+        ...(flags.verbose ? { log: say } : {}),
+      },
       email,
     );
   }
