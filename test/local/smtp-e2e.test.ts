@@ -237,6 +237,12 @@ describe('serve --smtp', () => {
     }
   });
 
+  it('refuses --smtp with --no-dns (no way to find the mail servers)', async () => {
+    const r = await runCli(['serve', '--port', '0', '--no-dns', '--smtp'], { timeoutMs: 10_000 });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--smtp needs DNS/);
+  });
+
   it.runIf(process.platform === 'linux')('masks a proxy password given on the command line in the process list', async () => {
     const served = await startServe(
       ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-proxy', 'socks5://ann:pw-in-argv-9@127.0.0.1:1'],
