@@ -207,6 +207,16 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(socks.refused).toBeGreaterThan(0);
   });
 
+  it('a proxy that is down: said once, and the rows keep their DNS status', async () => {
+    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1'], {
+      stdin: 'ann@ok.test\nbob@catchall.test\ncy@implicit.test\n',
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks skipped/g)).toHaveLength(1);
+    const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
+    expect(out.map((o) => [o.status, o.smtp])).toEqual([['valid', ''], ['valid', ''], ['valid', '']]);
+  });
+
   it('a malformed proxy URL is a usage error that does not echo it', async () => {
     const r = await runCli(['check', 'ann@ok.test', ...smtpFlags(), '--smtp-proxy', 'http://ann:pw-77@127.0.0.1:1']);
     expect(r.code).toBe(2);

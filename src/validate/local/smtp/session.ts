@@ -204,7 +204,11 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
       const why = message.split(' - ')[1] ?? 'refused';
       throw new SessionError('connect', `the proxy could not connect (${why})`);
     }
-    if (/timed out/i.test(message)) throw new SessionError('proxy', `the SOCKS5 proxy did not answer within ${o.timeoutMs} ms`);
-    throw new SessionError('proxy', `cannot use the SOCKS5 proxy (${code ?? message.slice(0, 80)})`);
+    // the handshake's timeout covers the proxy's own connection to the mail
+    // server: a slow or unreachable MX host, not a broken proxy
+    if (/timed out/i.test(message)) throw new SessionError('connect', `no connection through the proxy within ${o.timeoutMs} ms`);
+    // the socks package puts the socket's error code in the message only
+    const why = code ?? /\bE[A-Z]{3,}\b/.exec(message)?.[0] ?? message.slice(0, 80);
+    throw new SessionError('proxy', `cannot connect to it (${why})`);
   }
 }
