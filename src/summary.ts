@@ -30,6 +30,23 @@ export interface Summary {
   failures?: { kind: string; cause: string; addresses: number; advice: string }[];
   /** set when Ctrl-C or SIGTERM stopped the run before every row was written */
   interrupted?: boolean;
+  /** the mailbox check (--smtp), present only when it was on */
+  smtp?: SmtpStats;
+}
+
+/** What the mailbox check did in a run (PRODUCT.md §4.1). */
+export interface SmtpStats {
+  /** addresses the check was asked about (distinct; not dialled when cached, blocked or a known provider) */
+  asked: number;
+  /** accepted by a domain that is not catch-all */
+  accepted: number;
+  /** refused as unknown, or mailbox full */
+  refused: number;
+  /** accepted by a catch-all domain */
+  catchAll: number;
+  undetermined: number;
+  /** SMTP connections opened */
+  sessions: number;
 }
 
 export function emptySummary(engine: 'api' | 'local'): Summary {

@@ -17,6 +17,10 @@ export interface Details {
   free?: boolean;
   /** a did-you-mean address for a misspelt popular domain */
   suggestion?: string;
+  /** the domain's mail server accepted the mailbox (RCPT TO, PRODUCT.md §4.1) */
+  smtp?: boolean;
+  /** the domain's mail server accepts any mailbox */
+  catchAll?: boolean;
 }
 
 /** Codes for rows that got no verdict; see PRODUCT.md §3. */

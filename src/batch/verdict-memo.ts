@@ -180,7 +180,8 @@ export class VerdictMemo {
     // One number for the flags (cheaper than a string per field), plus the strings.
     const flags =
       STATUS_BITS[v.status] | (tri(v.isValid) << 2) | (tri(d.syntax) << 4) | (tri(d.mx) << 6) |
-      (tri(d.disposable) << 8) | (tri(d.role) << 10) | (tri(d.free) << 12) | (d.domain === undefined ? 0 : 1 << 14);
+      (tri(d.disposable) << 8) | (tri(d.role) << 10) | (tri(d.free) << 12) | (d.domain === undefined ? 0 : 1 << 14) |
+      (tri(d.smtp) << 15) | (tri(d.catchAll) << 17);
     const sig = v.error
       ? `${flags}|${v.confidence}|${v.provider}|${v.error.code}|${v.error.message}`
       : `${flags}|${v.confidence}|${v.provider}`;
@@ -221,6 +222,7 @@ function sameShape(shape: Verdict, v: Verdict): boolean {
   return shape.status === v.status && shape.isValid === v.isValid && shape.confidence === v.confidence &&
     shape.provider === v.provider && a.syntax === b.syntax && a.mx === b.mx && a.disposable === b.disposable &&
     a.role === b.role && a.free === b.free && (a.domain === undefined) === (b.domain === undefined) &&
+    a.smtp === b.smtp && a.catchAll === b.catchAll &&
     shape.error?.code === v.error?.code && shape.error?.message === v.error?.message;
 }
 

@@ -3,8 +3,10 @@ import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
 import { addSharedOptions, ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
+import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { UsageError } from '../errors.js';
 
-interface CheckFlags extends EngineFlags {
+interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
   json?: boolean;
 }
 
@@ -13,6 +15,7 @@ Examples:
   $ mailsift check jane@example.com
   $ mailsift check --json jane@gmial.com | jq .details.suggestion
   $ mailsift check --engine local --dns-server 127.0.0.1:5353 info@example.org
+  $ mailsift check --engine local --smtp --smtp-helo mx.example.com jane@example.com
   $ MAILSIFT_API_KEY=... mailsift check --base-url https://api.example.com jane@example.com
 `;
 
@@ -27,9 +30,10 @@ export function checkCommand(): Command {
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
     .option('--json', 'print the verdict as one JSON object');
-  return addSharedOptions(cmd, ...ENGINE_OPTIONS)
+  addSharedOptions(cmd, ...ENGINE_OPTIONS)
     .addHelpText('before', EXAMPLES)
-    .addHelpText('after', AFTER)
+    .addHelpText('after', AFTER);
+  return addSmtpOptions(cmd)
     .action(async (email: string, flags: CheckFlags) => {
       const verdict = await check(email.trim(), flags, (line) => process.stderr.write(`mailsift: ${line}\n`));
       process.stdout.write(
@@ -42,6 +46,7 @@ export function checkCommand(): Command {
 /** One verdict from whichever engine is configured; notices and warnings go to `say`. */
 export async function check(email: string, flags: CheckFlags, say: (line: string) => void): Promise<Verdict> {
   const choice = resolveEngine(flags);
+  if (flags.smtp && choice.engine !== 'local') throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../validate/api/client.js');
@@ -63,10 +68,15 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   const engine = createLocalValidator({
     dnsServer: flags.dnsServer,
     dnsTimeoutMs: flags.dnsTimeout,
+    ...(flags.smtp ? { smtp: smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`)) } : {}),
     onWarning: (line) => say(`warning: ${line}`),
   });
   try {
-    return await engine.validateOne(email);
+    const verdict = await engine.validateOne(email);
+    // an empty smtp deserves a reason: the server's words, or why there were none
+    const problem = (engine.stats() as { smtpProblem?: string }).smtpProblem;
+    if (flags.smtp && verdict.details.syntax && verdict.details.smtp === undefined && problem) say(`mailbox check undetermined: ${problem}`);
+    return verdict;
   } finally {
     await engine.close();
   }
@@ -95,6 +105,8 @@ export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }):
     ['role', yesNo(d.role)],
     ['free', yesNo(d.free)],
     ['suggestion', d.suggestion ?? ''],
+    ['smtp', yesNo(d.smtp)],
+    ['catch-all', yesNo(d.catchAll)],
     ['provider', v.provider],
   ];
   if (v.error) rows.push(['error', `${v.error.code}: ${v.error.message}`]);

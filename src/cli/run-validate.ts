@@ -17,9 +17,10 @@ import { RunReporter } from '../terminal/run-reporter.js';
 import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
+import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
 /** validate's own options; the ones it shares with check are EngineFlags (shared-options.ts). */
-export interface ValidateFlags extends EngineFlags {
+export interface ValidateFlags extends EngineFlags, SmtpFlags {
   column?: string;
   output?: string;
   format?: OutputFormat;
@@ -53,6 +54,12 @@ const say = (line: string): void => {
 /** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
 export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
   const choice = resolveEngine(flags);
+  if (flags.smtp && choice.engine !== 'local') {
+    throw new UsageError('--smtp is a check of the offline engine: add --engine local');
+  }
+  const smtp = smtpSettings(flags, process.env, (line) => {
+    if (!flags.quiet) say(`warning: ${line}`);
+  });
   const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
   if (inputPath === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
@@ -74,7 +81,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     },
   });
   const columns = resolveColumns(plan.columns, input.kind);
-  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer };
+  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   if (flags.dryRun) {
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.
@@ -119,6 +126,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
         (await import('../validate/local/index.js')).createLocalValidator({
           dnsServer: flags.dnsServer,
           dnsTimeoutMs: flags.dnsTimeout,
+          ...(smtp ? { smtp } : {}),
           // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
           onWarning: (line) => {
             if (!flags.quiet) say(line);

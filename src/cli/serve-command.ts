@@ -1,13 +1,14 @@
 import { Command, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
+import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
 };
 
 export function serveCommand(): Command {
-  return new Command('serve')
+  const cmd = new Command('serve')
     .description('serve the validation API (POST /api/validate, /api/validate/bulk) from the offline engine')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <n>', 'port to listen on; 0 picks a free one', '8080')
@@ -32,7 +33,8 @@ export function serveCommand(): Command {
     .addHelpText(
       'before',
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
-    )
+    );
+  return addSmtpOptions(cmd, { deadline: true })
     .action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
       const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }] =
@@ -46,6 +48,8 @@ export function serveCommand(): Command {
           import('../serve/redis-cache.js'),
         ]);
       const config = await loadServeConfig(flags);
+      if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
+      const smtp = smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`));
       if (config.redis && maskPasswordInArgv(config.redis.target)) {
         say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
       }
@@ -66,6 +70,7 @@ export function serveCommand(): Command {
         dns: config.dns,
         dnsServer: config.dnsServer,
         dnsTimeoutMs: config.dnsTimeoutMs,
+        ...(smtp ? { smtp } : {}),
         onWarning: say,
         ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
         ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from) } : {}),

@@ -4,6 +4,7 @@ import { addSharedOptions, ENGINE_OPTIONS } from './shared-options.js';
 import type { ValidateFlags } from './run-validate.js';
 import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
+import { addSmtpOptions } from './smtp-flags.js';
 
 const EXAMPLES = `
 Examples:
@@ -16,6 +17,7 @@ Examples:
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
+  $ mailsift validate contacts.csv --engine local --smtp --smtp-helo mx.example.com -o checked.csv
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
 
@@ -61,7 +63,7 @@ export function validateCommand(): Command {
     .option('--summary <file>', 'also write the summary as JSON to this file')
     .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)
     .option('--concurrency <n>', 'requests in flight at most, 1..64', intIn(1, 64), 4);
-  return addSharedOptions(cmd, ...ENGINE_OPTIONS)
+  addSharedOptions(cmd, ...ENGINE_OPTIONS)
     .option('-q, --quiet', 'print nothing on stderr but errors')
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
@@ -73,7 +75,8 @@ export function validateCommand(): Command {
       '--fail-on <rules>',
       "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
       (value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)],
-    )
+    );
+  return addSmtpOptions(cmd)
     // the pipeline is loaded when the command runs, not for --help or --version
     .action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
 }

@@ -19,12 +19,16 @@ export interface BindingOptions {
   baseUrl?: string;
   /** `--dns-server` of the local engine; undefined = system resolver */
   dnsServer?: string;
+  /** the local engine's mailbox check (--smtp): it decides smtp, catch_all and the status */
+  smtp?: boolean;
 }
 
 /**
  * Builds the binding of a run. What counts, and why:
  * - engine and base URL: a different service answers differently;
- * - the local engine's DNS server: it decides mx and hence the status.
+ * - the local engine's DNS server: it decides mx and hence the status;
+ * - the local engine's mailbox check (--smtp): a verdict without it lacks smtp
+ *   and catch_all, and its status may differ.
  * What does not count: batch size, concurrency, retries, timeouts, DNS timeout,
  * input column, output format and filters — they change how or where answers
  * are fetched or written, not what a finished verdict says. The API key does
@@ -32,7 +36,9 @@ export interface BindingOptions {
  */
 export function jobBinding(o: BindingOptions): JobBinding {
   const baseUrl = o.engine === 'api' && o.baseUrl ? normaliseBaseUrl(o.baseUrl) : undefined;
-  const relevant = { v: 1, engine: o.engine, baseUrl, dns: o.engine === 'local' ? (o.dnsServer ?? 'system') : undefined };
+  // smtp only when on, so that the fingerprints of journals written without it stay as they were
+  const smtp = o.engine === 'local' && o.smtp ? true : undefined;
+  const relevant = { v: 1, engine: o.engine, baseUrl, dns: o.engine === 'local' ? (o.dnsServer ?? 'system') : undefined, smtp };
   const fingerprint = createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
   return baseUrl === undefined ? { engine: o.engine, fingerprint } : { engine: o.engine, baseUrl, fingerprint };
 }
@@ -58,7 +64,7 @@ export function bindingDifference(stored: Partial<JobBinding>, run: JobBinding):
     return `it was written against ${stored.baseUrl ?? 'no base URL'}, this run uses ${run.baseUrl ?? 'no base URL'}`;
   }
   if (stored.fingerprint !== run.fingerprint) {
-    return 'it was written with other validation options (e.g. --dns-server)';
+    return 'it was written with other validation options (e.g. --dns-server, --smtp)';
   }
   return undefined;
 }

@@ -6,15 +6,19 @@ import type { Details, Status, Verdict } from '../verdict.js';
  * commas, non-ASCII) round-trips through JSON's own escaping:
  *
  *   ["ann@example.com","v11100-",0.95,"mailgun",1]
- *    email             code       confidence provider domain [suggestion]
+ *    email             code       confidence provider domain [suggestion] [mailbox]
  *
  * code = status letter, then isValid, syntax, mx, disposable, role, free as
  * 1 / 0 / - (not told). domain is 1 when it equals the address's own domain
  * part (the common case, so a million-line journal stays small), null when not
  * told, else the string. An unknown confidence is null. `error` is never
  * encoded: rows without a verdict are not stored (a re-run must retry them).
+ *
+ * mailbox (the SMTP check, added later: lines without it still read) is two
+ * characters, smtp then catchAll as 1 / 0 / -, present only when one of them
+ * is told; the suggestion before it is then null when there is none.
  */
-export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, string?];
+export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, (string | null)?, string?];
 
 const CODE_STATUS: Record<string, Status> = { v: 'valid', i: 'invalid', r: 'risky', u: 'unknown' };
 const FLAGS = ['syntax', 'mx', 'disposable', 'role', 'free'] as const;
@@ -63,8 +67,17 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
   const code = codeOf(v);
   const domain = d.domain === undefined ? null : isDomainOf(d.domain, v.email) ? 1 : d.domain;
   const out: EncodedVerdict = [v.email, code, v.confidence ?? null, v.provider, domain];
-  if (d.suggestion !== undefined) out.push(d.suggestion);
+  const mailbox = mailboxCode(d);
+  if (d.suggestion !== undefined || mailbox !== undefined) out.push(d.suggestion ?? null);
+  if (mailbox !== undefined) out.push(mailbox);
   return out;
+}
+
+const tri = (b: boolean | undefined): string => (b === undefined ? '-' : b ? '1' : '0');
+
+/** smtp and catchAll as two characters, or undefined when neither is told (every line before the SMTP check) */
+function mailboxCode(d: Details): string | undefined {
+  return d.smtp === undefined && d.catchAll === undefined ? undefined : tri(d.smtp) + tri(d.catchAll);
 }
 
 /**
@@ -72,7 +85,7 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
  * in the address, so the rest of the line is built once per run of them.
  */
 let last:
-  | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; tail: string; end: string }
+  | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
   | undefined;
 
 /** Everything after the address: `"v11100-",0.95,"mailgun",1]` (see encodeVerdict). */
@@ -83,14 +96,20 @@ function tailOf(v: Verdict, code: string): string {
   // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
   const shared = d.suggestion === undefined && (d.domain === undefined || own);
   const domain = d.domain === undefined ? 0 : 1;
-  if (shared && last && last.code === code && last.confidence === c && last.provider === v.provider && last.domain === domain) {
+  const mailbox = mailboxCode(d);
+  if (
+    shared && last && last.code === code && last.confidence === c && last.provider === v.provider &&
+    last.domain === domain && last.mailbox === mailbox
+  ) {
     return last.tail;
   }
   let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
   tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
   if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
+  else if (mailbox !== undefined) tail += ',null';
+  if (mailbox !== undefined) tail += ',"' + mailbox + '"';
   tail += ']';
-  if (shared) last = { code, confidence: c, provider: v.provider, domain, tail, end: '",' + tail + '\n' };
+  if (shared) last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
   return tail;
 }
 
@@ -128,8 +147,10 @@ export function encodeLines(verdicts: readonly Verdict[], prefix?: number): stri
 
 /** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */
 export function decodeVerdict(a: unknown): Verdict | undefined {
-  if (!Array.isArray(a) || a.length < 5 || a.length > 6) return undefined;
-  const [email, code, confidence, provider, domain, suggestion] = a as unknown[];
+  if (!Array.isArray(a) || a.length < 5 || a.length > 7) return undefined;
+  const [email, code, confidence, provider, domain, suggestionOrNull, mailbox] = a as unknown[];
+  const suggestion = a.length === 7 && suggestionOrNull === null ? undefined : suggestionOrNull;
+  if (mailbox !== undefined && (typeof mailbox !== 'string' || !/^[01-][01-]$/.test(mailbox))) return undefined;
   if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
   const status = CODE_STATUS[code[0]!];
   if (!status) return undefined;
@@ -148,6 +169,12 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
     if (b !== undefined) details[f] = b;
   });
   if (suggestion !== undefined) details.suggestion = suggestion;
+  if (mailbox !== undefined) {
+    const smtp = untri(mailbox[0]);
+    const catchAll = untri(mailbox[1]);
+    if (smtp !== undefined) details.smtp = smtp;
+    if (catchAll !== undefined) details.catchAll = catchAll;
+  }
   return {
     email,
     isValid: untri(code[1]),

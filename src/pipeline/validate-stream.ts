@@ -251,6 +251,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     if (s.rateLimitWaits !== undefined) summary.rateLimitWaits = s.rateLimitWaits;
     if (s.disposableListVersion) summary.disposableListVersion = s.disposableListVersion;
     if (s.warnings?.length) summary.warnings = s.warnings;
+    if (s.smtp) summary.smtp = { ...s.smtp };
     summary.elapsedMs = Date.now() - started;
   }
   const complete = order.size === 0 && progress.inputDone;

@@ -5,9 +5,10 @@ import { generateKey, parseKeysFile } from './keys.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
 import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from './redis.js';
 import type { Shape } from './render.js';
+import type { SmtpFlags } from '../cli/smtp-flags.js';
 
 /** The flags of `mailsift serve` as commander hands them over. */
-export interface ServeFlags {
+export interface ServeFlags extends Partial<SmtpFlags> {
   host: string;
   port: string;
   keysFile?: string;

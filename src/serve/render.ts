@@ -21,6 +21,8 @@ function detailsOf(v: Verdict): Record<string, unknown> {
     role: d.role,
     free: d.free,
     suggestion: d.suggestion,
+    smtp: d.smtp,
+    catchAll: d.catchAll,
   };
 }
 
@@ -33,6 +35,11 @@ function rawResponseOf(v: Verdict): Record<string, unknown> {
     mx_check: d.mx,
     disposable_domains: d.disposable,
     free_email: d.free,
+    // the mailbox check (--smtp): only what it determined
+    smtp_check: d.smtp,
+    deliverable: d.smtp === false ? false : d.smtp === true && d.catchAll === false ? true : undefined,
+    catch_all: d.catchAll,
+    accept_all: d.catchAll,
   };
 }
 

@@ -56,6 +56,14 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
         ` · ${plural(s.rateLimited, '429 answer', '429 answers')}`,
     );
   }
+  if (s.smtp) {
+    const m = s.smtp;
+    row(
+      'mailbox',
+      `${count(m.asked)} asked · ${count(m.accepted)} accepted · ${count(m.refused)} refused · ${count(m.catchAll)} catch-all · ` +
+        `${count(m.undetermined)} undetermined · ${plural(m.sessions, 'session', 'sessions')}`,
+    );
+  }
   if (s.disposableListVersion) row('lists', `disposable domains from disposable-email-domains ${s.disposableListVersion}`);
   if (s.errors > 0) {
     row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));

@@ -1,4 +1,5 @@
 import type { Verdict } from '../verdict.js';
+import type { SmtpStats } from '../summary.js';
 import type { FailureCount } from './api/failure.js';
 
 /** What a validator adds to the run's summary. */
@@ -14,6 +15,8 @@ export interface ValidatorStats {
   /** the disposable-domain list's package version, for the local engine */
   disposableListVersion?: string;
   warnings?: string[];
+  /** the mailbox check's counts, when it was on (local engine, --smtp) */
+  smtp?: SmtpStats;
 }
 
 /**

@@ -22,6 +22,9 @@ describe('verdict line encoding', () => {
     ['address with an emoji and a tab', { ...full, email: 'a\t😀@x.io', details: { domain: 'x.io' } }],
     ['non-ASCII address', { ...full, email: 'jörg@bücher.de', details: { syntax: true, domain: 'xn--bcher-kva.de' } }],
     ['unknown without error', { ...full, status: 'unknown', isValid: undefined, confidence: 0 }],
+    ['the mailbox check, with a suggestion', { ...full, details: { ...full.details, smtp: true, catchAll: false } }],
+    ['the mailbox check, no suggestion', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false } }],
+    ['catch-all only', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', catchAll: true } }],
   ])('round-trips %s, key order included', (_name, v) => {
     const line = JSON.stringify(encodeVerdict(v));
     const back = decodeVerdict(JSON.parse(line));
@@ -29,6 +32,15 @@ describe('verdict line encoding', () => {
     // the fast path writes exactly what the generic one would
     expect(encodeLine(v)).toBe(line);
     expect(encodeLine(v, 1718000000)).toBe(JSON.stringify([1718000000, ...encodeVerdict(v)]));
+  });
+
+  it('reads journal lines written before the mailbox check, and writes the check as one trailing field', () => {
+    expect(decodeVerdict(['a@example.com', 'v11100-', 0.9, 'mailsift-local', 1])?.details).toEqual({
+      syntax: true, domain: 'example.com', mx: true, disposable: false, role: false,
+    });
+    const v: Verdict = { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: true, catchAll: false } };
+    expect(JSON.stringify(encodeVerdict(v))).toBe('["a@example.com","r11----",0.73,"mailgun",1,null,"10"]');
+    expect(decodeVerdict(['a@example.com', 'v11100-', 0.9, 'p', 1, null, 'x1'])).toBeUndefined();
   });
 
   it('is compact: the common verdict fits in well under 100 bytes', () => {
@@ -49,6 +61,9 @@ describe('verdict line encoding', () => {
       { ...base, email: 'h@example.com', details: { syntax: true, mx: true } },
       { ...base, email: 'i@example.com', details: { ...base.details, suggestion: 'i@example.org' } },
       { ...base, email: 'j@example.com' },
+      { ...base, email: 'k@example.com', details: { ...base.details, smtp: true, catchAll: false } },
+      { ...base, email: 'l@example.com', details: { ...base.details, smtp: true, catchAll: true } },
+      { ...base, email: 'm@example.com', details: { ...base.details, catchAll: true } },
     ];
     for (const v of [...run, ...run.reverse()]) expect(encodeLine(v)).toBe(JSON.stringify(encodeVerdict(v)));
   });

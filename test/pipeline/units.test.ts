@@ -159,6 +159,25 @@ describe('dedupe memory', () => {
     details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), suggestion },
   });
 
+  it('gives a duplicate the smtp and catch_all of its first answer', () => {
+    const memo = new VerdictMemo();
+    const shapes: Verdict['details'][] = [
+      { syntax: true, domain: 'example.com', smtp: true, catchAll: false },
+      { syntax: true, domain: 'example.com', smtp: false, catchAll: false },
+      { syntax: true, domain: 'example.com', smtp: true, catchAll: true },
+      { syntax: true, domain: 'example.com' },
+    ];
+    shapes.forEach((details, i) => {
+      const email = `u${i}@example.com`;
+      memo.fulfil(memo.claim(addressKey(email)), addressKey(email), { ...verdict(email), details });
+    });
+    shapes.forEach((details, i) => {
+      const email = `u${i}@example.com`;
+      const ticket = memo.claim(addressKey(email));
+      expect(memo.verdictAt(ticket, addressKey(email), email).details).toEqual(details);
+    });
+  });
+
   it('domain compares case-insensitively, the local part does not', () => {
     expect(addressKey('Ann@Example.COM')).toBe(addressKey('Ann@example.com'));
     expect(addressKey('ann@example.com')).not.toBe(addressKey('Ann@example.com'));

@@ -40,7 +40,7 @@ describe('validate against the API', () => {
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout);
     expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'is_valid', 'confidence', 'provider', 'syntax',
-      'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'error']);
+      'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error']);
     expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
       ['1', 'Smith, Jane', 'line one\nline two', 'jane@example.com'],
       ['2', 'Zoë Ångström', 'says "hi"', 'invalid.zoe@example.org'],
@@ -112,7 +112,7 @@ describe('validate against the API', () => {
     const r = await runCli(['validate', input, '--summary', summaryPath], { env: api() });
     expect(r.code).toBe(4);
     const rows = parseCsv(r.stdout).slice(1);
-    expect(rows.map((row) => [row[0], row[1], row[12]])).toEqual([
+    expect(rows.map((row) => [row[0], row[1], row[14]])).toEqual([
       ['a@example.com', 'valid', ''],
       ['gone@example.com', 'unknown', 'MISSING_RESULT'],
       ['late@example.com', 'valid', ''],

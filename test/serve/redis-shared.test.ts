@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 async function serveMany(n: number, args: string[], env = envWithout()): Promise<Served[]> {
-  const started = await Promise.all(Array.from({ length: n }, () => startServe(['--keys-file', keys, ...args], env)));
+  const started = await Promise.all(Array.from({ length: n }, () => startServe(['--keys-file', keys, ...args], { env })));
   running.push(...started);
   return started;
 }

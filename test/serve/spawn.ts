@@ -11,9 +11,15 @@ export interface Served {
   exit: Promise<number | null>;
 }
 
-/** Starts `mailsift serve --port 0 --no-dns ...`, waiting (at most 10 s) for its listening line. */
-export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+/**
+ * Starts `mailsift serve --port 0 --no-dns ...` (without --no-dns when `dns` is
+ * true), waiting (at most 10 s) for its listening line.
+ */
+export function startServe(args: string[], options: { dns?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...(options.dns ? [] : ['--no-dns']), ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(options.env ? { env: options.env } : {}),
+  });
   let err = '';
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {

@@ -38,6 +38,14 @@ describe('renderSummary', () => {
     expect(text).toContain('output    stdout (812 rows written)');
   });
 
+  it('has a mailbox line only when the SMTP check was on', () => {
+    expect(renderSummary(sample({ engine: 'local' }), { color: false, output: 'stdout' })).not.toMatch(/mailbox/);
+    const smtp = { asked: 1200, accepted: 900, refused: 150, catchAll: 100, undetermined: 50, sessions: 1 };
+    expect(renderSummary(sample({ engine: 'local', smtp }), { color: false, output: 'stdout' })).toContain(
+      '  mailbox   1,200 asked · 900 accepted · 150 refused · 100 catch-all · 50 undetermined · 1 session\n',
+    );
+  });
+
   it('says an interrupted run is partial, with the rows read; and "1 row", never "1 rows"', () => {
     const text = renderSummary(sample({ total: 1, valid: 1, invalid: 0, risky: 0, unknown: 0, errors: 0, written: 1, interrupted: true }), {
       color: false,

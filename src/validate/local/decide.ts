@@ -14,10 +14,25 @@
  *   4. valid    — everything else: MX found, implicit MX (A/AAAA only), or DNS
  *                 switched off on purpose (`dns: false`; mx is then left empty).
  *
+ * With the mailbox check (`--smtp`, PRODUCT.md §4.1), what the domain's mail
+ * server said comes in between:
+ *   - refused (550 5.1.1 "user unknown", ...) → invalid, before the list rules
+ *     (a role or disposable address that does not exist is not deliverable);
+ *   - mailbox full → risky; accepted by a catch-all domain → risky (a catch-all
+ *     accepts anything, so its 250 proves nothing), after disposable/role;
+ *   - accepted by a domain that is not catch-all → valid, with more confidence;
+ *   - undetermined (port 25 blocked, timeouts, a dropped connection, a block
+ *     of the checker's IP, greylisting that outlasted the retry, a provider
+ *     known to accept everything) → nothing changes: the status is what DNS
+ *     and the lists decided. A blocked checker is not evidence.
+ *
  * Confidence is how sure the engine is of that status, from 0 to 1:
  *   invalid: syntax 1.00 · null MX 0.99 · NXDOMAIN / no mail host 0.95
- *   risky:   disposable or role 0.90 · otherwise (suggestion, literal) 0.70
- *   valid:   MX 0.90 · implicit MX 0.70 · DNS off 0.60
+ *            · mailbox refused by its server 0.95
+ *   risky:   disposable or role 0.90 · mailbox full 0.80
+ *            · otherwise (suggestion, literal) 0.70 · catch-all 0.60
+ *   valid:   mailbox accepted (not catch-all) 0.97 · MX 0.90 · implicit MX 0.70
+ *            · DNS off 0.60
  *   unknown: 0.30
  * A free-mail provider changes neither status nor confidence.
  */
@@ -46,6 +61,10 @@ export interface Checks {
   /** a whole did-you-mean address */
   suggestion?: string;
   dns: DnsOutcome;
+  /** what the mail server said of the mailbox (--smtp); absent when not asked or undetermined */
+  mailbox?: 'accepted' | 'refused' | 'full';
+  /** whether the domain accepts any mailbox; absent when not known */
+  catchAll?: boolean;
 }
 
 const MX_DETAIL: Record<DnsOutcome, boolean | undefined> = {
@@ -75,6 +94,8 @@ export function decide(email: string, c: Checks): Verdict {
           role: c.role,
           free: c.free,
           suggestion: c.suggestion,
+          ...(c.mailbox !== undefined ? { smtp: c.mailbox === 'accepted' } : {}),
+          ...(c.catchAll !== undefined ? { catchAll: c.catchAll } : {}),
         }
       : { syntax: false },
   };
@@ -84,8 +105,12 @@ function statusOf(c: Checks): [Status, number] {
   if (!c.syntax) return ['invalid', 1];
   if (c.dns === 'null-mx') return ['invalid', 0.99];
   if (c.dns === 'nxdomain' || c.dns === 'no-mail-host') return ['invalid', 0.95];
+  if (c.mailbox === 'refused') return ['invalid', 0.95];
   if (c.disposable || c.role) return ['risky', 0.9];
+  if (c.mailbox === 'full') return ['risky', 0.8];
   if (c.suggestion !== undefined || c.literal) return ['risky', 0.7];
+  if (c.mailbox === 'accepted' && c.catchAll === true) return ['risky', 0.6];
+  if (c.mailbox === 'accepted') return ['valid', 0.97];
   if (c.dns === 'unanswered') return ['unknown', 0.3];
   if (c.dns === 'mx') return ['valid', 0.9];
   if (c.dns === 'implicit-mx') return ['valid', 0.7];

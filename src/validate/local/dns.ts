@@ -62,9 +62,32 @@ const SHAREABLE: readonly DnsOutcome[] = ['mx', 'implicit-mx', 'null-mx', 'nxdom
 
 type Answer<T> = { ok: T } | { code: string };
 
+/** A DomainAnswer another process stored, or undefined for anything else (another version's value is a miss). */
+function readShared(value: string): DomainAnswer | undefined {
+  let a: unknown;
+  try {
+    a = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const { outcome, hosts } = (a ?? {}) as Partial<DomainAnswer>;
+  if (!SHAREABLE.includes(outcome as DnsOutcome) || !Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string')) return undefined;
+  return { outcome: outcome as DnsOutcome, hosts };
+}
+
+/** What DNS said of a domain, and where its mail goes: MX hosts by preference, or the domain itself (implicit MX). */
+export interface DomainAnswer {
+  outcome: DnsOutcome;
+  /** lower case, no trailing dot; empty unless outcome is mx or implicit-mx */
+  hosts: string[];
+}
+
+const NO_HOSTS: string[] = [];
+
 export class DomainDns {
   private readonly resolver: dns.Resolver;
-  private readonly cache = new Map<string, Cached<DnsOutcome>>();
+  private readonly cache = new Map<string, Cached<DomainAnswer>>();
+  private readonly hostAddresses = new Map<string, Cached<string[]>>();
   private readonly limit: ReturnType<typeof pLimit>;
   private probe: Cached<Probe> | undefined;
   /** what the last probe found, so a warning is given when that changes, not at every probe */
@@ -83,6 +106,11 @@ export class DomainDns {
 
   /** `domain` in ASCII, lower case. Never rejects. */
   lookup(domain: string): Promise<DnsOutcome> {
+    return this.answer(domain).then((a) => a.outcome);
+  }
+
+  /** The outcome and the mail hosts of `domain` (ASCII, lower case). Never rejects. */
+  answer(domain: string): Promise<DomainAnswer> {
     const had = this.cache.get(domain);
     if (had && had.expires > this.now()) {
       this.options.onCache?.('memory');
@@ -96,9 +124,34 @@ export class DomainDns {
     let sharedTtlMs: number | undefined;
     const entry = this.kept(
       () => this.sharedOrDns(domain, (ttl) => (sharedTtlMs = ttl)),
-      (outcome) => sharedTtlMs ?? (outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS),
+      (a) => sharedTtlMs ?? (a.outcome === 'unanswered' ? UNANSWERED_TTL_MS : ANSWER_TTL_MS),
     );
     this.cache.set(domain, entry);
+    return entry.value;
+  }
+
+  /**
+   * The IPv4 (then IPv6) addresses of a mail host, through the same resolver
+   * as the MX lookups (so `--dns-server` holds for the SMTP check too); empty
+   * when DNS gives none or does not answer. Never rejects.
+   */
+  addressesOf(host: string): Promise<string[]> {
+    if (isIP(host)) return Promise.resolve([host]);
+    const had = this.hostAddresses.get(host);
+    if (had && had.expires > this.now()) return had.value;
+    if (this.hostAddresses.size >= MAX_CACHED_DOMAINS) this.hostAddresses.delete(this.hostAddresses.keys().next().value!);
+    const entry = this.kept(
+      () =>
+        this.limit(async () => {
+          const [a, aaaa] = await Promise.all([
+            this.ask(() => this.resolver.resolve4(host)),
+            this.ask(() => this.resolver.resolve6(host)),
+          ]);
+          return [...('ok' in a ? a.ok : []), ...('ok' in aaaa ? aaaa.ok : [])];
+        }),
+      (ips) => (ips.length > 0 ? ANSWER_TTL_MS : UNANSWERED_TTL_MS),
+    );
+    this.hostAddresses.set(host, entry);
     return entry.value;
   }
 
@@ -115,19 +168,19 @@ export class DomainDns {
    * The shared cache first, then DNS. "DNS did not answer" is this process's
    * trouble, not a fact about the domain: it is never shared.
    */
-  private async sharedOrDns(domain: string, sharedTtl: (ms: number) => void): Promise<DnsOutcome> {
+  private async sharedOrDns(domain: string, sharedTtl: (ms: number) => void): Promise<DomainAnswer> {
     const shared = this.options.shared;
     const hit = shared && (await shared.get(domain));
-    const known = hit ? SHAREABLE.find((o) => JSON.stringify(o) === hit.value) : undefined;
+    const known = hit ? readShared(hit.value) : undefined;
     if (hit && known) {
       sharedTtl(hit.ttlMs);
       this.options.onCache?.('shared');
       return known;
     }
     this.options.onCache?.('dns');
-    const outcome = await this.limit(() => this.lookupUncached(domain));
-    if (shared && SHAREABLE.includes(outcome)) void shared.set(domain, JSON.stringify(outcome), ANSWER_TTL_MS);
-    return outcome;
+    const answer = await this.limit(() => this.lookupUncached(domain));
+    if (shared && SHAREABLE.includes(answer.outcome)) void shared.set(domain, JSON.stringify(answer), ANSWER_TTL_MS);
+    return answer;
   }
 
   close(): void {
@@ -136,40 +189,44 @@ export class DomainDns {
     this.resolver.cancel();
   }
 
-  private async lookupUncached(domain: string): Promise<DnsOutcome> {
-    if (this.closed) return 'unanswered';
+  private async lookupUncached(domain: string): Promise<DomainAnswer> {
+    if (this.closed) return { outcome: 'unanswered', hosts: NO_HOSTS };
     const probe = this.runProbe();
     const raw = await this.classify(domain);
-    if (raw === 'mx' || raw === 'null-mx' || raw === 'unanswered') return raw;
+    const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
+    if (raw.outcome === 'mx' || raw.outcome === 'null-mx' || raw.outcome === 'unanswered') return raw;
     const { usable, invents } = await probe;
-    if (!usable) return 'unanswered';
-    if (raw === 'implicit-mx' && invents) return 'unanswered';
+    if (!usable) return only('unanswered');
+    if (raw.outcome === 'implicit-mx' && invents) return only('unanswered');
     return raw;
   }
 
-  private async classify(domain: string): Promise<DnsOutcome> {
+  private async classify(domain: string): Promise<DomainAnswer> {
     const mx = await this.ask(() => this.resolver.resolveMx(domain));
     if ('ok' in mx) {
       if (mx.ok.length === 0) return this.implicit(domain);
       // RFC 7505: a lone MX of "." says the domain accepts no mail
-      const nullOnly = mx.ok.every((r) => r.exchange === '' || r.exchange === '.');
-      return nullOnly ? 'null-mx' : 'mx';
+      const real = mx.ok.filter((r) => r.exchange !== '' && r.exchange !== '.');
+      if (real.length === 0) return { outcome: 'null-mx', hosts: NO_HOSTS };
+      // RFC 5321 §5.1: lowest preference first; equal ones in the order given
+      const hosts = [...new Set(real.sort((a, b) => a.priority - b.priority).map((r) => r.exchange.toLowerCase().replace(/\.$/, '')))];
+      return { outcome: 'mx', hosts };
     }
-    if (mx.code === dns.NOTFOUND) return 'nxdomain';
+    if (mx.code === dns.NOTFOUND) return { outcome: 'nxdomain', hosts: NO_HOSTS };
     if (mx.code === dns.NODATA) return this.implicit(domain);
-    return 'unanswered';
+    return { outcome: 'unanswered', hosts: NO_HOSTS };
   }
 
   /** RFC 5321 §5.1: no MX, but an A or AAAA record is the implicit MX. */
-  private async implicit(domain: string): Promise<DnsOutcome> {
+  private async implicit(domain: string): Promise<DomainAnswer> {
     const [a, aaaa] = await Promise.all([
       this.ask(() => this.resolver.resolve4(domain)),
       this.ask(() => this.resolver.resolve6(domain)),
     ]);
     const has = (r: Answer<string[]>) => 'ok' in r && r.ok.length > 0;
-    if (has(a) || has(aaaa)) return 'implicit-mx';
+    if (has(a) || has(aaaa)) return { outcome: 'implicit-mx', hosts: [domain] };
     const negative = (r: Answer<string[]>) => 'ok' in r || r.code === dns.NODATA || r.code === dns.NOTFOUND;
-    return negative(a) && negative(aaaa) ? 'no-mail-host' : 'unanswered';
+    return { outcome: negative(a) && negative(aaaa) ? 'no-mail-host' : 'unanswered', hosts: NO_HOSTS };
   }
 
   private runProbe(): Promise<Probe> {

@@ -5,8 +5,35 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
+import { SmtpChecker, type DomainJob, type SmtpFinding } from './smtp/checker.js';
+import type { SocksProxy } from './smtp/proxy.js';
+import type { SessionBudget, SmtpCache } from './smtp/stores.js';
+import type { SmtpStats } from '../../summary.js';
 
 export { parseDnsServer } from './dns.js';
+
+/** The mailbox check's settings (PRODUCT.md §4.1); the CLI builds them from the --smtp flags. */
+export interface SmtpSettings {
+  /** the name given in EHLO */
+  helo: string;
+  /** the MAIL FROM reverse path; '' is the null path `<>` */
+  from: string;
+  port: number;
+  /** per reply, the banner included */
+  timeoutMs: number;
+  proxy?: SocksProxy;
+  /** sessions open at once, in all */
+  concurrency: number;
+  /** sessions open at once to one MX host */
+  perHost: number;
+  /** before a greylisting server is asked again (once) */
+  retryDelayMs: number;
+  /** serve: answer without the check after this long; the check goes on and fills the cache */
+  deadlineMs?: number;
+  /** shared state; in memory when absent (serve --redis passes its own) */
+  cache?: SmtpCache;
+  budget?: SessionBudget;
+}
 
 /** Options of the offline engine (PRODUCT.md §4). */
 export interface LocalEngineOptions {
@@ -26,11 +53,16 @@ export interface LocalEngineOptions {
   dnsShared?: SharedCache;
   /** where each DNS lookup was answered from (serve's metrics) */
   onDnsCache?: (from: 'memory' | 'shared' | 'dns') => void;
+  /** the mailbox check over SMTP; off when absent */
+  smtp?: SmtpSettings;
 }
 
 export interface LocalEngineStats extends ValidatorStats {
   /** DNS questions sent, the resolver probe included */
   dnsQueries: number;
+  smtp?: SmtpStats;
+  /** why the mailbox check last could not tell (for `check` to say); not part of the run summary */
+  smtpProblem?: string;
 }
 
 export type LocalValidator = Validator & {
@@ -58,6 +90,11 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           onCache: options.onDnsCache,
         });
   const offline = createOfflineChecker(lists);
+  const smtp =
+    options.smtp && dns
+      ? new SmtpChecker({ ...options.smtp, resolveHost: (host) => dns.addressesOf(host), onWarning: warn })
+      : undefined;
+  if (options.smtp && !dns) warn('the mailbox check (--smtp) needs DNS to find mail servers: it is off');
   let requests = 0;
 
   const validate = async (emails: readonly string[], signal?: AbortSignal): Promise<Verdict[]> => {
@@ -79,8 +116,58 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
         const domain = dnsDomain(c);
         if (domain !== undefined) c.dns = outcomes.get(domain) ?? 'unanswered';
       }
+      if (smtp) await abortable(askMailServers(emails, checks, signal), signal);
     }
     return checks.map((c, i) => decide(emails[i]!, c));
+  };
+
+  /**
+   * The mailbox check, after DNS: the batch's addresses grouped per domain, one
+   * job per domain with a usable (or implicit) MX. Syntax failures, NXDOMAIN,
+   * null MX, unanswered DNS and disposable domains are never dialled.
+   */
+  const askMailServers = async (emails: readonly string[], checks: Checks[], signal?: AbortSignal): Promise<void> => {
+    const byDomain = new Map<string, number[]>();
+    checks.forEach((c, i) => {
+      if (!c.syntax || c.literal || c.disposable || !c.domain) return;
+      if (c.dns !== 'mx' && c.dns !== 'implicit-mx') return;
+      // A non-ASCII local part needs SMTPUTF8 (RFC 6531), which many servers
+      // lack and refuse with texts that read like "invalid address": not asked.
+      if (!ASCII_LOCAL.test(emails[i]!.slice(0, emails[i]!.lastIndexOf('@')))) return;
+      let list = byDomain.get(c.domain);
+      if (!list) byDomain.set(c.domain, (list = []));
+      list.push(i);
+    });
+    const deadline = options.smtp!.deadlineMs;
+    const jobs: DomainJob[] = [];
+    const asked = new Map<number, string>();
+    await Promise.all(
+      [...byDomain].map(async ([domain, indexes]) => {
+        const { hosts } = await dns!.answer(domain);
+        if (hosts.length === 0) return;
+        // the addresses as the server sees them: the domain in lower case
+        for (const i of indexes) asked.set(i, `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`);
+        jobs.push({ domain, hosts, emails: [...new Set(indexes.map((i) => asked.get(i)!))] });
+      }),
+    );
+    if (jobs.length === 0) return;
+    // Findings are applied as each group of domains is done; serve stops
+    // waiting at its deadline and answers the rest from DNS and the lists,
+    // while their check goes on and fills the cache for the next request.
+    let open = true;
+    const byEmail = new Map<string, number[]>();
+    for (const [i, email] of asked) {
+      const list = byEmail.get(email);
+      if (list) list.push(i);
+      else byEmail.set(email, [i]);
+    }
+    const work = smtp!.checkDomains(jobs, signal, (found) => {
+      if (!open) return;
+      for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
+    });
+    if (deadline === undefined) await work;
+    else await withDeadline(work, deadline);
+    open = false;
   };
 
   return {
@@ -101,11 +188,38 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       disposableListVersion: lists.disposableVersion,
       warnings: [...warnings],
       dnsQueries: dns?.queries ?? 0,
+      ...(smtp ? { smtp: { ...smtp.stats } } : {}),
+      ...(smtp?.lastProblem ? { smtpProblem: smtp.lastProblem } : {}),
     }),
     async close() {
+      smtp?.close();
       dns?.close();
     },
   };
+}
+
+const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
+
+function apply(c: Checks, f: SmtpFinding | undefined): void {
+  if (f?.mailbox) c.mailbox = f.mailbox;
+  if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
+}
+
+/** `work`'s value, or undefined once `ms` have passed (work goes on). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    work.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** The domain DNS is asked about: none for bad syntax or an address literal. */

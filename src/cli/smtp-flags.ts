@@ -1,0 +1,107 @@
+import { hostname } from 'node:os';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { UsageError } from '../errors.js';
+import { intIn, positiveNumber } from './parse-flags.js';
+import { parseSmtpProxy, showProxy } from '../validate/local/smtp/proxy.js';
+import type { SmtpSettings } from '../validate/local/index.js';
+
+/** The --smtp flags as commander hands them over (declared once, in addSmtpOptions). */
+export interface SmtpFlags {
+  smtp?: boolean;
+  smtpHelo?: string;
+  smtpFrom?: string;
+  smtpPort: number;
+  smtpTimeout: number;
+  smtpProxy?: string;
+  smtpConcurrency: number;
+  smtpPerHost: number;
+  smtpRetryDelay: number;
+  smtpDeadline?: number;
+}
+
+export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25 };
+
+/**
+ * The default EHLO name: this machine's name when it is a fully-qualified one
+ * (holds a dot), else `localhost`. Servers that check HELO names refuse
+ * `localhost` (Postfix reject_non_fqdn_helo_hostname), so real use wants
+ * --smtp-helo with a name whose DNS you control (README).
+ */
+export function defaultHelo(): string {
+  const name = hostname().toLowerCase();
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name) ? name : 'localhost';
+}
+
+/** Declares the --smtp flags on a command (validate, check, serve). */
+export function addSmtpOptions(cmd: Command, opts: { deadline?: boolean } = {}): Command {
+  cmd
+    .option('--smtp', "check the mailbox with the domain's mail server (RCPT TO; never sends mail)")
+    .option('--smtp-helo <name>', 'the name given in EHLO: use one whose DNS you control (default: this host if fully qualified, else localhost)')
+    .option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')
+    .option('--smtp-port <n>', 'port of the mail servers', intIn(1, 65535), SMTP_DEFAULTS.port)
+    .option('--smtp-timeout <ms>', 'per SMTP reply, the banner included', intIn(1, 600_000), SMTP_DEFAULTS.timeoutMs)
+    .option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')
+    .option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all', intIn(1, 1000), SMTP_DEFAULTS.concurrency)
+    .option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host', intIn(1, 100), SMTP_DEFAULTS.perHost)
+    .option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)', nonNegative, SMTP_DEFAULTS.retryDelaySeconds);
+  if (opts.deadline) {
+    cmd.addOption(
+      new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
+        .argParser(positiveNumber)
+        .default(SMTP_DEFAULTS.deadlineSeconds),
+    );
+  }
+  return cmd;
+}
+
+/**
+ * Rewrites our command line as `ps` shows it (on Linux, node's process.title
+ * overwrites the argv area) with the proxy's password masked, as mysql does
+ * for `-p`. It only shortens the window: the warning still tells the user to
+ * use the environment.
+ */
+function hideFromProcessList(secret: string, shown: string): void {
+  try {
+    process.title = process.argv.map((a) => a.split(secret).join(shown)).join(' ');
+  } catch {
+    // not supported here: the warning stands
+  }
+}
+
+function nonNegative(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
+  return n;
+}
+
+/** Builds the settings, or undefined when --smtp is off. A bad value is a UsageError. */
+export function smtpSettings(flags: SmtpFlags, env: Record<string, string | undefined> = process.env, warn?: (line: string) => void): SmtpSettings | undefined {
+  if (!flags.smtp) return undefined;
+  const proxyText = flags.smtpProxy ?? (env.MAILSIFT_SMTP_PROXY || undefined);
+  const proxy = proxyText === undefined ? undefined : parseSmtpProxy(proxyText, flags.smtpProxy !== undefined ? '--smtp-proxy' : 'MAILSIFT_SMTP_PROXY');
+  if (flags.smtpProxy !== undefined && proxy?.password !== undefined) {
+    hideFromProcessList(flags.smtpProxy, showProxy(proxy));
+    warn?.('--smtp-proxy holds a password, which other users of this machine can read in the process list: put the URL in MAILSIFT_SMTP_PROXY instead');
+  }
+  const helo = (flags.smtpHelo ?? defaultHelo()).trim();
+  if (!/^(\[[0-9a-f.:]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/i.test(helo)) {
+    throw new UsageError(`--smtp-helo wants a host name (or an [address literal]), not "${helo.slice(0, 80)}"`);
+  }
+  let from = (flags.smtpFrom ?? '<>').trim();
+  if (from.startsWith('<') && from.endsWith('>')) from = from.slice(1, -1);
+  if (from !== '' && !/^[^\s<>@]+@[^\s<>@]+$/.test(from)) {
+    throw new UsageError(`--smtp-from wants an address (you@your-domain.example) or <>, not "${from.slice(0, 80)}"`);
+  }
+  const settings: SmtpSettings = {
+    helo,
+    from,
+    port: flags.smtpPort,
+    timeoutMs: flags.smtpTimeout,
+    concurrency: flags.smtpConcurrency,
+    perHost: flags.smtpPerHost,
+    retryDelayMs: Math.round(flags.smtpRetryDelay * 1000),
+  };
+  if (proxy) settings.proxy = proxy;
+  if (flags.smtpDeadline !== undefined) settings.deadlineMs = Math.round(flags.smtpDeadline * 1000);
+  return settings;
+}
