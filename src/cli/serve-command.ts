@@ -2,6 +2,8 @@ import { Command, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
 import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { positiveNumber } from './parse-flags.js';
+import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
@@ -28,6 +30,11 @@ export function serveCommand(): Command {
     )
     .option('--redis-prefix <prefix>', 'prefix of every key written to Redis', 'mailsift:')
     .option('--redis-timeout <ms>', 'a Redis command slower than this counts as Redis down', '1000')
+    .addOption(
+      new Option('--smtp-lease <seconds>', 'with --redis and --smtp: how long an SMTP session slot stays taken after the instance holding it dies (renewed while the session lasts)')
+        .argParser(positiveNumber)
+        .default(DEFAULT_LEASE_MS / 1000),
+    )
     .option('--metrics', 'serve GET /metrics in the Prometheus text format')
     .option('--drain-timeout <seconds>', 'on SIGTERM, how long requests in flight may still take', '10')
     .addHelpText(
@@ -37,7 +44,7 @@ export function serveCommand(): Command {
   return addSmtpOptions(cmd, { deadline: true })
     .action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
-      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }] =
+      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
         await Promise.all([
           import('../serve/config.js'),
           import('../serve/server.js'),
@@ -46,6 +53,7 @@ export function serveCommand(): Command {
           import('../serve/redis.js'),
           import('../serve/redis-rate-limit.js'),
           import('../serve/redis-cache.js'),
+          import('../serve/redis-smtp.js'),
         ]);
       const config = await loadServeConfig(flags);
       if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
@@ -64,8 +72,13 @@ export function serveCommand(): Command {
         : undefined;
       if (redis) {
         metrics?.redis('connected');
-        say(`sharing rate-limit windows and DNS answers through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
+        say(`sharing rate-limit windows, DNS answers${smtp ? ', SMTP findings and the per-host session budget' : ''} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
       }
+      if (smtp && redis) {
+        smtp.cache = new RedisSmtpCache(redis);
+        smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: (flags.smtpLease ?? DEFAULT_LEASE_MS / 1000) * 1000 });
+      }
+      if (smtp && metrics) smtp.onSession = metrics.smtpSessionOpened;
       const engine = createLocalValidator({
         dns: config.dns,
         dnsServer: config.dnsServer,

@@ -24,6 +24,8 @@ export interface ServeFlags extends Partial<SmtpFlags> {
   redis?: string;
   redisPrefix?: string;
   redisTimeout?: string;
+  /** seconds an SMTP session lease outlives a dead instance (--smtp-lease) */
+  smtpLease?: number;
   metrics?: boolean;
   drainTimeout?: string;
 }

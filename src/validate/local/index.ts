@@ -5,7 +5,7 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
-import { SmtpChecker, type DomainJob, type SmtpFinding } from './smtp/checker.js';
+import { SmtpChecker, type DomainJob, type SessionOutcome, type SmtpFinding } from './smtp/checker.js';
 import type { SocksProxy } from './smtp/proxy.js';
 import type { SessionBudget, SmtpCache } from './smtp/stores.js';
 import type { SmtpStats } from '../../summary.js';
@@ -33,6 +33,8 @@ export interface SmtpSettings {
   /** shared state; in memory when absent (serve --redis passes its own) */
   cache?: SmtpCache;
   budget?: SessionBudget;
+  /** told of each SMTP session opened; the returned function, once, of how it ended (serve's metrics) */
+  onSession?: () => (outcome: SessionOutcome) => void;
 }
 
 /** Options of the offline engine (PRODUCT.md §4). */

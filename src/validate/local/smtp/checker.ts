@@ -32,7 +32,17 @@ export interface SmtpCheckOptions {
   /** how long catch-all results and mailbox findings are reused */
   cacheTtlMs?: number;
   providers?: readonly ProviderRule[];
+  /**
+   * Told when a session opens (serve's metrics); the function it returns is
+   * called once when that session ends, with how: 'completed' (every recipient
+   * asked), 'deferred' (a 4xx or 421 ended it), 'blocked' (a refusal of the
+   * checker), 'refused' (another 5xx to EHLO, MAIL FROM or RSET), 'failed'
+   * (a timeout or a dropped connection).
+   */
+  onSession?: () => (outcome: SessionOutcome) => void;
 }
+
+export type SessionOutcome = 'completed' | 'deferred' | 'blocked' | 'refused' | 'failed';
 
 /** What the check found for one address; both fields absent when it could not tell. */
 export interface SmtpFinding {
@@ -81,6 +91,8 @@ interface Attempt {
   outcomes: Map<string, RcptOutcome>;
   /** no answer worth keeping yet: ask again once, later (greylisting, 421, 4xx) */
   later: string[];
+  /** how the session ended (metrics); absent when none opened */
+  ended?: SessionOutcome;
 }
 
 /**
@@ -262,11 +274,16 @@ export class SmtpChecker {
         }
         this.stats.sessions++;
         this.everOpened = true;
+        const ended = this.o.onSession?.();
         const { session, greeting } = opened;
+        let outcome: SessionOutcome = 'failed';
         try {
-          return await this.dialogue(session, greeting, rcpts, host);
+          const attempt = await this.dialogue(session, greeting, rcpts, host);
+          outcome = attempt.ended ?? 'failed';
+          return attempt;
         } finally {
           await session.quit();
+          ended?.(outcome);
         }
       });
     } finally {
@@ -307,7 +324,8 @@ export class SmtpChecker {
     const deferred: string[] = [];
     const stop = (step: StepOutcome, reply?: Reply): Attempt => {
       if (reply) this.lastProblem = `${host}: ${showReply(reply)}`;
-      return { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred };
+      const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
+      return { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred, ended };
     };
     try {
       const banner = classifyStep(greeting);
@@ -346,7 +364,7 @@ export class SmtpChecker {
           else outcomes.set(rcpt, outcome);
         }
       }
-      return { outcomes, later: deferred };
+      return { outcomes, later: deferred, ended: 'completed' };
     } catch (err) {
       // a timeout or a dropped connection: what was answered stands, the rest stays undetermined
       if (err instanceof SessionError) {
