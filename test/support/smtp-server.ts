@@ -16,6 +16,7 @@ import type { AddressInfo, Socket } from 'node:net';
  *   full4*     452 4.2.2 over quota            grey*    451 4.7.1 greylisted, then 250
  *   closing*   421 4.3.2 closing               policy*  554 5.7.1 blocked (spamhaus)
  *   drop*      the connection is cut mid-dialogue   hang*    no reply, ever
+ *   slow*      250 after 150 ms (sessions that last long enough to overlap)
  *   anything else 250
  * Domains: `catchall.*` accept every local part (the scripted ones included);
  * `limit<N>.*` answer 452 4.5.3 after N recipients in one transaction;
@@ -114,6 +115,7 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
           return;
         }
         if (lp.startsWith('hang')) return; // the reply never comes
+        if (lp.startsWith('slow')) return void setTimeout(() => cb(), 150);
         if (lp.startsWith('grey')) {
           if (!greyAsked.has(email)) {
             greyAsked.add(email);
