@@ -203,3 +203,25 @@ describe('the SMTP check against a real server on loopback', () => {
     }
   });
 });
+
+describe('onSession (serve --metrics)', () => {
+  it('is told of each session that opens, once, with how it ended; not of connections that never opened', async () => {
+    const ended: string[] = [];
+    let opened = 0;
+    const { c } = checker({
+      onSession: () => {
+        opened++;
+        return (outcome) => ended.push(outcome);
+      },
+    });
+    await c.checkDomain({ domain: 'one.test', hosts: ['mx1.test'], emails: ['ann@one.test'] });
+    await c.checkDomain({ domain: 'two.test', hosts: ['blocked.test'], emails: ['ann@two.test'] });
+    await c.checkDomain({ domain: 'three.test', hosts: ['mx1.test'], emails: ['hang-ann@three.test'] });
+    await c.checkDomain({ domain: 'four.test', hosts: ['closed.test'], emails: ['ann@four.test'] });
+    await c.checkDomain({ domain: 'five.test', hosts: ['mx1.test'], emails: ['closing-ann@five.test'] });
+    // closing: 421 defers, asked again once after the delay (a second session)
+    expect(ended).toEqual(['completed', 'blocked', 'failed', 'deferred', 'deferred']);
+    expect(opened).toBe(5);
+    expect(c.stats.sessions).toBe(5);
+  });
+});
