@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   MemorySessionBudget,
@@ -23,9 +23,10 @@ const FINDINGS: readonly MailboxFinding[] = ['accepted', 'refused', 'full'];
 
 /**
  * Memory first, then Redis (`<prefix>smtp-catchall:<domain>`,
- * `<prefix>smtp-mailbox:<address>`); what Redis answers is kept in memory for
- * the TTL it has left. Writes go to both, so an instance still knows its own
- * findings while Redis is away.
+ * `<prefix>smtp-mailbox:<sha-256 of the address>`: no address is written to
+ * Redis in clear); what Redis answers is kept in memory for the TTL it has
+ * left. Writes go to both, so an instance still knows its own findings while
+ * Redis is away.
  */
 export class RedisSmtpCache implements SmtpCache {
   private readonly memory: MemorySmtpCache;
@@ -56,7 +57,7 @@ export class RedisSmtpCache implements SmtpCache {
   async getMailbox(email: string): Promise<MailboxFinding | undefined> {
     const mine = await this.memory.getMailbox(email);
     if (mine !== undefined) return mine;
-    const shared = await this.mailbox.get(email);
+    const shared = await this.mailbox.get(addressKey(email));
     const finding = FINDINGS.find((f) => f === shared?.value);
     if (!finding) return undefined;
     await this.memory.setMailbox(email, finding, shared!.ttlMs);
@@ -65,8 +66,12 @@ export class RedisSmtpCache implements SmtpCache {
 
   async setMailbox(email: string, finding: MailboxFinding, ttlMs: number): Promise<void> {
     await this.memory.setMailbox(email, finding, ttlMs);
-    await this.mailbox.set(email, finding, ttlMs);
+    await this.mailbox.set(addressKey(email), finding, ttlMs);
   }
+}
+
+function addressKey(email: string): string {
+  return createHash('sha256').update(email).digest('hex');
 }
 
 /**

@@ -50,6 +50,10 @@ describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
       const ttl = await watcher.pttl('share1:smtp-catchall:catchall.test');
       expect(ttl).toBeGreaterThan(50_000);
       expect(ttl).toBeLessThanOrEqual(60_000);
+      // the address is not written in clear
+      const keys = await watcher.keys('share1:*');
+      expect(keys).toHaveLength(2);
+      expect(keys.join(' ')).not.toContain('ann');
     } finally {
       watcher.disconnect();
     }
