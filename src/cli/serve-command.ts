@@ -1,8 +1,7 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
 import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
-import { positiveNumber } from './parse-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 
 const say = (line: string): void => {
@@ -24,7 +23,7 @@ export function serveCommand(): Command {
     .option('--dns-server <host[:port]>', 'resolver for the engine (default: system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query', '2000')
     .addOption(
-      new Option('--redis <url>', 'share rate-limit windows and DNS answers with other instances: redis://[user:password@]host[:port][/db]').env(
+      new Option('--redis <url>', 'share rate-limit windows, DNS answers and SMTP state with other instances: redis://[user:password@]host[:port][/db]').env(
         'MAILSIFT_REDIS_URL',
       ),
     )
@@ -32,7 +31,7 @@ export function serveCommand(): Command {
     .option('--redis-timeout <ms>', 'a Redis command slower than this counts as Redis down', '1000')
     .addOption(
       new Option('--smtp-lease <seconds>', 'with --redis and --smtp: how long an SMTP session slot stays taken after the instance holding it dies (renewed while the session lasts)')
-        .argParser(positiveNumber)
+        .argParser(leaseSeconds)
         .default(DEFAULT_LEASE_MS / 1000),
     )
     .option('--metrics', 'serve GET /metrics in the Prometheus text format')
@@ -72,7 +71,8 @@ export function serveCommand(): Command {
         : undefined;
       if (redis) {
         metrics?.redis('connected');
-        say(`sharing rate-limit windows, DNS answers${smtp ? ', SMTP findings and the per-host session budget' : ''} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
+        const what = smtp ? 'rate-limit windows, DNS answers, SMTP findings and the per-host session budget' : 'rate-limit windows and DNS answers';
+        say(`sharing ${what} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
       }
       if (smtp && redis) {
         smtp.cache = new RedisSmtpCache(redis);
@@ -114,6 +114,13 @@ export function serveCommand(): Command {
         await redis?.close();
       });
     });
+}
+
+/** --smtp-lease: long enough to be renewed in time, short enough to free a dead instance's hosts */
+function leaseSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0.5 || n > 3600) throw new InvalidArgumentError('expected seconds from 0.5 to 3600');
+  return n;
 }
 
 /** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */
