@@ -198,6 +198,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
+    // a waiter does not keep a server that is shutting down alive
+    timer.unref();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

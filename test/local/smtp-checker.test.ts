@@ -225,3 +225,22 @@ describe('onSession (serve --metrics)', () => {
     expect(c.stats.sessions).toBe(5);
   });
 });
+
+describe('cached findings', () => {
+  it('are reused for their TTL, not renewed by being reused: once it is over the server is asked again', async () => {
+    const { MemorySmtpCache } = await import('../../src/validate/local/smtp/stores.js');
+    let t = 1_000_000;
+    const cache = new MemorySmtpCache({ now: () => t });
+    const { c } = checker({ cache, cacheTtlMs: 1_000 });
+    const rcpts = () => server.commands().filter((l) => /^RCPT TO:<.*@ttl\.test>$/.test(l)).length;
+    const job = { domain: 'ttl.test', hosts: ['mx1.test'], emails: ['ann@ttl.test'] };
+    await c.checkDomain(job);
+    expect(rcpts()).toBe(2); // the catch-all probe and ann
+    t += 600;
+    expect((await c.checkDomain(job)).get('ann@ttl.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    expect(rcpts()).toBe(2);
+    t += 600; // 1,200 ms after the server answered
+    expect((await c.checkDomain(job)).get('ann@ttl.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    expect(rcpts()).toBe(4);
+  });
+});

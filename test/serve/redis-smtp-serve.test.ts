@@ -40,9 +40,9 @@ const envWithout = (): NodeJS.ProcessEnv => {
   return env;
 };
 
-async function instance(): Promise<Served> {
+async function instance(...extra: string[]): Promise<Served> {
   const s = await startServe(
-    ['--keys-file', keys, '--rate-limit', '1000/60', '--dns-server', dns.address, '--redis', redis.url, '--redis-prefix', 'smtpserve:',
+    [...extra, '--keys-file', keys, '--rate-limit', '1000/60', '--dns-server', dns.address, '--redis', redis.url, '--redis-prefix', 'smtpserve:',
       '--redis-timeout', '300', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
       '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics'],
     { dns: true, env: envWithout() },
@@ -129,7 +129,7 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
   });
 
   it('a lease held by an instance that was SIGKILLed runs out, and the other proceeds', async () => {
-    const c = await instance();
+    const [c, d] = await Promise.all([instance(), instance('--drain-timeout', '1')]);
     const watcher = new Redis(redis.url);
     try {
       // c opens a session to mx.hang.test and waits for a reply that never comes
@@ -142,7 +142,15 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       // b wants the same host: it waits, renewals keep c's lease alive past its lease time
       const t0 = Date.now();
       const waiting = check(b, ['bob@hang.test']);
-      await new Promise((r) => setTimeout(r, 1500));
+      // so does d, and then it is told to stop: waiting for a lease does not keep it alive
+      const dWaits = check(d, ['cy@hang.test']).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      const stopAt = Date.now();
+      d.child.kill('SIGTERM');
+      expect(await d.exit).toBe(0);
+      expect(Date.now() - stopAt).toBeLessThan(3000);
+      await dWaits;
+      await new Promise((r) => setTimeout(r, 1200));
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
       c.child.kill('SIGKILL');
       await c.exit;

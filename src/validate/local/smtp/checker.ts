@@ -161,6 +161,8 @@ export class SmtpChecker {
 
   private async checkGroup(jobs: readonly DomainJob[], signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {
     const found = new Map<string, SmtpFinding>();
+    /** read from the cache: not written back, so a finding is asked again once its TTL is over */
+    const known = new Set<string>();
     const states: DomainState[] = [];
     for (const job of jobs) {
       this.stats.asked += job.emails.length;
@@ -172,11 +174,15 @@ export class SmtpChecker {
       }
       const catchAll = await this.cache.getCatchAll(job.domain);
       const ask: string[] = [];
-      for (const e of job.emails) {
-        const cached = await this.cache.getMailbox(e);
-        if (cached) found.set(e, { mailbox: cached });
-        else ask.push(e);
-      }
+      // asked at once: with a shared cache (Redis) one pipelined round trip, not one per address
+      const cached = await Promise.all(job.emails.map((e) => this.cache.getMailbox(e)));
+      job.emails.forEach((e, i) => {
+        const mailbox = cached[i];
+        if (mailbox) {
+          found.set(e, { mailbox });
+          known.add(e);
+        } else ask.push(e);
+      });
       const probe = catchAll === undefined ? `${randomLocal()}@${job.domain}` : undefined;
       states.push({ job, catchAll, ask, probe, probeOpen: probe !== undefined });
     }
@@ -209,18 +215,21 @@ export class SmtpChecker {
       if (!this.closing.signal.aborted) settle(await this.attempt(hosts, pending(), signal));
     }
 
+    // written at once, as they were read
+    const writes: Promise<void>[] = [];
     for (const st of states) {
-      if (st.catchAll !== undefined) await this.cache.setCatchAll(st.job.domain, st.catchAll, this.ttl);
+      if (st.catchAll !== undefined && st.probe !== undefined) writes.push(this.cache.setCatchAll(st.job.domain, st.catchAll, this.ttl));
       for (const e of st.job.emails) {
         const f = found.get(e);
         if (f?.mailbox) {
-          await this.cache.setMailbox(e, f.mailbox, this.ttl);
+          if (!known.has(e)) writes.push(this.cache.setMailbox(e, f.mailbox, this.ttl));
           if (st.catchAll !== undefined) f.catchAll = st.catchAll;
         } else if (st.catchAll !== undefined) {
           found.set(e, { catchAll: st.catchAll });
         }
       }
     }
+    await Promise.all(writes);
     for (const job of jobs) for (const e of job.emails) this.count(found.get(e));
     return found;
   }
