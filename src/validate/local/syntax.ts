@@ -39,15 +39,13 @@ function isUtf8NonAscii(c: number): boolean {
 }
 
 /**
- * How many code units the non-ASCII character at `i` (code unit `c`) takes: 1,
- * 2 for a surrogate pair, 0 when it is not UTF8-non-ascii (a C1 control, a
- * noncharacter, a lone surrogate).
+ * The non-ASCII code unit `c` at `i` may stand in an address: UTF8-non-ascii,
+ * and a surrogate only as half of a pair (high then low).
  */
-function nonAsciiWidth(s: string, i: number, c: number): number {
-  if (c < 0xd800 || c > 0xdfff) return isUtf8NonAscii(c) ? 1 : 0;
-  if (c > 0xdbff) return 0; // a low surrogate with no high one before it
-  const next = s.charCodeAt(i + 1);
-  return next >= 0xdc00 && next <= 0xdfff ? 2 : 0;
+function isNonAsciiOk(s: string, i: number, c: number): boolean {
+  if (c < 0xd800 || c > 0xdfff) return isUtf8NonAscii(c);
+  const other = c <= 0xdbff ? s.charCodeAt(i + 1) : s.charCodeAt(i - 1);
+  return c <= 0xdbff ? other >= 0xdc00 && other <= 0xdfff : other >= 0xd800 && other <= 0xdbff;
 }
 
 export function parseAddress(email: string): ParsedAddress | undefined {
@@ -70,11 +68,9 @@ export function parseAddress(email: string): ParsedAddress | undefined {
         i += 2;
       } else if (c >= 0x20 && c <= 0x7e) {
         i++;
-      } else if (c >= 0x80) {
-        const width = nonAsciiWidth(email, i, c);
-        if (width === 0) return undefined;
+      } else if (c >= 0x80 && isNonAsciiOk(email, i, c)) {
         nonAscii = true;
-        i += width;
+        i++;
       } else {
         return undefined;
       }
@@ -94,11 +90,10 @@ export function parseAddress(email: string): ParsedAddress | undefined {
       }
       if (c < 0x80) {
         if (ATEXT[c] !== 1) return undefined;
-      } else {
-        const width = nonAsciiWidth(email, i, c);
-        if (width === 0) return undefined;
+      } else if (isNonAsciiOk(email, i, c)) {
         nonAscii = true;
-        i += width - 1;
+      } else {
+        return undefined;
       }
       prevDot = false;
     }
