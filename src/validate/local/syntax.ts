@@ -126,7 +126,7 @@ export function parseAddress(email: string): ParsedAddress | undefined {
     const idna = domainToAscii(email.slice(start));
     if ('error' in idna) return undefined;
     domain = idna.ascii;
-    if (scanHostname(domain, 0, domain.length) > HOST_ACE) return undefined;
+    if (scanHostname(domain, 0, domain.length) >= HOST_NON_ASCII) return undefined;
   } else {
     return undefined;
   }
