@@ -1,7 +1,8 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, encodeLines, TailPool } from './encoding.js';
+import { addressKey } from '../dedupe/address-key.js';
+import { encodeLines, TailPool } from './encoding.js';
 import { registerUser } from './users.js';
 import { closeOnce, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
 

@@ -1,4 +1,4 @@
-import { isDomainOf } from '../batch/address-key.js';
+import { isDomainOf } from '../dedupe/address-key.js';
 import type { Details, Status, Verdict } from '../verdict.js';
 
 /*
@@ -156,20 +156,6 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
     provider,
     details,
   };
-}
-
-/**
- * Key for the in-memory indexes: the pipeline sends each address once per run
- * with the domain compared case-insensitively (PRODUCT.md §3); stores match the
- * same way so that a resumed run skips exactly what the first one sent.
- */
-export function addressKey(email: string): string {
-  const at = email.lastIndexOf('@');
-  if (at < 0) return email;
-  const domain = email.slice(at);
-  const lower = domain.toLowerCase();
-  // The usual already-lowercase address is its own key: no second string per entry.
-  return lower === domain ? email : email.slice(0, at) + lower;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { addressKey } from '../batch/address-key.js';
-import { VerdictMemo } from '../batch/verdict-memo.js';
+import { addressKey } from '../dedupe/address-key.js';
+import { VerdictMemo } from '../dedupe/verdict-memo.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { encodeLines, TailPool } from './encoding.js';
