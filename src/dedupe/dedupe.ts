@@ -1,8 +1,11 @@
 import type { Verdict } from '../verdict.js';
 import { Claim, VerdictMemo, type KeyHash } from './verdict-memo.js';
 
-/** What `take` says of a row's address: its verdict now, send it, or wait for the row that sent it. */
-export type Take = Verdict | 'send' | 'wait';
+/**
+ * What `take` says of a row's address: its verdict now; 'wait' for the row
+ * that sent it; or a number, the ticket to send it under and settle it with.
+ */
+export type Take = Verdict | 'wait' | number;
 
 /**
  * Deduplication: each distinct address (by its key, see addressKey) is sent
@@ -11,11 +14,8 @@ export type Take = Verdict | 'send' | 'wait';
  */
 export class Dedupe {
   private readonly memo: VerdictMemo;
-  /**
-   * the addresses sent and not yet answered, with the later rows (sequence
-   * numbers) that wait for them; as many as the batches in flight hold
-   */
-  private readonly pending = new Map<string, { ticket: number; rows: number[] | undefined }>();
+  /** by ticket: the later rows (sequence numbers) of addresses sent and not yet answered */
+  private readonly waiting = new Map<number, number[]>();
 
   /** `hash` only chooses slots (a test injects a degenerate one to make every key collide). */
   constructor(hash?: KeyHash) {
@@ -25,8 +25,9 @@ export class Dedupe {
   /**
    * The row `seq` holds `email`, whose key is `key`. A verdict: a duplicate of
    * an answered address, under this row's spelling. 'wait': a duplicate of one
-   * sent, answered through `settle`. 'send': first sight — the caller gets a
-   * verdict for it (from the engine, a journal or a cache) and settles it.
+   * sent, answered through `settle`. A ticket: first sight, send it — the
+   * caller gets a verdict for it (from the engine, a journal or a cache) and
+   * settles it under that ticket.
    */
   take(key: string, email: string, seq: number): Take {
     const ticket = this.memo.claim(key);
@@ -34,23 +35,24 @@ export class Dedupe {
       case Claim.Done:
         return this.memo.verdictAt(ticket, key, email);
       case Claim.Pending: {
-        const p = this.pending.get(key)!;
-        (p.rows ??= []).push(seq);
+        const rows = this.waiting.get(ticket);
+        if (rows) rows.push(seq);
+        else this.waiting.set(ticket, [seq]);
         return 'wait';
       }
       default:
-        this.pending.set(key, { ticket, rows: undefined });
-        return 'send';
+        return ticket;
     }
   }
 
-  /** Files the verdict of an address `take` said to send; returns the rows that wait for it (their own spelling aside). */
-  settle(key: string, verdict: Verdict): readonly number[] {
-    const p = this.pending.get(key);
-    if (p === undefined) return NONE;
-    this.pending.delete(key);
-    this.memo.fulfil(p.ticket, key, verdict);
-    return p.rows ?? NONE;
+  /** Files the verdict of an address `take` gave `ticket` to; returns the later rows that wait for it. */
+  settle(ticket: number, key: string, verdict: Verdict): readonly number[] {
+    this.memo.fulfil(ticket, key, verdict);
+    if (this.waiting.size === 0) return NONE;
+    const rows = this.waiting.get(ticket);
+    if (rows === undefined) return NONE;
+    this.waiting.delete(ticket);
+    return rows;
   }
 }
 

@@ -49,6 +49,8 @@ interface Batch {
   /** the first row of each address, by sequence number */
   rows: number[];
   keys: string[];
+  /** each address's ticket (see Dedupe.take) */
+  tickets: number[];
 }
 
 /**
@@ -68,7 +70,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
-  const newBatch = (): Batch => ({ emails: [], rows: [], keys: [] });
+  const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
   let batch = newBatch();
   let fatal: unknown;
   /** true while the input pauses (see withIdle) */
@@ -108,7 +110,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       progress.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
       order.answer(b.rows[i]!, v);
-      for (const seq of dedupe.settle(b.keys[i]!, v)) answer(seq, v);
+      for (const seq of dedupe.settle(b.tickets[i]!, b.keys[i]!, v)) answer(seq, v);
     }
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
@@ -136,7 +138,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       summary.duplicates++;
       return;
     }
-    if (found !== 'send') {
+    if (typeof found !== 'number') {
       summary.duplicates++;
       order.answer(seq, found);
       return;
@@ -145,7 +147,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     if (reused) {
       if (reused.source === 'journal') summary.fromJournal++;
       else summary.fromCache++;
-      dedupe.settle(key, reused.verdict);
+      dedupe.settle(found, key, reused.verdict);
       // counted as queued and done at once, so progress never passes 100%
       progress.addressesQueued++;
       progress.addressesDone++;
@@ -156,6 +158,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     batch.emails.push(email);
     batch.rows.push(seq);
     batch.keys.push(key);
+    batch.tickets.push(found);
   };
 
   const dispatch = async (): Promise<void> => {
