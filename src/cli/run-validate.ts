@@ -4,11 +4,11 @@ import { MailsiftError, UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
 import { openInput } from '../read/open-input.js';
-import type { Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
 import { createRowWriter } from '../write/row-writer.js';
 import { Sink } from '../write/sink.js';
+import { SummaryFile } from '../write/summary-file.js';
 import { resolveEngine } from './api-config.js';
 import { formatFromPath } from './parse-flags.js';
 import { runDryRun } from './run-dry-run.js';
@@ -71,9 +71,13 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 
   const { known } = await openStores(flags, job, runFiles);
   let out: Writable;
+  let summaryFile: SummaryFile | undefined;
   try {
+    // Every output is proven writable before the first request.
+    summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
     out = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
   } catch (err) {
+    await summaryFile?.discard();
     await known?.close(); // else the journal's lock file outlives us
     throw err;
   }
@@ -122,7 +126,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   });
   interrupts.stop.addEventListener('abort', () => stopSending.abort(interrupts.stop.reason), { once: true });
 
-  let result: RunResult;
+  let result: RunResult | undefined;
   let endFailure: unknown;
   try {
     result = await validateStream({
@@ -151,13 +155,14 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
         (err: unknown) => err,
       );
       interrupts.dispose();
+      if (result === undefined || endFailure !== undefined || sink.gone) await summaryFile?.discard();
     }
   }
   if (endFailure !== undefined) throw endFailure;
   if (sink.gone) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
-  if (flags.summary) await writeSummary(flags.summary, summary);
+  await summaryFile?.write(summary);
   process.exitCode = reporter.finish(summary, result.complete);
   const signalled = interrupts.exitCode();
   if (signalled !== undefined) {
@@ -184,13 +189,5 @@ async function openOutput(path: string): Promise<Writable> {
   } catch (err) {
     if (err instanceof MailsiftError) throw err;
     throw new UsageError(`cannot write ${path}: ${(err as Error).message}`);
-  }
-}
-
-async function writeSummary(path: string, summary: Summary): Promise<void> {
-  try {
-    await fs.writeFile(path, JSON.stringify(summary, null, 2) + '\n');
-  } catch (err) {
-    throw new UsageError(`cannot write the summary to ${path}: ${(err as Error).message}`);
   }
 }

@@ -52,7 +52,8 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     const entry = parseEntry(line);
     if (entry === undefined) return false;
     const ts = entry[0];
-    if (typeof ts !== 'number') return false;
+    // epoch seconds, no later than a day of clock skew from now (a damaged 1e999 must not stay fresh forever)
+    if (typeof ts !== 'number' || !(ts >= 0 && ts <= now() / 1000 + 86_400)) return false;
     const tail = tails.tailOf(line, entry, 1);
     if (tail === undefined) return false;
     lines++;

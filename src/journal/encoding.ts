@@ -133,7 +133,8 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
   if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
   const status = CODE_STATUS[code[0]!];
   if (!status) return undefined;
-  if (confidence !== null && typeof confidence !== 'number') return undefined;
+  // 1e999 parses as Infinity: a number out of range is damage, not a verdict
+  if (confidence !== null && (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))) return undefined;
   if (typeof provider !== 'string') return undefined;
   if (domain !== null && domain !== 1 && typeof domain !== 'string') return undefined;
   if (suggestion !== undefined && typeof suggestion !== 'string') return undefined;
