@@ -159,3 +159,21 @@ describe('two addresses whose hashes collide', () => {
     expect(resumed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { status: string }).status)).toEqual(['valid', 'invalid']);
   });
 });
+
+describe('outputs proven writable before the first request', () => {
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-race-'));
+    server = await startFaultServer({ apiKey: API_KEY });
+  });
+
+  it('an unwritable --summary is refused with exit 2 before anything is paid, and leaves no output behind', async () => {
+    await writeFile(join(dir, 'in.txt'), list('s', 5).join('\n') + '\n');
+    const r = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'no/such/dir/s.json'], { cwd: dir, env: apiEnv(server) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^mailsift: cannot write the summary to no\/such\/dir\/s\.json: .*ENOENT.*\n$/);
+    expect(server.requests).toHaveLength(0);
+    const ok = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 's.json'], { cwd: dir, env: apiEnv(server) });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 's.json'), 'utf8')).total).toBe(5);
+  });
+});
