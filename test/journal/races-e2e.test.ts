@@ -12,7 +12,8 @@ import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';
 /*
  * The promises "nothing paid twice, nothing lost" under races between runs of
  * the real binary (issue 13). Each race is tried a bounded number of times;
- * each of them failed in most trials before the fix.
+ * the cache race and the collision failed every time before the fix, the lock
+ * race in some runs (see lock-race.test.ts for the reliable one).
  */
 
 let dir: string;
@@ -65,9 +66,10 @@ describe('a stale journal lock taken over by many runs at once', () => {
     server = await startFaultServer({ apiKey: API_KEY, delayMs: 600 });
   });
 
+  // The whole binary, a few times (lock-race.test.ts races the lock itself many times, and fails reliably on the old lock).
   it('lets exactly one in; the others exit 2 and nothing is paid twice', async () => {
-    const TRIALS = 3;
-    const STARTERS = 8;
+    const TRIALS = 2;
+    const STARTERS = 6;
     const input = list('lock', 20).join('\n') + '\n';
     for (let trial = 0; trial < TRIALS; trial++) {
       const journal = join(dir, `t${trial}.journal`);
@@ -98,11 +100,11 @@ describe('runs sharing a cache that is mostly stale', () => {
   });
 
   it('keeps every run’s verdicts when one of them would compact the file', async () => {
-    const TRIALS = 3;
+    const TRIALS = 2;
     const header = { mailsift: 'cache', version: 1, ...jobBinding({ engine: 'api', baseUrl: server.url }) };
     // Long expired lines, enough that loading and compacting the file takes a while.
     let stale = JSON.stringify(header) + '\n';
-    for (let i = 0; i < 100_000; i++) stale += `[1000000000,"stale${i}@example.com","v11100-",0.9,"old",1]\n`;
+    for (let i = 0; i < 60_000; i++) stale += `[1000000000,"stale${i}@example.com","v11100-",0.9,"old",1]\n`;
     for (let trial = 0; trial < TRIALS; trial++) {
       const cache = join(dir, `t${trial}.cache`);
       await writeFile(cache, stale);
@@ -112,7 +114,7 @@ describe('runs sharing a cache that is mostly stale', () => {
       const second = gated(['validate', '-', '-o', `b${trial}.csv`, '--cache', cache], b.join('\n') + '\n', dir);
       await sleep(400);
       first.go();
-      await sleep(60); // the second starts while the first is reading the cache
+      await sleep(40); // the second starts while the first is reading the cache
       second.go();
       const [ra, rb] = await Promise.all([first.done, second.done]);
       expect(ra.code, ra.stderr).toBe(0);
