@@ -15,6 +15,8 @@ export interface Progress {
   /** epoch ms until which dispatch waits for a rate-limit reset, if it does */
   rateLimitWaitUntil?: number;
   startedAt: number;
+  /** the reader's byte count, live, with the input's size when known (files, not stdin) */
+  inputBytes?: { read: number; total?: number };
 }
 
 export function newProgress(now = Date.now()): Progress {

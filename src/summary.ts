@@ -11,7 +11,10 @@ export interface Summary {
   duplicates: number;
   requests: number;
   retries: number;
+  /** 429 answers */
   rateLimited: number;
+  /** pauses until a rate-limit window reset (the pacing that avoids 429s, and after one) */
+  rateLimitWaits?: number;
   elapsedMs: number;
   /** distinct addresses answered from --journal or --cache instead of the engine */
   fromJournal: number;
@@ -23,6 +26,10 @@ export interface Summary {
   written: number;
   disposableListVersion?: string;
   warnings?: string[];
+  /** why rows got no verdict: one entry per distinct cause, with advice (API engine) */
+  failures?: { kind: string; cause: string; addresses: number; advice: string }[];
+  /** set when Ctrl-C or SIGTERM stopped the run before every row was written */
+  interrupted?: boolean;
 }
 
 export function emptySummary(engine: 'api' | 'local'): Summary {

@@ -9,7 +9,14 @@ export interface EngineChoiceInput {
 }
 
 export type EngineChoice =
-  | { engine: 'api'; baseUrl: string; apiKey: string }
+  | {
+      engine: 'api';
+      baseUrl: string;
+      apiKey: string;
+      /** where each came from, as the user would name it: a flag or an environment variable */
+      baseUrlSource: string;
+      keySource: string;
+    }
   | { engine: 'local'; notice?: string };
 
 /**
@@ -32,13 +39,21 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
       notice: 'no API key configured (MAILSIFT_API_KEY or --api-key-file): using the offline engine',
     };
   }
-  const raw = input.baseUrl ?? env.MAILSIFT_BASE_URL;
+  const fromFlag = input.baseUrl !== undefined;
+  const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
   if (!raw) throw new UsageError('no API address: pass --base-url URL or set MAILSIFT_BASE_URL');
-  return { engine: 'api', baseUrl: checkBaseUrl(raw), apiKey };
+  const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
+  const keySource = input.apiKeyFile === undefined ? 'MAILSIFT_API_KEY' : `--api-key-file ${input.apiKeyFile}`;
+  return { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
 }
 
 function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (file === undefined) return env.MAILSIFT_API_KEY?.trim() || undefined;
+  if (file === undefined) {
+    const key = env.MAILSIFT_API_KEY?.trim();
+    // never quoted: it is the key
+    if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
+    return key || undefined;
+  }
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -52,21 +67,26 @@ function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | 
   return key;
 }
 
-/** The API's base URL; plain http is refused except to loopback (the key would travel in clear). */
-function checkBaseUrl(raw: string): string {
+/**
+ * The API's base URL; plain http is refused except to loopback (the key would
+ * travel in clear). Errors blame `source`, the flag or variable the user set.
+ */
+function checkBaseUrl(raw: string, source: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`--base-url ${raw}: not a URL`);
+    // a value that is not a URL may hold anything: quote it only if it looks harmless
+    const shown = /^[\w.:/-]{1,100}$/.test(raw) ? ` ${raw}` : '';
+    throw new UsageError(`${source}${shown}: not a URL (expected e.g. https://api.example.com)`);
   }
   // First: the messages below quote the URL, and must never quote a credential.
-  if (url.username || url.password) throw new UsageError('--base-url: credentials in the URL are not allowed');
+  if (url.username || url.password) throw new UsageError(`${source}: credentials in the URL are not allowed`);
   if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-    throw new UsageError(`--base-url ${url.origin}: plain http is only allowed to loopback; use https`);
+    throw new UsageError(`${source} ${url.origin}: plain http is only allowed to loopback; use https`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--base-url ${raw}: expected an http(s) URL`);
+    throw new UsageError(`${source} ${url.protocol}…: expected an http(s) URL`);
   }
   return url.href.replace(/\/+$/, '');
 }

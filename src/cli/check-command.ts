@@ -13,6 +13,7 @@ interface CheckFlags {
   retries: number;
   baseUrl?: string;
   apiKeyFile?: string;
+  verbose?: boolean;
 }
 
 const EXAMPLES = `
@@ -41,6 +42,7 @@ export function checkCommand(): Command {
     .option('--retries <n>', 'retries for retryable failures, API engine', intIn(0, 100), 5)
     .option('--base-url <url>', 'the API base address (default: env MAILSIFT_BASE_URL)')
     .option('--api-key-file <file>', 'read the API key from this file (default: env MAILSIFT_API_KEY)')
+    .option('-v, --verbose', 'log the API request and answer on stderr (the key redacted)')
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER)
     .action(async (email: string, flags: CheckFlags) => {
@@ -59,7 +61,15 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../validate/api/client.js');
     return validateOneViaApi(
-      { baseUrl: choice.baseUrl, apiKey: choice.apiKey, timeoutMs: flags.timeout * 1000, retries: flags.retries, concurrency: 1 },
+      {
+        baseUrl: choice.baseUrl,
+        apiKey: choice.apiKey,
+        timeoutMs: flags.timeout * 1000,
+        retries: flags.retries,
+        concurrency: 1,
+        keySource: choice.keySource,
+        ...(flags.verbose ? { log: say } : {}),
+      },
       email,
     );
   }

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, MailsiftError } from '../errors.js';
 import { checkCommand } from './check-command.js';
+import { completionCommand } from './completion-command.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
@@ -26,12 +27,15 @@ export async function main(argv: string[]): Promise<void> {
     .showSuggestionAfterError(true)
     .addHelpText('before', PROGRAM_EXAMPLES)
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .configureOutput(OUTPUT);
   program.addCommand(validateCommand());
   program.addCommand(checkCommand());
   program.addCommand(serveCommand());
   program.addCommand(keysCommand());
-  for (const cmd of program.commands) cmd.exitOverride();
+  program.addCommand(completionCommand(program));
+  // addCommand copies no settings: every command, nested ones too, exits and words errors alike
+  const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];
+  for (const cmd of all(program).slice(1)) cmd.exitOverride().configureOutput(OUTPUT);
 
   try {
     await program.parseAsync(argv);
@@ -39,6 +43,14 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = exitCodeFor(err);
   }
 }
+
+/**
+ * One prefix for every error line, ours and commander's ("error: unknown
+ * option" becomes "mailsift: unknown option"): scripts and people grep one.
+ */
+const OUTPUT = {
+  outputError: (text: string, write: (s: string) => void) => write(text.replace(/^error: /, 'mailsift: ')),
+};
 
 function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {

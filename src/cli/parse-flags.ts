@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { STATUSES, type Status } from '../verdict.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 
 /** commander argument parsers: each names the problem in one line. */
 export function intIn(min: number, max: number): (value: string) => number {
@@ -29,16 +30,11 @@ export function statusList(value: string): Set<Status> {
   return set;
 }
 
-export function outputFormat(value: string): 'csv' | 'json' | 'ndjson' {
+export function outputFormat(value: string): OutputFormat {
   const v = value.toLowerCase();
-  if (v === 'csv' || v === 'json' || v === 'ndjson') return v;
-  throw new InvalidArgumentError('expected csv, json or ndjson');
+  if ((OUTPUT_FORMATS as readonly string[]).includes(v)) return v as OutputFormat;
+  throw new InvalidArgumentError(`expected ${OUTPUT_FORMATS.join(', ')}`);
 }
 
 /** The format an output file's extension implies. */
-export function formatFromPath(path: string | undefined): 'csv' | 'json' | 'ndjson' {
-  if (!path) return 'csv';
-  if (/\.json$/i.test(path)) return 'json';
-  if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
-  return 'csv';
-}
+export { formatFromPath } from '../write/output-plan.js';

@@ -17,6 +17,8 @@ export async function runDryRun(
   flags: ValidateFlags,
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
+  /** the API settings, which a dry run does not try: it says so, and how to */
+  api?: { baseUrl: string; baseUrlSource: string; keySource: string },
 ): Promise<void> {
   const counter = new CountingValidator(engine);
   const { summary } = await validateStream({
@@ -29,4 +31,15 @@ export async function runDryRun(
   });
   const figures = dryRunFigures(summary, counter, { batchSize: flags.batchSize, concurrency: flags.concurrency });
   process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, flags).color));
+  if (api) {
+    // the same settings, given the same way: check reads the same flags and environment
+    const flagsToRepeat = [
+      api.baseUrlSource === '--base-url' ? `--base-url ${api.baseUrl} ` : '',
+      api.keySource.startsWith('--') ? `${api.keySource} ` : '',
+    ].join('');
+    process.stdout.write(
+      `  not tried  the API at ${api.baseUrl} (${api.baseUrlSource}) and the key (${api.keySource}) were not contacted;\n` +
+        `             to try both with one address: mailsift check ${flagsToRepeat}someone@example.com\n`,
+    );
+  }
 }

@@ -1,26 +1,34 @@
-import { createWriteStream, existsSync, promises as fs } from 'node:fs';
-import type { Writable } from 'node:stream';
-import { MailsiftError, UsageError } from '../errors.js';
+import { existsSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
+import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
-import { createRowWriter } from '../write/row-writer.js';
-import { Sink } from '../write/sink.js';
+import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
+import { openOutputs, type Output } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { resolveEngine } from './api-config.js';
-import { formatFromPath } from './parse-flags.js';
 import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import { openStores } from '../journal/open-stores.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
+import { failureLines } from '../terminal/failure-advice.js';
 
 export interface ValidateFlags {
   column?: string;
   output?: string;
-  format?: 'csv' | 'json' | 'ndjson';
+  format?: OutputFormat;
+  /** --columns: the verdict columns to write, in order (and `email` for a text input) */
+  columns?: string;
+  /** --split: a directory for valid/invalid/risky/unknown files */
+  split?: string;
+  /** --sheet: which sheet of an .xlsx input */
+  sheet?: string;
+  /** --encoding: a text input's encoding when it has no BOM */
+  encoding?: string;
   only?: Set<Status>;
   summary?: string;
   batchSize: number;
@@ -41,6 +49,7 @@ export interface ValidateFlags {
   journal?: string;
   cache?: string;
   cacheTtl?: string;
+  verbose?: boolean;
 }
 
 const say = (line: string): void => {
@@ -54,28 +63,42 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (inputPath === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
+  // Flags that do not fit together fail before the input is even opened.
+  const plan = planOutput(flags);
+  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
+    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
+  }
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const input = await openInput({ path: inputPath, column: flags.column });
+  const input = await openInput({
+    path: inputPath,
+    column: flags.column,
+    sheet: flags.sheet,
+    encoding: flags.encoding,
+    onNotice: (line) => {
+      if (!flags.quiet) say(line);
+    },
+  });
+  const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   if (flags.dryRun) {
     // A dry run creates no file: only a journal or cache that exists can tell what is already known.
     const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
     try {
-      return await runDryRun(input, choice.engine, flags, known);
+      return await runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
     } finally {
       await known?.close();
     }
   }
 
   const { known } = await openStores(flags, job, runFiles);
-  let out: Writable;
+  let output: Output;
   let summaryFile: SummaryFile | undefined;
   try {
     // Every output is proven writable before the first request.
     summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
-    out = flags.output && flags.output !== '-' ? await openOutput(flags.output) : process.stdout;
+    output = await openOutputs(plan, input.header, columns);
   } catch (err) {
     await summaryFile?.discard();
     await known?.close(); // else the journal's lock file outlives us
@@ -84,6 +107,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
   // Created before the validator: the API client reports rate-limit pauses in it.
   const progress = newProgress();
+  if (input.bytes) progress.inputBytes = input.bytes;
   // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
   const stopSending = new AbortController();
   const validator: Validator =
@@ -97,6 +121,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           concurrency: flags.concurrency,
           progress,
           stop: stopSending.signal,
+          keySource: choice.keySource,
+          // --verbose: each request and answer, the key redacted (http.ts never writes it)
+          ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
         })
       : // loaded only when used: its lists cost start-up time an API run need not pay
         (await import('../validate/local/index.js')).createLocalValidator({
@@ -108,12 +135,11 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           },
         });
 
-  const sink = new Sink(out, out === process.stdout ? 'stdout' : flags.output);
-  const format = flags.format ?? formatFromPath(flags.output);
   const reporter = new RunReporter(progress, {
-    flags,
+    // --verbose lines would tear through a progress line redrawn in place
+    flags: flags.verbose ? { ...flags, progress: false } : flags,
     failOn: flags.failOn,
-    output: out === process.stdout ? 'stdout' : flags.output!,
+    output: output.label,
     summaryFile: flags.summary,
   });
   await reporter.start();
@@ -132,12 +158,12 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     result = await validateStream({
       input,
       validator,
-      writer: createRowWriter(format, sink, input.header),
+      writer: output.writer,
       batchSize: flags.batchSize,
       concurrency: flags.concurrency,
       only: flags.only,
       progress,
-      outputGone: () => sink.gone,
+      outputGone: () => output.gone(),
       known,
       stop: interrupts.stop,
       cancel: interrupts.abandon,
@@ -150,21 +176,26 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       await known?.close();
     } finally {
       // A failed write must fail the run (rows would be lost), but not mask an error already on its way.
-      endFailure = await sink.end(out !== process.stdout).then(
+      endFailure = await output.end().then(
         () => undefined,
         (err: unknown) => err,
       );
       interrupts.dispose();
-      if (result === undefined || endFailure !== undefined || sink.gone) await summaryFile?.discard();
+      if (result === undefined || endFailure !== undefined || output.gone()) await summaryFile?.discard();
     }
   }
   if (endFailure !== undefined) throw endFailure;
-  if (sink.gone) return; // the reader went away (`| head`): end quietly
+  if (output.gone()) return; // the reader went away (`| head`): end quietly
 
   const { summary } = result;
-  await summaryFile?.write(summary);
-  process.exitCode = reporter.finish(summary, result.complete);
   const signalled = interrupts.exitCode();
+  if (signalled !== undefined && !result.complete) summary.interrupted = true;
+  const failures = validator.stats().failures ?? [];
+  if (failures.length && choice.engine === 'api') {
+    summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
+  }
+  await summaryFile?.write(summary);
+  process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
   if (signalled !== undefined) {
     say(interruptedAdvice(flags.journal, validator.engine));
     process.exitCode = signalled;
@@ -174,20 +205,4 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || existsSync(path)) ? path : undefined;
-}
-
-async function openOutput(path: string): Promise<Writable> {
-  try {
-    const stat = await fs.stat(path).catch(() => undefined);
-    if (stat?.isDirectory()) throw new UsageError(`cannot write ${path}: it is a directory`);
-    const stream = createWriteStream(path);
-    await new Promise<void>((resolve, reject) => {
-      stream.once('open', () => resolve());
-      stream.once('error', reject);
-    });
-    return stream;
-  } catch (err) {
-    if (err instanceof MailsiftError) throw err;
-    throw new UsageError(`cannot write ${path}: ${(err as Error).message}`);
-  }
 }

@@ -45,6 +45,11 @@ export function serveCommand(): Command {
       // The key line comes first: whoever waits for "listening on" then has both.
       if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
       say(`listening on ${server.url}`);
+      const { requests, seconds } = config.rateLimit;
+      say(`rate limit ${requests} ${requests === 1 ? 'request' : 'requests'} per ${seconds} s per key (--rate-limit); response shape ${config.shape}`);
+      // Ready to paste into the shell that runs mailsift validate (a wildcard address is reached on loopback).
+      process.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
+      say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${flags.keysFile}>`);
       await untilSignalled(async () => {
         say('shutting down: finishing requests in flight');
         await server.close();

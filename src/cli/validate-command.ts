@@ -1,27 +1,61 @@
 import { Command, Option } from 'commander';
 import { intIn, outputFormat, positiveNumber, statusList } from './parse-flags.js';
 import type { ValidateFlags } from './run-validate.js';
-import { parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 
 const EXAMPLES = `
 Examples:
   $ mailsift validate contacts.csv -o cleaned.csv          # a verdict per row, columns kept
   $ mailsift validate contacts.csv --only valid,risky -o keep.csv
-  $ cut -d, -f3 users.csv | mailsift validate --only valid > good.txt
+  $ mailsift validate users.csv --column email --only valid --format txt > good.txt
+  $ mailsift validate contacts.csv --columns status,is_valid -o checked.xlsx
+  $ mailsift validate contacts.xlsx --sheet Leads --split sorted/  # sorted/valid.csv, invalid.csv, ...
+  $ mailsift validate export.csv --encoding windows-1252 -o cleaned.csv
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
 
+/** What a script author looks up after the options; the lists come from the code that uses them. */
+const AFTER = `
+Output columns (appended to the input's own; a text or stdin list gets "email" first):
+  ${VERDICT_COLUMNS.join(', ')}
+  status is valid, invalid, risky or unknown; an unknown value is an empty cell.
+
+--fail-on rules: METRIC OP N[%], comma-separated; the run exits 5 when one holds.
+  metrics: ${FAIL_ON_METRICS.join(', ')}
+  ops: > >= < <=   N% is a share of all rows, N a row count. e.g. 'invalid>5%,errors>0' or 'valid<80%'
+
+Exit status:
+  0    every row has a verdict
+  1    an unexpected error (a bug: please report it)
+  2    usage or input error (bad flag, unreadable file, no address column)
+  3    the API refused the key
+  4    finished, but some rows carry an error (the causes are printed)
+  5    finished, but a --fail-on rule holds
+  130  interrupted (Ctrl-C) after flushing the output and the journal; 143 on SIGTERM
+
+Environment:
+  MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never pass it as a flag
+  MAILSIFT_BASE_URL   the API's base address (or --base-url)
+  NO_COLOR, TERM=dumb no colour; CI, or stderr not a terminal: no progress line
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
+
 export function validateCommand(): Command {
   return new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
+    .addHelpText('after', AFTER)
     .option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')
     .option('-o, --output <file>', 'write verdicts to this file (default: stdout)')
-    .option('--format <csv|json|ndjson>', 'output format (default: from the output extension, else csv)', outputFormat)
+    .option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)', outputFormat)
+    .option('--columns <list>', 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)')
+    .option('--split <dir>', 'write valid, invalid, risky and unknown rows to their own files in this directory')
+    .option('--sheet <name|number>', 'which sheet of an .xlsx input (default: the first)')
+    .option('--encoding <name>', 'the input\'s encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)')
     .option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky', statusList)
     .option('--summary <file>', 'also write the summary as JSON to this file')
     .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)
@@ -34,6 +68,7 @@ export function validateCommand(): Command {
     .option('--dns-server <host[:port]>', 'DNS resolver for the local engine (default: the system resolver)')
     .option('--dns-timeout <ms>', 'per DNS query, local engine', intIn(1, 600_000), 2000)
     .option('-q, --quiet', 'print nothing on stderr but errors')
+    .option('-v, --verbose', 'log each API request and answer on stderr (the key redacted)')
     .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
     .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
     .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')

@@ -226,6 +226,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     summary.requests = s.requests;
     summary.retries = s.retries;
     summary.rateLimited = s.rateLimited;
+    if (s.rateLimitWaits !== undefined) summary.rateLimitWaits = s.rateLimitWaits;
     if (s.disposableListVersion) summary.disposableListVersion = s.disposableListVersion;
     if (s.warnings?.length) summary.warnings = s.warnings;
     summary.elapsedMs = Date.now() - started;

@@ -1,44 +1,178 @@
 import { UsageError } from '../errors.js';
 
 /**
- * Strict UTF-8 decoding of a byte stream (a BOM is dropped). Invalid UTF-8 is an
- * input error, never silently replaced by U+FFFD: that would change addresses.
+ * The longest line (text input) or record (CSV) read, in characters. A real
+ * address line is a few hundred bytes; without a cap, a 50 MB file with no
+ * newline would be held whole and echoed as one row.
  */
-export async function* decodeUtf8(source: AsyncIterable<Buffer>, name: string): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let offset = 0;
+export const MAX_LINE = 1024 * 1024;
+
+/** Byte-order marks we decode by; anything else is UTF-8 unless `--encoding` says otherwise. */
+function bomEncoding(head: Buffer): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be'; length: number } | undefined {
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: 'utf-8', length: 3 };
+  if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
+  if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  return undefined;
+}
+
+/**
+ * Decodes a byte stream to text: by its BOM (UTF-8, Excel's "Unicode text"
+ * UTF-16 LE/BE), else `encoding` (any iconv-lite name: latin1, windows-1252,
+ * ...), else strict UTF-8. Invalid UTF-8 is an input error naming its byte
+ * offset, never silently replaced by U+FFFD: that would change addresses.
+ */
+export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, encoding?: string): AsyncGenerator<string> {
+  const it = source[Symbol.asyncIterator]();
+  let first = await it.next();
+  if (first.done) return;
+  let head = first.value;
+  // A BOM split across chunks is possible only with tiny chunks (a pipe); read on a little.
+  while (head.length < 3) {
+    const more = await it.next();
+    if (more.done) break;
+    head = Buffer.concat([head, more.value]);
+  }
+  const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => it };
+  const bom = bomEncoding(head);
+  const body = bom ? head.subarray(bom.length) : head;
+  if (bom?.encoding === 'utf-16le' || bom?.encoding === 'utf-16be') {
+    yield* decodeStrict(prepend(body, rest), name, bom.encoding, bom.length);
+  } else if (encoding !== undefined && !bom && encoding.toLowerCase().replace(/[^a-z0-9]/g, '') !== 'utf8') {
+    // (--encoding utf-8 stays strict: iconv-lite would replace bad bytes silently)
+    yield* decodeLegacy(prepend(body, rest), encoding);
+  } else {
+    yield* decodeStrict(prepend(body, rest), name, 'utf-8', bom?.length ?? 0);
+  }
+}
+
+async function* prepend(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  if (first.length) yield first;
+  yield* rest;
+}
+
+async function* decodeStrict(
+  source: AsyncIterable<Buffer>,
+  name: string,
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be',
+  startOffset: number,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder(encoding, { fatal: true });
+  let offset = startOffset;
+  /** the unfinished sequence at the end of the previous chunk, which the decoder holds */
+  let tail: Buffer = Buffer.alloc(0);
+  let chunk: Buffer | undefined;
   try {
-    for await (const chunk of source) {
+    for await (chunk of source) {
       const text = decoder.decode(chunk, { stream: true });
       offset += chunk.length;
+      if (encoding === 'utf-8') tail = chunk.subarray(chunk.length - incompleteTail(chunk));
       if (text) yield text;
     }
-    const rest = decoder.decode();
-    if (rest) yield rest;
+    chunk = undefined;
+    const end = decoder.decode();
+    if (end) yield end;
   } catch (err) {
-    if (err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
-      throw new UsageError(`${name}: invalid UTF-8 near byte ${offset}; save the file as UTF-8`);
+    if (!(err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')) throw err;
+    if (encoding !== 'utf-8') {
+      const bom = encoding.toUpperCase();
+      throw new UsageError(`${name}: invalid ${bom} near byte ${offset} (the file starts with a ${bom} byte-order mark)`);
     }
-    throw err;
+    // Within the failing chunk (and the sequence the previous one left unfinished),
+    // or, at the end of the input, that unfinished sequence itself.
+    const at = chunk === undefined
+      ? offset - tail.length
+      : offset - tail.length + Math.min(firstInvalidUtf8(Buffer.concat([tail, chunk])), tail.length + chunk.length - 1);
+    throw new UsageError(
+      `${name}: invalid UTF-8 at byte ${at}; for a legacy export give its encoding (--encoding windows-1252, latin1, ...), or save it as UTF-8`,
+    );
   }
+}
+
+/** Non-UTF-8 text through iconv-lite: every byte sequence decodes, so nothing fails here. */
+async function* decodeLegacy(source: AsyncIterable<Buffer>, encoding: string): AsyncGenerator<string> {
+  const iconv = (await import('iconv-lite')).default;
+  const decoder = iconv.getDecoder(encoding);
+  for await (const chunk of source) {
+    const text = decoder.write(chunk);
+    if (text) yield text;
+  }
+  const end = decoder.end();
+  if (end) yield end;
+}
+
+/** Whether iconv-lite knows an encoding name (for the flag's check before anything runs). */
+export async function knownEncoding(encoding: string): Promise<boolean> {
+  const iconv = (await import('iconv-lite')).default;
+  return iconv.encodingExists(encoding);
+}
+
+/**
+ * Offset of the first invalid UTF-8 sequence in `bytes` (which starts at a
+ * sequence boundary), or its length when there is none. An incomplete sequence
+ * at the very end is not counted: more bytes may follow.
+ */
+export function firstInvalidUtf8(bytes: Buffer): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (need < 0) return i;
+    let j = 1;
+    for (; j <= need && i + j < bytes.length; j++) {
+      const c = bytes[i + j]!;
+      let lo = 0x80;
+      let hi = 0xbf;
+      if (j === 1 && b === 0xe0) lo = 0xa0;
+      else if (j === 1 && b === 0xed) hi = 0x9f;
+      else if (j === 1 && b === 0xf0) lo = 0x90;
+      else if (j === 1 && b === 0xf4) hi = 0x8f;
+      if (c < lo || c > hi) return i;
+    }
+    if (j <= need) return bytes.length; // cut short by the end of the buffer
+    i += need + 1;
+  }
+  return bytes.length;
+}
+
+/** Length of an unfinished sequence at the end of `bytes` (0 when it ends cleanly). */
+function incompleteTail(bytes: Buffer): number {
+  for (let k = 1; k <= Math.min(3, bytes.length); k++) {
+    const b = bytes[bytes.length - k]!;
+    if (b < 0x80) return 0;
+    if (b >= 0xc0) {
+      const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return size > k ? k : 0;
+    }
+  }
+  return 0;
 }
 
 /**
  * Splits text chunks into lines (LF or CRLF), yielding the lines of each chunk
- * together; a final newline ends the last line.
+ * together; a final newline ends the last line. A line longer than MAX_LINE is
+ * an input error naming it, before it is held whole.
  */
-export async function* splitLines(chunks: AsyncIterable<string>): AsyncGenerator<string[]> {
+export async function* splitLines(chunks: AsyncIterable<string>, name = 'the input'): AsyncGenerator<string[]> {
   let rest = '';
+  let lineNo = 0;
   for await (const chunk of chunks) {
     const text = rest + chunk;
     const lines: string[] = [];
     let start = 0;
     for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      if (nl - start > MAX_LINE) throw tooLong(name, 'line', lineNo + lines.length + 1);
       lines.push(text.charCodeAt(nl - 1) === 13 && nl > start ? text.slice(start, nl - 1) : text.slice(start, nl));
       start = nl + 1;
     }
     rest = text.slice(start);
+    lineNo += lines.length;
+    if (rest.length > MAX_LINE) throw tooLong(name, 'line', lineNo + 1);
     if (lines.length) yield lines;
   }
   if (rest.length > 0) yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest];
+}
+
+export function tooLong(name: string, what: 'line' | 'row', n: number | undefined): UsageError {
+  const where = n === undefined ? `a ${what}` : `${what} ${n}`;
+  return new UsageError(`${name}: ${where} is longer than ${MAX_LINE / 1024 / 1024} MB; this is not an address list (a missing newline, or a binary file?)`);
 }

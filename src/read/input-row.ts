@@ -8,8 +8,8 @@ export interface InputRow {
 
 /** An opened input: its header (what the output repeats) and its rows. */
 export interface Input {
-  /** 'csv' or 'text' — text input yields the single column `email` */
-  kind: 'csv' | 'text';
+  /** 'csv', 'xlsx' (a sheet: a table like CSV) or 'text' — text input yields the single column `email` */
+  kind: 'csv' | 'xlsx' | 'text';
   header: string[];
   /** index of the address column within `fields` */
   emailColumn: number;
@@ -17,4 +17,11 @@ export interface Input {
   rows: AsyncIterable<InputRow[]>;
   /** stops reading and releases the source; for a run that ends before its input */
   close(): void;
+  /** bytes taken from the source so far, live, and the source's size when known (a file; stdin has none) */
+  bytes?: InputBytes;
+}
+
+export interface InputBytes {
+  read: number;
+  total?: number;
 }

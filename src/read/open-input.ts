@@ -3,16 +3,23 @@ import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
-import { decodeUtf8, splitLines } from './decode.js';
-import type { Input, InputRow } from './input-row.js';
+import { decodeBytes, MAX_LINE, splitLines, tooLong } from './decode.js';
+import type { Input, InputBytes, InputRow } from './input-row.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
+import { isOle2, isZip, xlsxRecords } from './xlsx.js';
 
 export interface OpenInputOptions {
   /** a path, or '-' for stdin */
   path: string;
   /** --column: a header name or a 1-based number */
   column?: string;
+  /** --sheet: which sheet of a workbook, a name or a 1-based number */
+  sheet?: string;
+  /** --encoding: the text's encoding when it has no BOM (an iconv-lite name) */
+  encoding?: string;
   stdin?: NodeJS.ReadableStream;
+  /** a one-line notice for stderr (what the input turned out to be) */
+  onNotice?: (line: string) => void;
 }
 
 /** Rows looked at to find the address column when no header names it. */
@@ -21,25 +28,65 @@ const SAMPLE_ROWS = 50;
 const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
 
 /**
- * Opens the input and reads just enough of it to know its shape: CSV or text,
- * the delimiter, the header and the address column. Rows are then streamed;
- * the input is never read whole.
+ * Opens the input and reads just enough of it to know its shape: a workbook,
+ * CSV or text, the encoding, the delimiter, the header and the address column.
+ * Rows are then streamed; the input is never read whole.
  */
 export async function openInput(options: OpenInputOptions): Promise<Input> {
   const name = options.path === '-' ? 'stdin' : options.path;
-  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path);
-  const chunks = peekable(decodeUtf8(bytes as AsyncIterable<Buffer>, name));
-  const head = await chunks.peek(64 * 1024);
-  if (head.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
+  const size: InputBytes = { read: 0 };
+  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path, size);
+  const { head, all } = await peekBytes(counted(bytes as AsyncIterable<Buffer>, size));
+  const named = (ext: RegExp): boolean => options.path !== '-' && ext.test(options.path);
 
-  const isCsv = options.path === '-' ? looksLikeCsv(head) : /\.(csv|tsv)$/i.test(options.path);
-  const input = isCsv ? await openCsv(chunks, head, name, options.column) : openText(chunks, options.column);
+  let input: Input;
+  if (isZip(head)) {
+    if (options.encoding !== undefined) throw new UsageError(`--encoding: ${name} is an Excel workbook (.xlsx), not text`);
+    if (!named(/\.xlsx$/i)) options.onNotice?.(`${name} is an Excel workbook (.xlsx), not text: reading it as one`);
+    input = await fromRecords(xlsxRecords(all, name, options.sheet), name, options.column, 'xlsx');
+  } else {
+    if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook: save it as .xlsx or CSV`);
+    if (named(/\.xlsx$/i)) throw new UsageError(`${name}: not an Excel workbook (an .xlsx file is a zip archive)`);
+    if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
+    const chunks = peekable(decodeBytes(all, name, options.encoding));
+    const text = await chunks.peek(64 * 1024);
+    if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
+    const isCsv = options.path === '-' ? looksLikeCsv(text) : named(/\.(csv|tsv)$/i);
+    input = isCsv ? await openCsv(chunks, text, name, options.column) : openText(chunks, name, options.column);
+  }
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  input.bytes = size;
   return input;
 }
 
-async function openFile(path: string): Promise<NodeJS.ReadableStream> {
+/** The first bytes of a stream (to sniff its kind), and the whole stream again. */
+async function peekBytes(source: AsyncIterable<Buffer>): Promise<{ head: Buffer; all: AsyncIterable<Buffer> }> {
+  const it = source[Symbol.asyncIterator]();
+  const taken: Buffer[] = [];
+  let length = 0;
+  while (length < 4) {
+    const r = await it.next();
+    if (r.done) break;
+    taken.push(r.value);
+    length += r.value.length;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* taken;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  }
+  return { head: Buffer.concat(taken).subarray(0, 4), all: all() };
+}
+
+/** Counts the bytes as they pass, for the progress line's percentage. */
+async function* counted(source: AsyncIterable<Buffer>, size: InputBytes): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    size.read += chunk.length;
+    yield chunk;
+  }
+}
+
+async function openFile(path: string, size: InputBytes): Promise<NodeJS.ReadableStream> {
   let stat;
   try {
     stat = await fs.stat(path);
@@ -47,6 +94,8 @@ async function openFile(path: string): Promise<NodeJS.ReadableStream> {
     throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
   }
   if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
+  // a FIFO or a device has no size that says where the input ends
+  if (stat.isFile()) size.total = stat.size;
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   // Open errors (EACCES) surface on first read; make them input errors.
   return Readable.from(
@@ -71,14 +120,28 @@ function describeFsError(err: unknown): string {
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
   // loaded here: a text list has no use for it
   const { parse } = await import('csv-parse');
-  const parser = parse({ delimiter: detectDelimiter(head), skip_empty_lines: true, bom: true, relax_quotes: true });
+  const parser = parse({
+    delimiter: detectDelimiter(head),
+    skip_empty_lines: true,
+    bom: true,
+    relax_quotes: true,
+    max_record_size: MAX_LINE,
+  });
   const text = Readable.from(chunks);
   // pipe() does not pass a source error on: without this, invalid UTF-8 past the
   // first chunk would be an unhandled 'error' event (a stack trace), not exit 2.
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
-  const records = recordChunks(parser, name);
+  return fromRecords(recordChunks(parser, name), name, column, 'csv');
+}
 
+/** The shape of a table (CSV or a sheet): its header, its address column; then its rows. */
+async function fromRecords(
+  records: AsyncGenerator<string[][]>,
+  name: string,
+  column: string | undefined,
+  kind: 'csv' | 'xlsx',
+): Promise<Input> {
   // Enough rows to find the address column; they are yielded first.
   const sample: string[][] = [];
   while (sample.length <= SAMPLE_ROWS) {
@@ -102,7 +165,7 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
     if (sample.length) yield toRows(sample);
     for await (const chunk of { [Symbol.asyncIterator]: () => records }) yield toRows(chunk);
   }
-  return { kind: 'csv', header, emailColumn, rows: rows(), close: () => {} };
+  return { kind, header, emailColumn, rows: rows(), close: () => {} };
 }
 
 /** The parser's records, as many at a time as it has ready. */
@@ -128,19 +191,22 @@ async function* recordChunks(parser: Parser, name: string): AsyncGenerator<strin
     for (let r = parser.read() as string[] | null; r !== null; r = parser.read() as string[] | null) chunk.push(r);
     if (chunk.length) yield chunk;
     else if (failure) {
-      throw failure instanceof UsageError ? failure : new UsageError(`${name}: malformed CSV: ${failure.message}`);
+      if (failure instanceof UsageError) throw failure;
+      const { code, lines } = failure as { code?: string; lines?: number };
+      if (code === 'CSV_MAX_RECORD_SIZE') throw tooLong(name, 'line', lines);
+      throw new UsageError(`${name}: malformed CSV: ${failure.message}`);
     } else if (ended) return;
     else await new Promise<void>((resolve) => (wake = resolve));
   }
 }
 
-function openText(chunks: Peekable, column?: string): Input {
+function openText(chunks: Peekable, name: string, column?: string): Input {
   if (column !== undefined && column !== '1' && !TEXT_HEADER.test(column)) {
     throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
   }
   async function* rows(): AsyncGenerator<InputRow[]> {
     let first = true;
-    for await (const lines of splitLines(chunks)) {
+    for await (const lines of splitLines(chunks, name)) {
       // A header kept by `cut` is not an address.
       if (first && TEXT_HEADER.test(lines[0]!)) lines.shift();
       first = false;

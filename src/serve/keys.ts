@@ -35,6 +35,21 @@ export class KeyStore {
   }
 }
 
+/**
+ * A key's public name: the first 12 hex digits of its SHA-256, the digest the
+ * server already keys its rate-limit buckets by. Listing and revoking use it, so
+ * a whole key is shown once (at creation) and never again.
+ */
+export function keyId(key: string): string {
+  return sha256(key).toString('hex').slice(0, 12);
+}
+
+/** Enough of a key to recognise it in a password manager, not to use it: "msk_…x9Qz". */
+export function keyHint(key: string): string {
+  const prefix = /^[a-z]+_/.exec(key)?.[0] ?? '';
+  return `${prefix}…${key.slice(-4)}`;
+}
+
 /** Keys from a keys file: one per line; blank lines and `#` comments are ignored. */
 export function parseKeysFile(text: string): string[] {
   return text

@@ -3,8 +3,10 @@ import type { Verdict } from '../verdict.js';
 /** Which of the spec's two response shapes to serve (spec §2.1, §4). */
 export type Shape = 'a' | 'b';
 
-// The spec types isValid and confidence as required; the local engine always
-// sets them, so these fallbacks only guard against an engine bug.
+// The spec types isValid and confidence as required. isValid is "true when the
+// address is valid and deliverable", so an `unknown` verdict (isValid undefined
+// in the engine) is answered false; mailsift's own client reads it back as empty
+// for `unknown` (validate/api/normalize.ts), as the offline engine writes it.
 const isValidOf = (v: Verdict): boolean => v.isValid ?? v.status === 'valid';
 const confidenceOf = (v: Verdict): number => v.confidence ?? 0;
 

@@ -42,17 +42,17 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
     row('addresses', `${count(f.distinctAddresses)} distinct`),
     row('precheck', `${plural(f.prechecked, 'row', 'rows')} rejected without a call`),
   ];
-  if (f.alreadyKnown > 0) lines.push(row('known', `${count(f.alreadyKnown)} addresses answered by journal/cache`));
+  if (f.alreadyKnown > 0) lines.push(row('known', `${plural(f.alreadyKnown, 'address', 'addresses')} answered by journal/cache`));
   if (f.engine === 'local') {
-    lines.push(row('to check', `${count(f.toSend)} addresses with the local engine (no API requests)`));
+    lines.push(row('to check', `${plural(f.toSend, 'address', 'addresses')} with the local engine (no API requests)`));
   } else {
     lines.push(
-      row('to send', `${count(f.toSend)} addresses in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
+      row('to send', `${plural(f.toSend, 'address', 'addresses')} in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
         `(batches of ${count(f.batchSize)}, ${f.concurrency} in flight)`),
     );
     const eta = dryRunEtaMs(f);
     if (f.rateLimit && eta !== undefined) {
-      const limit = `${count(f.rateLimit.requests)} requests per ${duration(f.rateLimit.windowSeconds * 1000)}`;
+      const limit = `${plural(f.rateLimit.requests, 'request', 'requests')} per ${duration(f.rateLimit.windowSeconds * 1000)}`;
       lines.push(row('eta', eta === 0 ? `within one rate-limit window (${limit})` : `at least ${duration(eta)} (${limit})`));
     } else {
       lines.push(row('eta', 'unknown: the rate limit is only learnt from the server\'s answers'));

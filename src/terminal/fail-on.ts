@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Summary } from '../summary.js';
-import { count, percent } from './format.js';
+import { count, percent, plural } from './format.js';
 
 /**
  * `--fail-on` grammar (also in the README):
@@ -14,7 +14,7 @@ import { count, percent } from './format.js';
  * row count. Blanks around the parts are allowed. The run fails when any rule
  * holds. `<` lets a cron job demand a floor, e.g. `valid<80%`.
  */
-const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked'] as const;
+export const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked'] as const;
 export type FailOnMetric = (typeof FAIL_ON_METRICS)[number];
 type Op = '>' | '>=' | '<' | '<=';
 
@@ -64,7 +64,7 @@ export function evaluateFailOn(rules: readonly FailOnRule[], s: Summary): FailOn
     const n = s[rule.metric];
     const actual = rule.percent ? (s.total === 0 ? 0 : (100 * n) / s.total) : n;
     if (!compare(actual, rule.op, rule.value)) continue;
-    const shown = rule.percent ? `${percent(n, s.total)} (${count(n)} of ${count(s.total)} rows)` : `${count(n)}`;
+    const shown = rule.percent ? `${percent(n, s.total)} (${count(n)} of ${plural(s.total, 'row', 'rows')})` : `${count(n)}`;
     hits.push({ rule, message: `--fail-on ${rule.text} holds: ${rule.metric} is ${shown}` });
   }
   return hits;

@@ -6,9 +6,10 @@
 export const PROGRAM_EXAMPLES = `
 Examples:
   $ npx mailsift validate contacts.csv -o cleaned.csv
-  $ cut -d, -f3 users.csv | mailsift validate --only valid > good.txt
+  $ mailsift validate users.csv --only valid --format txt > good.txt
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%' -o checked.csv
   $ mailsift check someone@example.com
   $ mailsift serve --port 8080
+  $ source <(mailsift completion bash)                # also zsh, fish
 Run "mailsift <command> --help" for a command's examples and options.
 `;

@@ -20,6 +20,8 @@ export class ProgressDisplay {
   private spinner: Ora | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly meter = new RateMeter();
+  /** rows written per second: with the input's size, the ETA */
+  private readonly rowMeter = new RateMeter();
   private readonly now: () => number;
 
   constructor(
@@ -68,6 +70,7 @@ export class ProgressDisplay {
   private text(): string {
     const now = this.now();
     this.meter.sample(now, this.progress.addressesDone);
-    return progressLine(this.progress, now, this.meter.perSecond());
+    this.rowMeter.sample(now, this.progress.rowsWritten);
+    return progressLine(this.progress, now, this.meter.perSecond(), this.rowMeter.perSecond());
   }
 }

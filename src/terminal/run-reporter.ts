@@ -2,6 +2,7 @@ import { EXIT } from '../errors.js';
 import type { Progress } from '../progress.js';
 import type { Summary } from '../summary.js';
 import { evaluateFailOn, type FailOnRule } from './fail-on.js';
+import { renderFailure } from './failure-advice.js';
 import { ProgressDisplay } from './progress-display.js';
 import { renderSummary } from './summary-table.js';
 import { paint, terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
@@ -56,12 +57,14 @@ export class RunReporter {
    * the figures a rule judges are incomplete then. Rules judge complete runs
    * only: an interrupted run's figures say nothing about the list.
    */
-  finish(summary: Summary, complete = true): number {
+  finish(summary: Summary, complete = true, rowsRead?: number): number {
     this.stop();
     if (this.policy.summary) {
-      const opts = { color: this.policy.color, output: this.options.output };
+      const opts = { color: this.policy.color, output: this.options.output, ...(rowsRead === undefined ? {} : { rowsRead }) };
       this.stderr.write(renderSummary(summary, this.options.summaryFile ? { ...opts, summaryFile: this.options.summaryFile } : opts));
     }
+    // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
+    for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', renderFailure(f))}\n`);
     const hits = complete ? evaluateFailOn(this.options.failOn ?? [], summary) : [];
     for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
     if (summary.errors > 0) return EXIT.rowErrors;

@@ -9,6 +9,8 @@ export interface SummaryTableOptions {
   output: string;
   /** the --summary file, if any */
   summaryFile?: string;
+  /** rows taken from the input, for an interrupted run (some of them never answered) */
+  rowsRead?: number;
 }
 
 const STATUS_STYLE: Record<Status, Format> = { valid: 'green', invalid: 'red', risky: 'yellow', unknown: 'magenta' };
@@ -30,7 +32,7 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   const dim = (t: string) => paint(c, 'dim', t);
   const seconds = s.elapsedMs / 1000;
   const lines = [
-    `${bold('mailsift')}: ${count(s.total)} rows in ${duration(s.elapsedMs)}` +
+    `${bold('mailsift')}: ${plural(s.total, 'row', 'rows')} in ${duration(s.elapsedMs)}` +
       (seconds > 0 ? ` (${rate(s.total / seconds)})` : '') +
       `, ${s.engine} engine`,
   ];
@@ -47,13 +49,22 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
     row('reused', `${count(s.fromJournal)} from journal · ${count(s.fromCache)} from cache`);
   }
   if (s.engine === 'api') {
-    row('requests', `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')} · ${plural(s.rateLimited, 'rate-limit wait', 'rate-limit waits')}`);
+    // A wait is a pause for the window (pacing, or after a 429); a 429 is the server's refusal.
+    row(
+      'requests',
+      `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')} · ${plural(s.rateLimitWaits ?? 0, 'rate-limit wait', 'rate-limit waits')}` +
+        ` · ${plural(s.rateLimited, '429 answer', '429 answers')}`,
+    );
   }
   if (s.disposableListVersion) row('lists', `disposable domains from disposable-email-domains ${s.disposableListVersion}`);
   if (s.errors > 0) {
     row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));
   }
-  const written = s.written === s.total ? '' : ` (${count(s.written)} rows written)`;
+  if (s.interrupted) {
+    // total counts the rows answered; rowsRead the rows taken from the input
+    row('stopped', paint(c, ['yellow', 'bold'], `interrupted: ${count(s.total)} of ${plural(opts.rowsRead ?? s.total, 'row', 'rows')} written`));
+  }
+  const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written)`;
   row('output', `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : ''));
   // Summary.warnings are left out: each was said on stderr when it arose, and
   // the --summary JSON keeps them.

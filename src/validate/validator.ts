@@ -1,10 +1,16 @@
 import type { Verdict } from '../verdict.js';
+import type { FailureCount } from './api/failure.js';
 
 /** What a validator adds to the run's summary. */
 export interface ValidatorStats {
   requests: number;
   retries: number;
+  /** 429 answers */
   rateLimited: number;
+  /** pauses of dispatch until a rate-limit window reset (API engine) */
+  rateLimitWaits?: number;
+  /** why addresses got no verdict, one entry per distinct cause (API engine) */
+  failures?: FailureCount[];
   /** the disposable-domain list's package version, for the local engine */
   disposableListVersion?: string;
   warnings?: string[];

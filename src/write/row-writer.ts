@@ -2,9 +2,11 @@ import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { csvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
+import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
+import { verdictValue, type CellValue } from './verdict-cells.js';
 import { VERDICT_COLUMNS, resultObject, verdictCsv } from './verdict-columns.js';
 
-export type OutputFormat = 'csv' | 'json' | 'ndjson';
+export type { OutputFormat };
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
@@ -17,13 +19,44 @@ export interface RowWriter {
   end(summary: Summary): Promise<void>;
 }
 
-export function createRowWriter(format: OutputFormat, sink: Sink, header: readonly string[]): RowWriter {
+/** Text formats go through a Sink; `xlsx` has its own writer (xlsx-writer.ts). */
+export function createRowWriter(
+  format: Exclude<OutputFormat, 'xlsx'>,
+  sink: Sink,
+  header: readonly string[],
+  columns: Columns = ALL_COLUMNS,
+): RowWriter {
   const drain = (force?: boolean): Promise<void> => (force ? sink.flush() : sink.drain());
   switch (format) {
     case 'csv':
+      if (!columns.standard) {
+        const names = columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+        return {
+          begin: async () => sink.write(csvCells(names) + '\n'),
+          row: (fields, v) => {
+            let line = '';
+            for (const c of columns.order) {
+              const cells = c === 'input' ? fields : [cellText(verdictValue(v, c))];
+              for (const cell of cells) line += (line ? ',' : '') + csvCell(cell);
+            }
+            sink.write(line + '\n');
+          },
+          drain,
+          end: () => sink.flush(),
+        };
+      }
       return {
         begin: async () => sink.write(csvCells([...header, ...VERDICT_COLUMNS]) + '\n'),
         row: (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n'),
+        drain,
+        end: () => sink.flush(),
+      };
+    case 'txt':
+      // The address as the input spells it (trimmed), one a line: a line break
+      // inside a (then invalid) cell would split it in two.
+      return {
+        begin: async () => {},
+        row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n'),
         drain,
         end: () => sink.flush(),
       };
@@ -57,3 +90,5 @@ function csvCells(cells: readonly string[]): string {
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
   return line;
 }
+
+export const cellText = (v: CellValue): string => (v === undefined ? '' : String(v));

@@ -25,6 +25,21 @@ const info = (clock: FakeClock, remaining: number, resetInMs: number, limit = 5)
 });
 
 describe('Governor', () => {
+  it('counts a pause for the window once however many wait, and a 429 pause as a wait too', async () => {
+    const { clock, gov, ask, granted, permits } = setup(4);
+    ask(6);
+    await flush();
+    permits()[0]!.done({ answered: true, info: info(clock, 0, 1_000) }); // nothing left in this window
+    await flush();
+    expect([granted.length, gov.waits]).toEqual([1, 1]);
+    await clock.advance(1_100);
+    expect(granted.length).toBeGreaterThan(1);
+    expect(gov.waits).toBe(1);
+    permits()[1]!.done({ answered: true, rateLimited: true, info: { retryAt: clock.now() + 500 } });
+    await flush();
+    expect([gov.waits, gov.rateLimited]).toEqual([2, 1]);
+  });
+
   it('probes with one request until the first answer, then opens to the concurrency', async () => {
     const { clock, ask, granted, permits } = setup(4);
     ask(6);

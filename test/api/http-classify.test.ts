@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { networkFailure } from '../../src/validate/api/failure.js';
 import { classify } from '../../src/validate/api/http.js';
 
 const err = (code: string) => JSON.stringify({ success: false, error: { code, message: 'm', details: 'd' } });
@@ -29,5 +30,23 @@ describe('classify: status codes read as PRODUCT.md §1 says', () => {
     expect(classify(408, '')).toMatchObject({ code: 'TIMEOUT' });
     expect(classify(503, err('SERVER_ERROR'))).toMatchObject({ code: 'SERVER_ERROR', detail: 'HTTP 503 SERVER_ERROR' });
     expect(classify(422, err('NOPE'))).toEqual({ kind: 'request-error', status: 422, code: 'NOPE' });
+  });
+});
+
+describe('networkFailure: what the user reads when no HTTP answer came', () => {
+  const target = { url: new URL('https://api.example.com/api/validate/bulk'), method: 'POST', timeoutMs: 30_000 };
+  const sysErr = (code: string) => Object.assign(new Error(code), { code });
+  it.each([
+    [sysErr('ENOTFOUND'), 'dns', 'could not resolve the API host api.example.com (ENOTFOUND)'],
+    [sysErr('EAI_AGAIN'), 'dns', 'could not resolve the API host api.example.com (EAI_AGAIN)'],
+    [sysErr('ECONNREFUSED'), 'connect', 'could not connect to api.example.com:443 (ECONNREFUSED)'],
+    // undici may aggregate one error per address tried
+    [Object.assign(new AggregateError([sysErr('ECONNREFUSED')]), {}), 'connect', 'could not connect to api.example.com:443 (ECONNREFUSED)'],
+    [sysErr('CERT_HAS_EXPIRED'), 'tls', 'TLS handshake with api.example.com:443 failed (CERT_HAS_EXPIRED)'],
+    [sysErr('ERR_TLS_CERT_ALTNAME_INVALID'), 'tls', 'TLS handshake with api.example.com:443 failed (ERR_TLS_CERT_ALTNAME_INVALID)'],
+    [sysErr('UND_ERR_HEADERS_TIMEOUT'), 'timeout', 'no answer within 30 s to POST https://api.example.com/api/validate/bulk (timed out)'],
+    [sysErr('ECONNRESET'), 'network', 'connection to api.example.com:443 broke before an answer (ECONNRESET)'],
+  ])('%s → %s', (err, kind, text) => {
+    expect(networkFailure(err, false, target)).toEqual({ kind, text });
   });
 });

@@ -191,6 +191,12 @@ describe('interrupt and resume with --journal', () => {
     expect(r.stderr).toContain('add --journal FILE');
     await expectPrefixOfReference();
     expect((await out()).split('\n').length).toBeGreaterThan(2);
+    // the summary says the run is partial: rows written, of the rows read
+    const partial = /interrupted: ([\d,]+) of ([\d,]+) rows written/.exec(r.stderr);
+    expect(partial, r.stderr).not.toBeNull();
+    const [written, read] = [Number(partial![1]!.replace(/,/g, '')), Number(partial![2]!.replace(/,/g, ''))];
+    expect(written).toBe((await out()).trim().split('\n').length - 1);
+    expect(read).toBeGreaterThanOrEqual(written);
   });
 
   it('records no verdict for a row that got none: the re-run retries it and nothing else', async () => {

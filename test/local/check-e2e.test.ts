@@ -98,7 +98,7 @@ describe('mailsift check (spawned)', () => {
     const started = Date.now();
     const r = await run(['check', '--timeout', '0.3', '--retries', '1', '--base-url', apiUrl, '--api-key-file', keyFile, 'hang@example.com']);
     expect(r.code).toBe(4);
-    expect(r.stdout).toMatch(/error: +TIMEOUT: request timed out; gave up after 1 retries/);
+    expect(r.stdout).toMatch(/error: +TIMEOUT: no answer within 0\.3 s to POST http:\/\/127\.0\.0\.1:\d+\/api\/validate \(timed out\); gave up after 1 retry\n/);
     expect(Date.now() - started).toBeLessThan(15_000); // not the 30 s default, twice
   });
 

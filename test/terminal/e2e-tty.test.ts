@@ -63,12 +63,15 @@ describe.skipIf(!hasTmux)('validate on a terminal', () => {
 
     const terminal = readFileSync(log, 'utf8');
     expect(terminal).toMatch(/\d+ rows read · \d+ addresses validated/); // the progress line
+    expect(terminal).toMatch(/\d+% · \d+ rows read/); // with a percentage: the file's size is known
     expect(terminal).toMatch(/\r|\x1b\[\d*G/); // ... rewritten in place
     expect(terminal).toMatch(/waiting \d+ s for the rate limit to reset/);
     expect(terminal).toContain('\x1b[32mvalid'); // then the summary, in colour
     const plain = terminal.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     expect(plain).toContain(`mailsift: ${ROWS} rows in`);
     expect(plain).toContain(`output    ${output}`);
+    // the pauses for the window are counted apart from 429 answers (there were none)
+    expect(plain).toMatch(/· [1-9]\d* rate-limit waits? · 0 429 answers/);
 
     const csv = readFileSync(output, 'utf8');
     expect(csv).not.toMatch(/[\x1b\r]/);

@@ -17,6 +17,16 @@ describe('progressLine', () => {
     expect(progressLine(p, T0, 85)).toBe('1,200 rows read · 980/1,150 addresses validated · 85/s · ETA 2 s');
   });
 
+  it('with a file of known size: a percentage and an ETA before the input is read to its end', () => {
+    // a quarter of 200 kB read gave 2,000 rows: about 8,000 in all, 1,000 written
+    const p = { ...newProgress(T0), rowsRead: 2000, rowsWritten: 1000, addressesDone: 1000, inputBytes: { read: 50_000, total: 200_000 } };
+    expect(progressLine(p, T0, 100, 100)).toBe('12% · 2,000 rows read · 1,000 addresses validated · 100/s · ETA 1 min 10 s');
+    // stdin has no size: no percentage, no ETA until its end
+    expect(progressLine({ ...p, inputBytes: { read: 50_000 } }, T0, 100, 100)).toBe('2,000 rows read · 1,000 addresses validated · 100/s');
+    // never 100% before the last row is out
+    expect(progressLine({ ...p, rowsWritten: 7999, rowsRead: 8000, inputDone: true, inputBytes: { read: 200_000, total: 200_000 } }, T0, 1, 1)).toMatch(/^99% /);
+  });
+
   it('tells how long the rate-limit wait still lasts', () => {
     const p = { ...newProgress(T0), rowsRead: 10, addressesDone: 5, rateLimitWaitUntil: T0 + 41_200 };
     expect(progressLine(p, T0, 3)).toBe('10 rows read · 5 addresses validated · waiting 42 s for the rate limit to reset');

@@ -8,7 +8,7 @@ function sample(over: Partial<Summary> = {}): Summary {
     ...emptySummary('api'),
     total: 1000, valid: 812, invalid: 130, risky: 40, unknown: 18, errors: 3,
     duplicates: 25, prechecked: 9, requests: 2, retries: 1, rateLimited: 1,
-    elapsedMs: 12_500, written: 1000, fromJournal: 200,
+    rateLimitWaits: 4, elapsedMs: 12_500, written: 1000, fromJournal: 200,
     ...over,
   };
 }
@@ -24,7 +24,7 @@ describe('renderSummary', () => {
         '  unknown    18    1.8%',
         '  rows      25 duplicates · 9 rejected by precheck',
         '  reused    200 from journal · 0 from cache',
-        '  requests  2 · 1 retry · 1 rate-limit wait',
+        '  requests  2 · 1 retry · 4 rate-limit waits · 1 429 answer',
         '  errors    3 rows without a verdict (see the error column)',
         '  output    cleaned.csv · summary in run.json',
         '',
@@ -36,6 +36,17 @@ describe('renderSummary', () => {
     const text = renderSummary(sample({ engine: 'local', errors: 0, fromJournal: 0, written: 812 }), { color: false, output: 'stdout' });
     expect(text).not.toMatch(/reused|requests|errors/);
     expect(text).toContain('output    stdout (812 rows written)');
+  });
+
+  it('says an interrupted run is partial, with the rows read; and "1 row", never "1 rows"', () => {
+    const text = renderSummary(sample({ total: 1, valid: 1, invalid: 0, risky: 0, unknown: 0, errors: 0, written: 1, interrupted: true }), {
+      color: false,
+      output: 'stdout',
+      rowsRead: 4000,
+    });
+    expect(text).toMatch(/^mailsift: 1 row in /);
+    expect(text).toContain('  stopped   interrupted: 1 of 4,000 rows written\n');
+    expect(renderSummary(sample(), { color: false, output: 'x' })).not.toContain('interrupted');
   });
 
   it('survives an empty run', () => {

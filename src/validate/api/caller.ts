@@ -4,6 +4,7 @@ import type { ValidatorStats } from '../validator.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { sleep, systemClock, type Clock } from './clock.js';
 import { Governor } from './governor.js';
+import type { Failure } from './failure.js';
 import type { ApiHttp } from './http.js';
 
 export interface CallerOptions {
@@ -21,6 +22,8 @@ export interface CallerOptions {
    * answer until their own `signal` aborts
    */
   stop?: AbortSignal;
+  /** where the key came from, for the message when it is refused: "MAILSIFT_API_KEY", "--api-key-file keys.txt" */
+  keySource?: string;
 }
 
 /** How one logical request ended after rate limits and retries were dealt with. */
@@ -28,7 +31,7 @@ export type CallResult<T> =
   | { kind: 'ok'; value: T }
   | { kind: 'too-large' }
   | { kind: 'bad-address' }
-  | { kind: 'failed'; code: ErrorCode; message: string };
+  | { kind: 'failed'; code: ErrorCode; message: string; failure: Failure };
 
 /**
  * The largest bulk request the server accepts, learnt by refusals: each refusal
@@ -59,7 +62,7 @@ export class Caller {
   /** some request of this run got an HTTP answer */
   private reached = false;
   /** set when the API never answered and one request ran out of retries */
-  private unreachable: { code: ErrorCode; message: string } | undefined;
+  private unreachable: { code: ErrorCode; message: string; failure: Failure } | undefined;
 
   constructor(
     private readonly http: ApiHttp,
@@ -93,7 +96,8 @@ export class Caller {
       if (!grant.ok) {
         if (grant.reason === 'HALTED') throw this.refused ?? new AuthError('the API refused the key');
         if (grant.reason === 'ABORTED') throw waiting.reason;
-        return { kind: 'failed', code: 'RATE_LIMITED', message: 'rate limited for longer than the wait allowed' };
+        const message = 'rate limited for longer than the wait allowed';
+        return { kind: 'failed', code: 'RATE_LIMITED', message, failure: { kind: 'rate-limit', text: message } };
       }
       if (batch && batch.size > batch.limit.max) {
         // learnt while this one queued: give the slot back rather than draw another refusal
@@ -119,11 +123,11 @@ export class Caller {
       if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
       grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited' });
 
-      let retryable: { code: ErrorCode; detail: string } | undefined;
+      let retryable: { code: ErrorCode; detail: string; failure?: Failure } | undefined;
       switch (attempt.kind) {
         case 'auth':
           this.refused ??= new AuthError(
-            `the API refused the key (HTTP ${attempt.status}); check MAILSIFT_API_KEY or --api-key-file`,
+            `the API refused the key (HTTP ${attempt.status}); check ${this.options.keySource ?? 'MAILSIFT_API_KEY or --api-key-file'}`,
           );
           throw this.refused;
         case 'rate-limited':
@@ -133,35 +137,40 @@ export class Caller {
         case 'ok': {
           const value = parse(attempt.body);
           if (value !== undefined) return { kind: 'ok', value };
-          retryable = { code: 'SERVER_ERROR', detail: 'unexpected response body' };
+          retryable = { code: 'SERVER_ERROR', detail: 'unexpected response body', failure: { kind: 'server', text: `an answer of an unexpected shape from POST ${path}` } };
           break;
         }
         case 'too-large':
         case 'bad-address':
           return { kind: attempt.kind };
-        case 'request-error':
-          return {
-            kind: 'failed',
-            code: 'REQUEST_ERROR',
-            message: `the server rejected the request (HTTP ${attempt.status}${attempt.code ? ` ${attempt.code}` : ''})`,
-          };
+        case 'request-error': {
+          const failure = attempt.failure ?? { kind: 'http', status: attempt.status, text: `HTTP ${attempt.status}${attempt.code ? ` ${attempt.code}` : ''}` };
+          return { kind: 'failed', code: 'REQUEST_ERROR', message: `the server rejected the request: ${failure.text}`, failure };
+        }
         case 'retryable':
           retryable = attempt;
       }
       failures++;
       if (failures > this.options.retries) {
-        const failed = { code: retryable.code, message: `${retryable.detail}; gave up after ${this.options.retries} retries` };
-        if (!this.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached (${retryable.detail})` };
+        const failure = retryable.failure ?? { kind: 'server', text: retryable.detail };
+        const failed = { code: retryable.code, message: `${failure.text}; gave up after ${this.options.retries} ${this.options.retries === 1 ? 'retry' : 'retries'}`, failure };
+        if (!this.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached: ${failure.text}`, failure };
         return { kind: 'failed', ...failed };
       }
       const retryAfterMs = info.retryAt === undefined ? undefined : Math.max(0, info.retryAt - this.clock.now());
       const delay = backoffDelay(failures, this.options.backoff, retryAfterMs);
       if (delay === undefined) {
-        return { kind: 'failed', code: retryable.code, message: `${retryable.detail}; the server asked to wait too long` };
+        const failure = retryable.failure ?? { kind: 'server', text: retryable.detail };
+        return { kind: 'failed', code: retryable.code, message: `${failure.text}; the server asked to wait too long`, failure };
       }
       this.stats.retries++;
       await sleep(this.clock, delay, waiting);
     }
+  }
+
+  /** pauses for a rate-limit window so far (429 answers are counted apart, in stats.rateLimited) */
+  get rateLimitWaits(): number {
+    return this.governor.waits;
   }
 
   private showWait(): void {

@@ -1,6 +1,7 @@
 import { errorVerdict, type Verdict } from '../../verdict.js';
 import type { Validator } from '../validator.js';
 import { BatchLimit, Caller, type CallerOptions } from './caller.js';
+import { FailureTally } from './failure.js';
 import { ApiHttp, type HttpConfig } from './http.js';
 import { matchResults, normalizeBulk, normalizeSingle } from './normalize.js';
 
@@ -18,6 +19,7 @@ const MAX_BATCH = 1000;
 export function createApiValidator(config: ApiConfig): Validator {
   const { http, caller } = connect(config);
   const limit = new BatchLimit(MAX_BATCH);
+  const failures = new FailureTally();
 
   async function validateAll(emails: readonly string[], signal: AbortSignal, reasked: boolean): Promise<Verdict[]> {
     const size = limit.max;
@@ -35,6 +37,7 @@ export function createApiValidator(config: ApiConfig): Validator {
         const { matched, missing } = matchResults(emails, r.value);
         if (missing.length === 0) return matched;
         if (reasked) {
+          failures.note({ kind: 'missing', text: 'the API left addresses out of its answers, twice' }, missing.length);
           return [...matched, ...missing.map((e) => errorVerdict(e, 'MISSING_RESULT', 'the server answered without this address'))];
         }
         // asked once more; never given a neighbour's verdict
@@ -43,6 +46,7 @@ export function createApiValidator(config: ApiConfig): Validator {
       }
       case 'too-large':
         if (emails.length === 1) {
+          failures.note({ kind: 'http', text: 'the API refused a one-address batch as too large' }, 1);
           return [errorVerdict(emails[0]!, 'REQUEST_ERROR', 'the server refused a one-address batch as too large')];
         }
         // the caller has halved limit.max for the rest of the run: resend in smaller batches
@@ -57,6 +61,7 @@ export function createApiValidator(config: ApiConfig): Validator {
         return parts.flat();
       }
       case 'failed':
+        failures.note(r.failure, emails.length);
         return emails.map((e) => errorVerdict(e, r.code, r.message));
     }
   }
@@ -64,7 +69,7 @@ export function createApiValidator(config: ApiConfig): Validator {
   return {
     engine: 'api',
     validate: (emails, signal) => validateAll(emails, signal, false),
-    stats: () => ({ ...caller.stats }),
+    stats: () => ({ ...caller.stats, rateLimitWaits: caller.rateLimitWaits, failures: failures.list() }),
     close: () => http.close(),
   };
 }
@@ -73,7 +78,7 @@ export function createApiValidator(config: ApiConfig): Validator {
 export async function validateOneViaApi(
   config: ApiConfig,
   email: string,
-  signal = new AbortController().signal,
+  signal: AbortSignal = new AbortController().signal,
 ): Promise<Verdict> {
   const { http, caller } = connect({ ...config, concurrency: 1 });
   try {

@@ -78,6 +78,9 @@ export class Governor {
 
   /** 429 responses seen */
   rateLimited = 0;
+  /** times dispatch paused until a window's reset with requests waiting (the user sees each) */
+  waits = 0;
+  private waiting = false;
 
   constructor(options: GovernorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -231,7 +234,10 @@ export class Governor {
     const paused = this.pausedUntil > now;
     const cap = this.probed ? this.concurrency : 1;
     while (!paused && this.queue.length > 0 && this.inFlight < cap && !this.exhausted()) this.grant(this.queue.shift()!);
-    if (this.queue.length === 0 || (!paused && !this.exhausted())) return this.clearTimer();
+    if (this.queue.length === 0 || (!paused && !this.exhausted())) {
+      this.waiting = false;
+      return this.clearTimer();
+    }
 
     if (paused) return this.wakeAt(this.pausedUntil, now);
     if (this.resetAt === undefined) {
@@ -249,8 +255,11 @@ export class Governor {
       w.detach();
       w.resolve({ ok: false, reason: 'RATE_LIMITED' });
     }
-    if (this.queue.length > 0) this.setTimer(wake, now);
-    else this.clearTimer();
+    if (this.queue.length > 0) {
+      if (!this.waiting) this.waits++;
+      this.waiting = true;
+      this.setTimer(wake, now);
+    } else this.clearTimer();
   }
 
   private setTimer(at: number, now: number): void {

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
+import { networkFailure, type Failure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
 export interface HttpConfig {
@@ -12,6 +13,8 @@ export interface HttpConfig {
   timeoutMs: number;
   concurrency: number;
   dispatcher?: Dispatcher;
+  /** --verbose: one line per request and per answer (the key shown redacted) */
+  log?: (line: string) => void;
 }
 
 /** One HTTP exchange, classified the way PRODUCT.md §1 reads status codes. */
@@ -21,8 +24,8 @@ export type Attempt =
   | { kind: 'rate-limited' }
   | { kind: 'too-large' }
   | { kind: 'bad-address' }
-  | { kind: 'request-error'; status: number; code: string | undefined }
-  | { kind: 'retryable'; code: ErrorCode; detail: string };
+  | { kind: 'request-error'; status: number; code: string | undefined; failure?: Failure }
+  | { kind: 'retryable'; code: ErrorCode; detail: string; failure?: Failure };
 
 export interface Exchange {
   attempt: Attempt;
@@ -52,13 +55,21 @@ export class ApiHttp {
   }
 
   async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
+    const url = new URL(this.origin + this.prefix + path);
+    const log = this.config.log;
+    const started = this.clock.now();
+    const count = (payload as { emails?: unknown[] }).emails?.length ?? 1;
+    log?.(`> POST ${url.href} (${count} ${count === 1 ? 'address' : 'addresses'}) authorization: Bearer [redacted]`);
     // --timeout bounds the whole exchange, body included; undici's own timeouts
     // only measure silences.
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
     const both = AbortSignal.any([signal, timeout]);
     const failed = (err: unknown, answered: boolean, info: RateLimitInfo = {}): Exchange => {
       if (signal.aborted) throw signal.reason ?? err;
-      return { attempt: networkFailure(err, timeout.aborted), answered, info };
+      const failure = networkFailure(err, timeout.aborted, { url, method: 'POST', timeoutMs: this.config.timeoutMs });
+      log?.(`< ${failure.text} after ${this.clock.now() - started} ms`);
+      const code = failure.kind === 'timeout' ? 'TIMEOUT' : 'NETWORK';
+      return { attempt: { kind: 'retryable', code, detail: failure.text, failure }, answered, info };
     };
     let res: Dispatcher.ResponseData;
     try {
@@ -87,7 +98,9 @@ export class ApiHttp {
       // socket closed mid-body: the headers still count for the rate limit
       return failed(err, true, info);
     }
-    return { attempt: classify(res.statusCode, text), answered: true, info };
+    const attempt = describeStatus(classify(res.statusCode, text), res.statusCode, url);
+    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, text)}`);
+    return { attempt, answered: true, info };
   }
 
   async close(): Promise<void> {
@@ -111,14 +124,31 @@ export function classify(status: number, text: string): Attempt {
   return { kind: 'request-error', status, code };
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
-
-function networkFailure(err: unknown, timedOut: boolean): Attempt {
-  const code = String((err as { code?: unknown }).code ?? '');
-  if (timedOut || TIMEOUT_CODES.has(code) || (err as Error).name === 'TimeoutError') {
-    return { kind: 'retryable', code: 'TIMEOUT', detail: 'request timed out' };
+/** Adds what the user needs to fix a refused request: the status and the URL it went to. */
+function describeStatus(attempt: Attempt, status: number, url: URL): Attempt {
+  if (attempt.kind === 'request-error') {
+    const code = attempt.code ? ` ${attempt.code}` : '';
+    return { ...attempt, failure: { kind: 'http', status, text: `HTTP ${status}${code} for POST ${url.href}` } };
   }
-  return { kind: 'retryable', code: 'NETWORK', detail: `network error${code ? ` (${code})` : ''}` };
+  if (attempt.kind === 'retryable') {
+    const what = status >= 200 && status < 300 ? `an unreadable answer (HTTP ${status}, not JSON)` : attempt.detail;
+    return { ...attempt, failure: { kind: 'server', text: `${what} from POST ${url.href}` } };
+  }
+  return attempt;
+}
+
+/** The rate-limit headers and, for an error, the server's own words (bounded). */
+function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attempt, text: string): string {
+  const parts: string[] = [];
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
+    const v = headers[name];
+    if (v !== undefined) parts.push(`${name}: ${Array.isArray(v) ? v.join(', ') : v}`);
+  }
+  if (attempt.kind !== 'ok') {
+    const body = text.replace(/\s+/g, ' ').trim();
+    if (body) parts.push(`body: ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`);
+  }
+  return parts.length ? ` · ${parts.join(' · ')}` : '';
 }
 
 function parseJson(text: string): unknown {

@@ -32,10 +32,11 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   const provider = typeof item.provider === 'string' ? item.provider : '';
   if (shape === 'a' || isStatus(item.status)) {
     const d = isObject(item.details) ? item.details : {};
+    const status = isStatus(item.status) ? item.status : statusFromValidity(isValid);
     return {
       email: item.email,
-      isValid,
-      status: isStatus(item.status) ? item.status : statusFromValidity(isValid),
+      isValid: validityOf(status, isValid),
+      status,
       confidence,
       provider,
       details: {
@@ -49,10 +50,11 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
       },
     };
   }
+  const status = statusFromType(item.type) ?? statusFromValidity(isValid);
   return {
     email: item.email,
-    isValid,
-    status: statusFromType(item.type) ?? statusFromValidity(isValid),
+    isValid: validityOf(status, isValid),
+    status,
     confidence,
     provider,
     details: { disposable: bool(item.disposable), role: bool(item.role) },
@@ -69,6 +71,7 @@ const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
  */
 function isWellFormed(item: Record<string, unknown>): boolean {
   if (typeof item.isValid !== 'boolean' || !isStatus(item.status) || typeof item.provider !== 'string') return false;
+  if (item.status === 'unknown') return false; // its isValid is dropped (validityOf)
   if (typeof item.confidence !== 'number' || !Number.isFinite(item.confidence) || item.error !== undefined) return false;
   const d = item.details;
   if (!isObject(d)) return false;
@@ -77,6 +80,16 @@ function isWellFormed(item: Record<string, unknown>): boolean {
     if (type === undefined || typeof d[key] !== type) return false;
   }
   return d.suggestion !== '';
+}
+
+/**
+ * `is_valid` of an `unknown` verdict is empty on every path: the spec types
+ * `isValid` as a boolean, so a server (ours included) answers `false` for
+ * "no determination", and a user who deletes the rows where it is false would
+ * delete addresses nobody has judged.
+ */
+function validityOf(status: Status, isValid: boolean | undefined): boolean | undefined {
+  return status === 'unknown' ? undefined : isValid;
 }
 
 function statusFromValidity(isValid: boolean | undefined): Status {

@@ -1,0 +1,14 @@
+/**
+ * mailsift as a library (PRODUCT.md §6): what the CLI uses, nothing more.
+ * `import { validate, createLocalValidator } from 'mailsift'`.
+ */
+export { validate, validateFile, type FileValidateOptions, type LibraryValidateOptions, type RowVerdict } from './library/validate.js';
+export { startServer, type StartServerOptions } from './library/serve.js';
+export type { RunningServer } from './serve/server.js';
+export { createApiValidator, type ApiValidatorOptions } from './library/api.js';
+export { createLocalValidator, type LocalEngineOptions, type LocalValidator } from './validate/local/index.js';
+export type { Validator, ValidatorStats } from './validate/validator.js';
+export type { Verdict, Details, Status, VerdictError } from './verdict.js';
+export type { Summary } from './summary.js';
+export { MailsiftError, UsageError, AuthError, EXIT } from './errors.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,14 @@
+import { createApiValidator as createClient, type ApiConfig } from '../validate/api/client.js';
+import type { Validator } from '../validate/validator.js';
+
+/** The API client's settings; all but the address and the key have the CLI's defaults. */
+export type ApiValidatorOptions = Partial<ApiConfig> & Pick<ApiConfig, 'baseUrl' | 'apiKey'>;
+
+/**
+ * The API engine of `mailsift validate`: bulk requests under the rate limit,
+ * retries, batch halving and splitting. Defaults as the CLI's: a 30 s timeout,
+ * 5 retries, 4 requests in flight. Close it when done.
+ */
+export function createApiValidator(options: ApiValidatorOptions): Validator {
+  return createClient({ timeoutMs: 30_000, retries: 5, concurrency: 4, ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') });
+}

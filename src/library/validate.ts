@@ -1,0 +1,148 @@
+import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
+import { openInput } from '../read/open-input.js';
+import type { Input, InputRow } from '../read/input-row.js';
+import type { Summary } from '../summary.js';
+import type { Validator } from '../validate/validator.js';
+import type { Verdict } from '../verdict.js';
+import type { RowWriter } from '../write/row-writer.js';
+
+export interface LibraryValidateOptions {
+  /** createApiValidator(…) or createLocalValidator(…); default: the offline engine with the system resolver */
+  validator?: Validator;
+  /** distinct addresses per engine call, 1..1000 (default 1000) */
+  batchSize?: number;
+  /** engine calls in flight at most (default 4) */
+  concurrency?: number;
+  /** stops the run: no more rows are read or sent; the iteration ends */
+  signal?: AbortSignal;
+  /** called once at the end of a complete run with the run's summary (the CLI's --summary) */
+  onSummary?: (summary: Summary) => void;
+}
+
+export interface FileValidateOptions extends LibraryValidateOptions {
+  /** the address column of a CSV file: a header name or a 1-based number (default: detected) */
+  column?: string;
+}
+
+/** One input row of a file and its verdict. */
+export interface RowVerdict {
+  /** the row's cells as read (a text file: the line) */
+  fields: string[];
+  verdict: Verdict;
+}
+
+/** Rows held for a consumer that has not asked for them yet: the pipeline waits beyond this. */
+const HIGH_WATER = 2048;
+
+/**
+ * Validates addresses and yields one verdict per address, in input order —
+ * duplicates, empty and malformed ones included, as the CLI writes them. The
+ * addresses are streamed: an async iterable is read as the run goes.
+ */
+export async function* validate(
+  addresses: Iterable<string> | AsyncIterable<string>,
+  options: LibraryValidateOptions = {},
+): AsyncGenerator<Verdict> {
+  const input: Input = { kind: 'text', header: ['email'], emailColumn: 0, rows: rowsOf(addresses), close: () => {} };
+  for await (const r of run(input, options)) yield r.verdict;
+}
+
+/**
+ * Validates a file the way `mailsift validate FILE` reads it (.csv/.tsv by
+ * extension, else one address per line) and yields each row with its verdict, in order.
+ */
+export async function* validateFile(path: string, options: FileValidateOptions = {}): AsyncGenerator<RowVerdict> {
+  const input = await openInput({ path, ...(options.column === undefined ? {} : { column: options.column }) });
+  try {
+    yield* run(input, options);
+  } finally {
+    input.close();
+  }
+}
+
+async function* rowsOf(addresses: Iterable<string> | AsyncIterable<string>): AsyncGenerator<InputRow[]> {
+  const row = (line: string): InputRow => ({ fields: [line], email: String(line).trim() });
+  if (Symbol.iterator in addresses) {
+    // a list in memory: in chunks, as the file reader gives them
+    let chunk: InputRow[] = [];
+    for (const a of addresses) {
+      chunk.push(row(a));
+      if (chunk.length === 1024) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+    if (chunk.length) yield chunk;
+    return;
+  }
+  // a stream: each address as it comes, so a slow source is not held back
+  for await (const a of addresses) yield [row(a)];
+}
+
+/** The CLI's pipeline with a writer that hands rows to the iterating caller, with backpressure. */
+async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerator<RowVerdict> {
+  const owned = options.validator === undefined;
+  const validator = options.validator ?? (await import('../validate/local/index.js')).createLocalValidator();
+  const queue: RowVerdict[] = [];
+  let wakeConsumer: (() => void) | undefined;
+  let wakeProducer: (() => void) | undefined;
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const notify = (): void => {
+    wakeConsumer?.();
+    wakeConsumer = undefined;
+  };
+  const writer: RowWriter = {
+    begin: async () => {},
+    row: (fields, verdict) => void queue.push({ fields: [...fields], verdict }),
+    drain: async () => {
+      notify();
+      while (queue.length >= HIGH_WATER && !stop.signal.aborted) await new Promise<void>((resolve) => (wakeProducer = resolve));
+    },
+    end: async () => notify(),
+  };
+  let finished = false;
+  let failure: unknown;
+  let result: RunResult | undefined;
+  const running = validateStream({
+    input,
+    validator,
+    writer,
+    batchSize: options.batchSize ?? 1000,
+    concurrency: options.concurrency ?? 4,
+    stop: stop.signal,
+    cancel: stop.signal,
+  })
+    .then(
+      (r) => void (result = r),
+      (err: unknown) => void (failure = err),
+    )
+    .finally(() => {
+      finished = true;
+      notify();
+    });
+  try {
+    for (;;) {
+      if (queue.length) {
+        const ready = queue.splice(0);
+        wakeProducer?.();
+        wakeProducer = undefined;
+        yield* ready;
+        continue;
+      }
+      if (finished) break;
+      await new Promise<void>((resolve) => (wakeConsumer = resolve));
+    }
+    if (failure !== undefined) throw failure;
+    if (result?.complete) options.onSummary?.(result.summary);
+  } finally {
+    // the caller stopped early (break, or an error): end the run, release what it holds
+    stop.abort();
+    wakeProducer?.();
+    await running;
+    options.signal?.removeEventListener('abort', onAbort);
+    if (owned) await validator.close();
+  }
+}

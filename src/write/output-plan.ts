@@ -1,0 +1,109 @@
+import { UsageError } from '../errors.js';
+import { STATUSES, type Status } from '../verdict.js';
+import { VERDICT_COLUMNS } from './verdict-columns.js';
+import { isVerdictColumn, type VerdictColumn } from './verdict-cells.js';
+
+export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** The format an output file's extension implies (csv when it implies none). */
+export function formatFromPath(path: string | undefined): OutputFormat {
+  if (!path) return 'csv';
+  if (/\.json$/i.test(path)) return 'json';
+  if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
+  if (/\.txt$/i.test(path)) return 'txt';
+  if (/\.xlsx$/i.test(path)) return 'xlsx';
+  return 'csv';
+}
+
+/**
+ * What a row of output holds, in order: `input` stands for the input's own
+ * cells (all of a table's columns, or a text list's `email`), the rest are
+ * verdict columns.
+ */
+export interface Columns {
+  order: readonly ('input' | VerdictColumn)[];
+  /** the input's cells then every verdict column in the standard order: the CSV fast path applies */
+  standard: boolean;
+}
+
+export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true };
+
+/** `--columns status,is_valid`: the names, checked and in the order given. */
+export function parseColumnList(value: string): string[] {
+  const names = value.split(',').map((n) => n.trim().toLowerCase());
+  if (names.some((n) => n === '')) throw new UsageError(`--columns ${value}: an empty column name`);
+  for (const n of names) {
+    if (n !== 'email' && !isVerdictColumn(n)) {
+      throw new UsageError(`--columns: no column "${n}" (columns: email, ${VERDICT_COLUMNS.join(', ')})`);
+    }
+  }
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new UsageError(`--columns: "${twice}" is named twice`);
+  return names;
+}
+
+export interface OutputFlags {
+  output?: string;
+  format?: OutputFormat;
+  columns?: string;
+  split?: string;
+  only?: ReadonlySet<Status>;
+}
+
+/** Where and how the verdicts go, once the flags are known to fit together. */
+export interface OutputPlan {
+  format: OutputFormat;
+  /** the column names asked for, not yet matched with the input's kind */
+  columns?: string[];
+  /** --split: one file per status in this directory */
+  split?: { dir: string; statuses: readonly Status[] };
+  /** a file, or undefined for stdout */
+  file?: string;
+}
+
+/**
+ * Checks the output flags against each other before anything is read or sent:
+ * each mistake is one line naming it (exit 2).
+ */
+export function planOutput(flags: OutputFlags): OutputPlan {
+  const file = flags.output && flags.output !== '-' ? flags.output : undefined;
+  if (flags.split !== undefined && flags.output !== undefined) {
+    throw new UsageError('--split and -o/--output do not go together: --split writes one file per status into its directory');
+  }
+  const format = flags.format ?? formatFromPath(file);
+  const columns = flags.columns === undefined ? undefined : parseColumnList(flags.columns);
+  if (columns && (format === 'json' || format === 'ndjson')) {
+    throw new UsageError(`--columns shapes CSV, Excel and text output; --format ${format} writes whole result objects (pick fields with jq)`);
+  }
+  if (columns && format === 'txt') {
+    throw new UsageError('--columns and --format txt do not go together: txt writes only the addresses');
+  }
+  if (format === 'xlsx' && !file && flags.split === undefined && process.stdout.isTTY) {
+    throw new UsageError('--format xlsx: an Excel workbook is binary; write it to a file with -o cleaned.xlsx');
+  }
+  const split = flags.split === undefined
+    ? undefined
+    : { dir: flags.split, statuses: STATUSES.filter((s) => !flags.only || flags.only.has(s)) };
+  return { format, columns, split, file };
+}
+
+/** The columns of a run, now that the input's kind is known. */
+export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text'): Columns {
+  if (names === undefined) return ALL_COLUMNS;
+  if (inputKind !== 'text') {
+    if (names.includes('email')) {
+      throw new UsageError('--columns: "email" is for a text input; a table keeps all its own columns, and --columns picks the verdict columns after them');
+    }
+    return columnsOf(['input', ...names.filter(isVerdictColumn)]);
+  }
+  return columnsOf(names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn))));
+}
+
+function columnsOf(order: ('input' | VerdictColumn)[]): Columns {
+  const standard = order.length === ALL_COLUMNS.order.length && order.every((c, i) => c === ALL_COLUMNS.order[i]);
+  return { order, standard };
+}
+
+/** The file extension of a format, for --split. */
+export const extensionOf = (format: OutputFormat): string => format;

@@ -1,0 +1,87 @@
+import { PassThrough, type Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { writeError, type MailsiftError } from '../errors.js';
+import type { Columns } from './output-plan.js';
+import type { RowWriter } from './row-writer.js';
+import { verdictValue } from './verdict-cells.js';
+
+/**
+ * Writes the rows as one sheet of an Excel workbook through exceljs's streaming
+ * writer: each row is committed (serialised and compressed) as it comes, so
+ * memory does not grow with the output. Cells are typed — the input's cells as
+ * text (a zip code or phone number keeps its leading zeros), booleans and
+ * confidence as Excel booleans and numbers, unknown values empty. A sheet
+ * never evaluates a text cell, so no formula defusing is needed here.
+ */
+export async function createXlsxWriter(
+  dest: Writable,
+  label: string,
+  header: readonly string[],
+  columns: Columns,
+): Promise<RowWriter & { gone(): boolean }> {
+  const ExcelJS = (await import('exceljs')).default;
+  // exceljs resolves its commit on the stream's 'finish', which stdout never
+  // emits: it writes into a pipe of ours, and we wait for the destination.
+  const pipe = new PassThrough();
+  const isStdout = dest === process.stdout;
+  let gone = false;
+  let failure: MailsiftError | undefined;
+  dest.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') gone = true;
+    else failure ??= writeError(label, err);
+  });
+  pipe.pipe(dest, { end: !isStdout });
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });
+  const sheet = workbook.addWorksheet('verdicts');
+  const names = columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+
+  return {
+    gone: () => gone,
+    begin: async () => {
+      sheet.addRow(names).commit();
+    },
+    row: (fields, v) => {
+      const cells: (string | number | boolean | null)[] = [];
+      for (const c of columns.order) {
+        if (c === 'input') for (const f of fields) cells.push(f === '' ? null : f);
+        else cells.push(verdictValue(v, c) ?? null);
+      }
+      sheet.addRow(cells).commit();
+    },
+    drain: async () => {
+      if (failure) throw failure;
+      // exceljs's sheet stream writes into the zip whatever it is told, and never
+      // says "wait": without waiting here for the compressor, then the output,
+      // rows pile up in memory when they come faster than they are written
+      // (200k rows from CSV: 266 MB peak RSS without this wait, 150 MB with).
+      for (const next of [...sheetPipes(sheet), pipe, dest]) {
+        if (gone || failure) return;
+        if (needsDrain(next)) await new Promise<void>((resolve) => {
+          next.once('drain', resolve);
+          next.once('error', () => resolve());
+          next.once('close', () => resolve());
+        });
+      }
+    },
+    end: async () => {
+      if (failure) throw failure;
+      sheet.commit();
+      await workbook.commit();
+      if (!isStdout) await finished(dest).catch(() => {});
+      else if (dest.writableNeedDrain) await new Promise((resolve) => dest.once('drain', resolve));
+      if (failure) throw failure;
+    },
+  };
+}
+
+/** The streams exceljs pipes a sheet's XML into (its StreamBuf's consumers: the zip's compressor). */
+function sheetPipes(sheet: unknown): Writable[] {
+  const pipes = (sheet as { stream?: { pipes?: unknown } }).stream?.pipes;
+  return Array.isArray(pipes) ? (pipes as Writable[]) : [];
+}
+
+/** archiver's streams come from readable-stream 2, which has no `writableNeedDrain`. */
+function needsDrain(stream: Writable): boolean {
+  const state = (stream as { _writableState?: { needDrain?: boolean } })._writableState;
+  return stream.writableNeedDrain ?? state?.needDrain ?? false;
+}

@@ -1,0 +1,29 @@
+// Issue 17 item 5: the summary tells pauses for the rate-limit window apart
+// from 429 answers (it used to count 429s only, and say "0 rate-limit waits"
+// after visible waits).
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { runCli } from '../support/run-cli.js';
+
+let server: FaultServer | undefined;
+afterEach(async () => server?.close());
+
+it('paced by the headers: waits counted, no 429 drawn, both in the summary and its JSON', async () => {
+  server = await startFaultServer({ apiKey: 'k', rateLimit: { limit: 2, windowMs: 1000, resetFormat: 'epoch-s' } });
+  const summary = join(mkdtempSync(join(tmpdir(), 'mailsift-waits-')), 's.json');
+  const stdin = Array.from({ length: 5 }, (_, i) => `u${i}@example.com`).join('\n') + '\n';
+  const r = await runCli(['validate', '--batch-size', '1', '--concurrency', '1', '--summary', summary], {
+    env: { MAILSIFT_API_KEY: 'k', MAILSIFT_BASE_URL: server.url },
+    stdin,
+  });
+  expect(r.code, r.stderr).toBe(0);
+  expect(server.count429()).toBe(0);
+  const s = JSON.parse(readFileSync(summary, 'utf8'));
+  // five requests, two per window: at least two pauses for the window's end
+  expect(s.rateLimitWaits).toBeGreaterThanOrEqual(2);
+  expect(s.rateLimited).toBe(0);
+  expect(r.stderr).toContain(`requests  5 · 0 retries · ${s.rateLimitWaits} rate-limit waits · 0 429 answers`);
+});

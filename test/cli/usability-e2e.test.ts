@@ -1,0 +1,118 @@
+// Issue 17 item 7, through the real binary: keys list/revoke, serve's start
+// lines, one error prefix, plurals, validate --help, shell completion.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServe } from '../serve/spawn.js';
+import { runCli } from '../support/run-cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-usability-'));
+
+describe('keys', () => {
+  it('list shows ids and hints, never a whole key; revoke removes one by id and keeps the rest', async () => {
+    const file = join(dir, 'keys.txt');
+    writeFileSync(file, '# team keys\n', { mode: 0o600 });
+    const a = (await runCli(['keys', 'create', '--keys-file', file])).stdout.trim();
+    const b = (await runCli(['keys', 'create', '--keys-file', file])).stdout.trim();
+
+    const list = await runCli(['keys', 'list', '--keys-file', file]);
+    expect(list.code).toBe(0);
+    const lines = list.stdout.trim().split('\n');
+    expect(lines).toEqual([`${lines[0]!.slice(0, 12)}  msk_…${a.slice(-4)}`, `${lines[1]!.slice(0, 12)}  msk_…${b.slice(-4)}`]);
+    expect(list.stdout).not.toContain(a);
+    expect(list.stdout).not.toContain(b.slice(4, 40));
+
+    const id = lines[0]!.slice(0, 8);
+    const revoke = await runCli(['keys', 'revoke', id, '--keys-file', file]);
+    expect(revoke.code, revoke.stderr).toBe(0);
+    expect(revoke.stderr).toMatch(/^mailsift: key [0-9a-f]{12} revoked; 1 key left in .*restart a running mailsift serve/);
+    expect(readFileSync(file, 'utf8')).toBe(`# team keys\n${b}\n`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const again = await runCli(['keys', 'revoke', id, '--keys-file', file]);
+    expect([again.code, again.stderr]).toEqual([2, `mailsift: keys revoke: no key with id ${id} in ${file}\n`]);
+    const bad = await runCli(['keys', 'revoke', a, '--keys-file', file]); // a whole key is not an id, and is not echoed
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).not.toContain(a.slice(4));
+  });
+});
+
+describe('serve start', () => {
+  it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
+    const s = await startServe(['--rate-limit', '1/60']);
+    try {
+      await new Promise((r) => setTimeout(r, 100)); // the lines after "listening on"
+      const err = s.stderr();
+      expect(err).toContain('mailsift serve: rate limit 1 request per 60 s per key (--rate-limit); response shape a\n');
+      const url = /^export MAILSIFT_BASE_URL=(\S+)$/m.exec(err)?.[1];
+      expect(url).toBe(s.url);
+      const key = /API key for this run: (\S+)/.exec(err)![1]!;
+      const r = await runCli(['validate'], { env: { MAILSIFT_BASE_URL: url, MAILSIFT_API_KEY: key }, stdin: 'a@example.com\n' });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/^mailsift: 1 row in /m); // and "1 row", not "1 rows"
+    } finally {
+      s.child.kill('SIGTERM');
+      await s.exit;
+    }
+  });
+});
+
+describe('messages', () => {
+  it('every error line starts with "mailsift:", commander\'s included', async () => {
+    for (const args of [['validate', '--bogus'], ['validate', '--batch-size', '0'], ['nope'], ['completion', 'tcsh']]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/^mailsift: /);
+      expect(r.stderr).not.toMatch(/^error:/m);
+    }
+  });
+
+  it('validate --help lists the exit codes, --fail-on metrics, output columns and environment', async () => {
+    const r = await runCli(['validate', '--help']);
+    expect(r.code).toBe(0);
+    for (const text of ['Exit status:', '  4    finished, but some rows carry an error', 'metrics: valid, invalid, risky, unknown, errors, duplicates, prechecked',
+      'Output columns', 'status, is_valid, confidence', 'MAILSIFT_API_KEY', 'MAILSIFT_BASE_URL', 'HTTPS_PROXY']) {
+      expect(r.stdout).toContain(text);
+    }
+  });
+});
+
+describe('completion', () => {
+  const complete = (script: string, line: string): string[] => {
+    const words = line.split(' ');
+    const r = spawnSync('bash', ['-c', `source "$1"; COMP_WORDS=("\${@:2}"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _mailsift; printf '%s\\n' "\${COMPREPLY[@]}"`, 'bash', script, ...words], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
+    return r.stdout.split('\n').filter(Boolean);
+  };
+
+  it('bash: completes commands, every option of a command, and choices, from the CLI\'s own table', async () => {
+    const r = await runCli(['completion', 'bash']);
+    expect(r.code).toBe(0);
+    const script = join(dir, 'mailsift.bash');
+    writeFileSync(script, r.stdout);
+    expect(complete(script, 'mailsift va')).toEqual(['validate']);
+    expect(complete(script, 'mailsift keys ')).toEqual(['create', 'list', 'revoke']);
+    expect(complete(script, 'mailsift validate --engine ')).toEqual(['api', 'local']);
+    expect(complete(script, 'mailsift validate -o out.csv --jou')).toEqual(['--journal']);
+    expect(complete(script, 'mailsift completion ')).toEqual(['bash', 'zsh', 'fish']);
+    // in sync: every long option validate --help shows is offered
+    const help = (await runCli(['validate', '--help'])).stdout;
+    const longs = [...new Set(help.match(/^\s+(?:-\w, )?(--[\w-]+)/gm)!.map((l) => l.trim().replace(/^-\w, /, '')))];
+    expect(longs.length).toBeGreaterThan(20);
+    expect(complete(script, 'mailsift validate --').sort()).toEqual(expect.arrayContaining(longs));
+  });
+
+  it('zsh and fish scripts come from the same table', async () => {
+    const zsh = (await runCli(['completion', 'zsh'])).stdout;
+    expect(zsh).toMatch(/^#compdef mailsift\n/);
+    expect(zsh).toContain('bashcompinit');
+    const fish = (await runCli(['completion', 'fish'])).stdout;
+    expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from validate' -l journal -r -F");
+    expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list revoke' -a list");
+    expect(fish).toContain("-l engine -x -a 'api local'");
+  });
+});

@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { startFaultServer } from '../support/fault-server.js';
+import { parseCsv, runCli } from '../support/run-cli.js';
+
+// --columns, --format txt and --split through the real binary, on the offline
+// engine against the loopback DNS server.
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-shape-'));
+const file = (name: string, content: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+let dns: TestDnsServer;
+beforeAll(async () => {
+  dns = await startDnsServer();
+});
+afterAll(async () => {
+  await dns.close();
+});
+const local = (): string[] => ['--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '-q'];
+
+// one of each status: valid, invalid (precheck), risky (role), unknown (the resolver fails)
+const USERS =
+  'id,name,email\n' +
+  '1,"Doe, Jane",Jane@mx.test\n' +
+  '2,Bob,not an address\n' +
+  '3,Ops,admin@mx.test\n' +
+  '4,Zed,zed@servfail.test\n';
+
+describe('output shaping', () => {
+  it('--columns picks and orders the verdict columns after the input columns', async () => {
+    const r = await runCli(['validate', file('users.csv', USERS), '--columns', 'is_valid,status', ...local()]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(parseCsv(r.stdout)).toEqual([
+      ['id', 'name', 'email', 'is_valid', 'status'],
+      ['1', 'Doe, Jane', 'Jane@mx.test', 'true', 'valid'],
+      ['2', 'Bob', 'not an address', 'false', 'invalid'],
+      ['3', 'Ops', 'admin@mx.test', 'true', 'risky'],
+      ['4', 'Zed', 'zed@servfail.test', '', 'unknown'],
+    ]);
+  });
+
+  it('--columns places email anywhere for a text input, or leaves it out', async () => {
+    const list = file('list.txt', 'Jane@mx.test\nnope\n');
+    const r = await runCli(['validate', list, '--columns', 'status,email', ...local()]);
+    expect(r.code).toBe(0);
+    expect(parseCsv(r.stdout)).toEqual([['status', 'email'], ['valid', 'Jane@mx.test'], ['invalid', 'nope']]);
+    const only = await runCli(['validate', list, '--columns', 'status', ...local()]);
+    expect(parseCsv(only.stdout)).toEqual([['status'], ['valid'], ['invalid']]);
+  });
+
+  it('the README recipe: --column picks a quoted CSV cell, --format txt writes just the good addresses', async () => {
+    const r = await runCli(['validate', file('users2.csv', USERS), '--column', 'email', '--only', 'valid', '--format', 'txt', ...local()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('Jane@mx.test\n');
+    // and by the output's extension
+    const out = join(dir, 'good.txt');
+    const byName = await runCli(['validate', file('users3.csv', USERS), '--only', 'valid,risky', '-o', out, ...local()]);
+    expect(byName.code).toBe(0);
+    expect(readFileSync(out, 'utf8')).toBe('Jane@mx.test\nadmin@mx.test\n');
+  });
+
+  it('--split writes one file per status in one run, columns and format as chosen', async () => {
+    const out = join(dir, 'sorted');
+    const r = await runCli(['validate', file('users4.csv', USERS), '--split', out, '--columns', 'status', ...local()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(readdirSync(out).sort()).toEqual(['invalid.csv', 'risky.csv', 'unknown.csv', 'valid.csv']);
+    const rows = (status: string): string[][] => parseCsv(readFileSync(join(out, `${status}.csv`), 'utf8'));
+    expect(rows('valid')).toEqual([['id', 'name', 'email', 'status'], ['1', 'Doe, Jane', 'Jane@mx.test', 'valid']]);
+    expect(rows('invalid')).toEqual([['id', 'name', 'email', 'status'], ['2', 'Bob', 'not an address', 'invalid']]);
+    expect(rows('risky')[1]).toEqual(['3', 'Ops', 'admin@mx.test', 'risky']);
+    expect(rows('unknown')[1]).toEqual(['4', 'Zed', 'zed@servfail.test', 'unknown']);
+
+    const txt = join(dir, 'sorted-txt');
+    const t = await runCli(['validate', file('users5.csv', USERS), '--split', txt, '--format', 'txt', '--only', 'valid,invalid', ...local()]);
+    expect(t.code).toBe(0);
+    expect(readdirSync(txt).sort()).toEqual(['invalid.txt', 'valid.txt']);
+    expect(readFileSync(join(txt, 'valid.txt'), 'utf8')).toBe('Jane@mx.test\n');
+  });
+
+  it('refuses bad combinations and names with one line, exit 2, before anything is sent', async () => {
+    const server = await startFaultServer({ apiKey: 'k' });
+    try {
+      const env = { MAILSIFT_API_KEY: 'k', MAILSIFT_BASE_URL: server.url };
+      const input = file('users6.csv', USERS);
+      const cases: [string[], RegExp][] = [
+        [['--columns', 'status,statuz'], /--columns: no column "statuz" \(columns: email, status, is_valid/],
+        [['--columns', 'status,status'], /"status" is named twice/],
+        [['--columns', 'email,status'], /"email" is for a text input/],
+        [['--split', join(dir, 'x'), '-o', join(dir, 'x.csv')], /--split and -o\/--output do not go together/],
+        [['--columns', 'status', '--format', 'ndjson'], /--columns shapes CSV, Excel and text output/],
+        [['--columns', 'status', '--format', 'txt'], /--columns and --format txt do not go together/],
+        [['--format', 'yaml'], /expected csv, json, ndjson, txt, xlsx/],
+        // a file where the directory should be: known before the first request
+        [['--split', input], /--split .*: cannot create the directory: a file is in the way/],
+      ];
+      for (const [flags, message] of cases) {
+        const r = await runCli(['validate', input, ...flags], { env });
+        expect(r.code, flags.join(' ')).toBe(2);
+        expect(r.stderr).toMatch(message);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stdout).toBe('');
+      }
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
