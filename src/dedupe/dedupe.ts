@@ -2,10 +2,11 @@ import type { Verdict } from '../verdict.js';
 import { Claim, VerdictMemo, type KeyHash } from './verdict-memo.js';
 
 /**
- * What `take` says of a row's address: its verdict now; 'wait' for the row
- * that sent it; or a number, the ticket to send it under and settle it with.
+ * What `take` says of a row's address: its verdict now (a duplicate);
+ * `{ reused }`, the verdict a journal recorded before the run; 'wait' for the
+ * row that sent it; or a number, the ticket to send it under and settle it with.
  */
-export type Take = Verdict | 'wait' | number;
+export type Take = Verdict | { reused: Verdict } | 'wait' | number;
 
 /**
  * Deduplication: each distinct address (by its key, see addressKey) is sent
@@ -17,9 +18,14 @@ export class Dedupe {
   /** by ticket: the later rows (sequence numbers) of addresses sent and not yet answered */
   private readonly waiting = new Map<number, number[]>();
 
-  /** `hash` only chooses slots (a test injects a degenerate one to make every key collide). */
-  constructor(hash?: KeyHash) {
-    this.memo = new VerdictMemo(hash);
+  /**
+   * `journal`: the verdicts of a journal, loaded into a memo (see openJournal):
+   * the run starts from them rather than keeping a second copy of every address
+   * and asking the journal per row. `hash` only chooses slots (a test injects a
+   * degenerate one to make every key collide).
+   */
+  constructor(o: { journal?: VerdictMemo; hash?: KeyHash } = {}) {
+    this.memo = o.journal ?? new VerdictMemo(o.hash);
   }
 
   /**
@@ -34,6 +40,8 @@ export class Dedupe {
     switch (this.memo.claimed) {
       case Claim.Done:
         return this.memo.verdictAt(ticket, key, email);
+      case Claim.Stored:
+        return { reused: this.memo.verdictAt(ticket, key, email) };
       case Claim.Pending: {
         const rows = this.waiting.get(ticket);
         if (rows) rows.push(seq);

@@ -9,6 +9,8 @@ export const Claim = {
   Pending: 1,
   /** answered: `verdictAt()` gives the verdict */
   Done: 2,
+  /** answered by a store (the journal) before the run, and claimed for the first time now */
+  Stored: 3,
 } as const;
 export type Claim = (typeof Claim)[keyof typeof Claim];
 
@@ -48,6 +50,8 @@ export class VerdictMemo {
   private table = new Uint32Array(this.capacity * 2);
   /** by ticket: PENDING, WHOLE or shape + 1 (two bytes: a run has a handful of shapes) */
   private answers = new Uint16Array(this.capacity);
+  /** by ticket: 1 while a verdict filed from a store has not been claimed (see Claim.Stored) */
+  private stored = new Uint8Array(this.capacity);
   private readonly keys = new KeyArena();
   private count = 0;
   private readonly shapes: Verdict[] = [];
@@ -80,8 +84,14 @@ export class VerdictMemo {
         return this.count++;
       }
       if (t[i * 2] === h && this.keys.equals(v - 1, key)) {
-        this.claimed = this.answers[v - 1] === PENDING ? Claim.Pending : Claim.Done;
-        return v - 1;
+        const ticket = v - 1;
+        if (this.answers[ticket] === PENDING) this.claimed = Claim.Pending;
+        else if (this.stored[ticket] === 0) this.claimed = Claim.Done;
+        else {
+          this.stored[ticket] = 0;
+          this.claimed = Claim.Stored;
+        }
+        return ticket;
       }
     }
   }
@@ -98,8 +108,13 @@ export class VerdictMemo {
     }
   }
 
-  /** Files the verdict of a claimed address under its ticket; `key` is the address claimed. */
-  fulfil(ticket: number, key: string, verdict: Verdict): void {
+  /**
+   * Files the verdict of a claimed address under its ticket; `key` is the
+   * address claimed. `stored`: the verdict comes from a store loaded before the
+   * run, and the run's first claim of it says Claim.Stored.
+   */
+  fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
+    if (stored) this.stored[ticket] = 1;
     const domain = verdict.details.domain;
     const shaped = verdict.details.suggestion === undefined && (domain === undefined || isDomainOf(domain, key));
     const shape = shaped ? this.shapeOf(verdict) : -1;
@@ -166,6 +181,9 @@ export class VerdictMemo {
     const answers = new Uint16Array(this.capacity);
     answers.set(this.answers);
     this.answers = answers;
+    const stored = new Uint8Array(this.capacity);
+    stored.set(this.stored);
+    this.stored = stored;
   }
 }
 

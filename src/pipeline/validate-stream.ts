@@ -66,7 +66,7 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const summary = emptySummary(validator.engine);
   const started = Date.now();
 
-  const dedupe = options.dedupe ?? new Dedupe();
+  const dedupe = options.dedupe ?? new Dedupe({ journal: known?.memo });
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
@@ -139,6 +139,14 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
       return;
     }
     if (typeof found !== 'number') {
+      if ('reused' in found) {
+        summary.fromJournal++;
+        // counted as queued and done at once, so progress never passes 100%
+        progress.addressesQueued++;
+        progress.addressesDone++;
+        order.answer(seq, found.reused);
+        return;
+      }
       summary.duplicates++;
       order.answer(seq, found);
       return;

@@ -60,7 +60,7 @@ describe('a hash that collides for every key', () => {
       writer: { begin: async () => {}, row: (_f, v) => void out.push(v), drain: async () => {}, end: async (_s: Summary) => {} },
       batchSize: 3,
       concurrency: 2,
-      dedupe: new Dedupe(degenerate),
+      dedupe: new Dedupe({ hash: degenerate }),
     });
     expect(out.map((v) => v.email)).toEqual(rows.map((r) => r.email));
     for (const v of out) expect(v.status).toBe(statusOf(v.email));
