@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { addressKey } from '../batch/address-key.js';
+import { addressKey } from '../dedupe/address-key.js';
 import { MailsiftError, EXIT, UsageError } from '../errors.js';
 import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../serve/redis.js';
 import type { Verdict } from '../verdict.js';
