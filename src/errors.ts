@@ -6,6 +6,8 @@ export const EXIT = {
   auth: 3,
   rowErrors: 4,
   failOn: 5,
+  /** a write failed for want of room or a device error (EX_IOERR of sysexits.h) */
+  ioError: 74,
   sigint: 130,
   sigterm: 143,
 } as const;
@@ -39,4 +41,28 @@ export class AuthError extends MailsiftError {
     super(message, EXIT.auth);
     this.name = 'AuthError';
   }
+}
+
+/** Write failures that are the disk's state, not a bug: what each means, in words. */
+const DISK_TROUBLE: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'the file is larger than the file system or the file-size limit allows',
+  EIO: 'an input/output error on the device',
+};
+
+/**
+ * The error for a failed write to `label` (`--journal run.journal`, `out.csv`):
+ * a full disk or a device error exits EXIT.ioError with what to do; anything
+ * else stays unexpected. `after` says what a re-run keeps (e.g. of a journal).
+ */
+export function writeError(label: string, err: unknown, after = ''): MailsiftError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const trouble = code === undefined ? undefined : DISK_TROUBLE[code];
+  if (trouble === undefined) {
+    return new MailsiftError(`cannot write ${label}: ${code ?? (err instanceof Error ? err.message : String(err))}`, EXIT.unexpected, { cause: err });
+  }
+  return new MailsiftError(`cannot write ${label}: ${code} (${trouble}); make room or give another path, then run again${after}`, EXIT.ioError, {
+    cause: err,
+  });
 }

@@ -1,14 +1,14 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../progress.js';
 import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
-import type { Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
 import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
 import { openOutputs, type Output } from '../write/outputs.js';
+import { SummaryFile } from '../write/summary-file.js';
 import { resolveEngine } from './api-config.js';
 import type { EngineFlags } from './shared-options.js';
 import { runDryRun } from './run-dry-run.js';
@@ -95,9 +95,13 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 
   const { known } = await openStores(flags, job, runFiles);
   let output: Output;
+  let summaryFile: SummaryFile | undefined;
   try {
+    // Every output is proven writable before the first request.
+    summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
     output = await openOutputs(plan, input.header, columns);
   } catch (err) {
+    await summaryFile?.discard();
     await known?.close(); // else the journal's lock file outlives us
     throw err;
   }
@@ -150,7 +154,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   });
   interrupts.stop.addEventListener('abort', () => stopSending.abort(interrupts.stop.reason), { once: true });
 
-  let result: RunResult;
+  let result: RunResult | undefined;
   let endFailure: unknown;
   try {
     result = await validateStream({
@@ -179,6 +183,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
         (err: unknown) => err,
       );
       interrupts.dispose();
+      if (result === undefined || endFailure !== undefined || output.gone()) await summaryFile?.discard();
     }
   }
   if (endFailure !== undefined) throw endFailure;
@@ -191,7 +196,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (failures.length && choice.engine === 'api') {
     summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
   }
-  if (flags.summary) await writeSummary(flags.summary, summary);
+  await summaryFile?.write(summary);
   process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
   if (signalled !== undefined) {
     say(interruptedAdvice(flags.journal, validator.engine));
@@ -202,12 +207,4 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
-}
-
-async function writeSummary(path: string, summary: Summary): Promise<void> {
-  try {
-    await fs.writeFile(path, JSON.stringify(summary, null, 2) + '\n');
-  } catch (err) {
-    throw new UsageError(`cannot write the summary to ${path}: ${(err as Error).message}`);
-  }
 }

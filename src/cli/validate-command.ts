@@ -38,6 +38,7 @@ Exit status:
   3    the API refused the key
   4    finished, but some rows carry an error (the causes are printed)
   5    finished, but a --fail-on rule holds
+  74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
   130  interrupted (Ctrl-C) after flushing the output and the journal; 143 on SIGTERM
 
 Environment:

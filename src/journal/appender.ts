@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { MailsiftError, EXIT } from '../errors.js';
+import { writeError, type MailsiftError } from '../errors.js';
 
 /**
  * Appends text to a file: `append` resolves once the text is written (in the
@@ -105,7 +105,7 @@ export class DurableAppender {
   }
 
   private fail(err: unknown): void {
-    const code = (err as NodeJS.ErrnoException).code;
-    this.failure ??= new MailsiftError(`cannot write ${this.label}: ${code ?? String(err)}`, EXIT.unexpected, { cause: err });
+    // What was written before the failure stays usable: a re-run with the same file does not pay for it again.
+    this.failure ??= writeError(this.label, err, ' with the same file: what it holds is not paid for again');
   }
 }

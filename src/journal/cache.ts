@@ -1,8 +1,10 @@
 import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey, encodeLines, TailPool } from './encoding.js';
-import { registerUser } from './users.js';
+import { addressKey } from '../dedupe/address-key.js';
+import { encodeLines, TailPool } from './encoding.js';
+import { lockFile } from './lock.js';
+import { registerUser, type Registration } from './users.js';
 import { closeOnce, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
@@ -33,6 +35,12 @@ export interface Cache extends KnownVerdicts {
  * the fresh lines only, atomically (temporary file + rename). Runs may share
  * one cache at the same moment (overlapping cron jobs): a run that is not alone
  * with it neither rewrites it nor cuts off a torn tail (see registerUser).
+ *
+ * Opening — registering, reading, and the rewrite if any — happens under
+ * `FILE.lock`, which a run holds only that long (another run opening the cache
+ * waits for it, up to OPEN_WAIT_MS). So a run either registered before this one
+ * looked (and this one does not rewrite under it), or opens the file after the
+ * rewrite: no run ever appends to a file that was renamed away.
  */
 export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
@@ -44,7 +52,8 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     const entry = parseEntry(line);
     if (entry === undefined) return false;
     const ts = entry[0];
-    if (typeof ts !== 'number') return false;
+    // epoch seconds, no later than a day of clock skew from now (a damaged 1e999 must not stay fresh forever)
+    if (typeof ts !== 'number' || !(ts >= 0 && ts <= now() / 1000 + 86_400)) return false;
     const tail = tails.tailOf(line, entry, 1);
     if (tail === undefined) return false;
     lines++;
@@ -54,11 +63,13 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     if (!had || had.ts <= ts) index.set(key, { ts, tail });
     return true;
   };
-  const users = await registerUser(path, '--cache');
-  const shared = users.others > 0;
+  const unlock = await lockFile(path, '--cache', { waitMs: OPEN_WAIT_MS });
+  let users: Registration | undefined;
   let opened;
   let compacted = false;
   try {
+    users = await registerUser(path, '--cache');
+    const shared = users.others > 0;
     opened = await openVerdictFile(path, 'cache', o.binding, load, shared);
     const stale = lines - index.size;
     // rewritten only by a run alone with it: another's appends would go to the old file
@@ -71,10 +82,13 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
       compacted = true;
     }
   } catch (err) {
-    await users.release();
+    await users?.release();
     throw err;
+  } finally {
+    await unlock();
   }
   const { appender } = opened;
+  const registration = users;
   return {
     path,
     fresh: index.size,
@@ -89,9 +103,12 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
       const text = encodeLines(verdicts, Math.floor(now() / 1000));
       return text ? appender.append(text) : Promise.resolve();
     },
-    close: closeOnce(appender, users.release),
+    close: closeOnce(appender, registration.release),
   };
 }
+
+/** How long opening waits for another run that is opening (perhaps rewriting) the same cache. */
+const OPEN_WAIT_MS = 60_000;
 
 /** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
 async function rewrite(path: string, header: string, entries: Map<string, { ts: number; tail: string }>): Promise<void> {

@@ -1,4 +1,4 @@
-import { isDomainOf } from '../batch/address-key.js';
+import { isDomainOf } from '../dedupe/address-key.js';
 import type { Details, Status, Verdict } from '../verdict.js';
 
 /*
@@ -154,7 +154,8 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
   if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
   const status = CODE_STATUS[code[0]!];
   if (!status) return undefined;
-  if (confidence !== null && typeof confidence !== 'number') return undefined;
+  // 1e999 parses as Infinity: a number out of range is damage, not a verdict
+  if (confidence !== null && (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))) return undefined;
   if (typeof provider !== 'string') return undefined;
   if (domain !== null && domain !== 1 && typeof domain !== 'string') return undefined;
   if (suggestion !== undefined && typeof suggestion !== 'string') return undefined;
@@ -183,20 +184,6 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
     provider,
     details,
   };
-}
-
-/**
- * Key for the in-memory indexes: the pipeline sends each address once per run
- * with the domain compared case-insensitively (PRODUCT.md §3); stores match the
- * same way so that a resumed run skips exactly what the first one sent.
- */
-export function addressKey(email: string): string {
-  const at = email.lastIndexOf('@');
-  if (at < 0) return email;
-  const domain = email.slice(at);
-  const lower = domain.toLowerCase();
-  // The usual already-lowercase address is its own key: no second string per entry.
-  return lower === domain ? email : email.slice(0, at) + lower;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { addressKey } from '../batch/address-key.js';
-import { VerdictMemo } from '../batch/verdict-memo.js';
+import { addressKey } from '../dedupe/address-key.js';
+import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { encodeLines, TailPool } from './encoding.js';
@@ -21,14 +21,15 @@ export interface Journal extends KnownVerdicts {
  * each finished batch and resolves once it is written (see DurableAppender for
  * when it reaches the disk).
  *
- * Only what was in the file at open time is indexed: the pipeline already sends
- * each address once per run, and not indexing new verdicts keeps memory flat
- * during a long first run. The index is the pipeline's compact memo (a hash
- * and a shared verdict shape per address, no strings), created only when the
- * file holds verdicts: resuming a million-row job costs tens of megabytes, not
- * hundreds.
+ * What was in the file at open time is indexed, in the pipeline's compact memo
+ * (the keys in an arena and a shared verdict shape per address, no object per
+ * address), created only when the file holds verdicts. The run's Dedupe then
+ * starts from that memo (`memo`) instead of keeping a second one: a resumed
+ * million-row job holds each address once. New verdicts are not indexed here:
+ * the pipeline already sends each address once per run. `hash` is for tests
+ * that make keys collide.
  */
-export async function openJournal(path: string, binding: JobBinding): Promise<Journal> {
+export async function openJournal(path: string, binding: JobBinding, hash?: KeyHash): Promise<Journal> {
   let index: VerdictMemo | undefined;
   const tails = new TailPool();
   await checkRegularFile(path, 'journal');
@@ -46,8 +47,8 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
         email = entry![0] as string;
       }
       const key = addressKey(email);
-      index ??= new VerdictMemo();
-      index.fulfil(index.claim(key), key, tails.verdict(email, tail));
+      index ??= new VerdictMemo(hash);
+      index.fulfil(index.claim(key), key, tails.verdict(email, tail), true);
       return true;
     });
   } catch (err) {
@@ -57,6 +58,7 @@ export async function openJournal(path: string, binding: JobBinding): Promise<Jo
   const { appender } = opened;
   return {
     path,
+    ...(index ? { memo: index } : {}),
     loaded: index?.size ?? 0,
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,

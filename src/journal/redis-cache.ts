@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { addressKey } from '../batch/address-key.js';
+import { addressKey } from '../dedupe/address-key.js';
 import { MailsiftError, EXIT, UsageError } from '../errors.js';
-import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../serve/redis.js';
+import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../serve/redis-url.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';

@@ -17,6 +17,10 @@ export interface Registration {
  * another run appends: that run's lines would be lost, and paid for again. So
  * only a run that finds itself alone may do either. Entries of runs that are
  * gone (SIGKILL, reboot) are cleared when seen.
+ *
+ * Registering is only sound under the cache's open lock (see openCache): two
+ * runs registering at the same moment could otherwise each count the other
+ * too late, or one rewrite the file while the other has just opened it.
  */
 export async function registerUser(path: string, what: string): Promise<Registration> {
   const dir = `${path}.users`;

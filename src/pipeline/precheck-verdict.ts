@@ -1,4 +1,4 @@
-import { domainOf } from '../batch/address-key.js';
+import { domainOf } from '../dedupe/address-key.js';
 import type { Verdict } from '../verdict.js';
 
 /** The verdict of a row the local precheck rejected; no engine was asked. */

@@ -1,5 +1,5 @@
-import { addressKey } from '../batch/address-key.js';
-import { Claim, VerdictMemo } from '../batch/verdict-memo.js';
+import { addressKey } from '../dedupe/address-key.js';
+import { Dedupe } from '../dedupe/dedupe.js';
 import { OrderBuffer } from '../order/order-buffer.js';
 import { newProgress, type Progress } from '../progress.js';
 import type { Input, InputRow } from '../read/input-row.js';
@@ -14,8 +14,6 @@ import { precheckVerdict } from './precheck-verdict.js';
 
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
-/** Rows whose memo slots are looked up together (see VerdictMemo.prefetch). */
-const WINDOW = 64;
 
 export interface ValidateStreamOptions {
   input: Input;
@@ -28,6 +26,8 @@ export interface ValidateStreamOptions {
   /** write only rows with these statuses (--only) */
   only?: ReadonlySet<Status>;
   known?: KnownVerdicts;
+  /** the deduplication of this run (a test injects one whose hash collides) */
+  dedupe?: Dedupe;
   /** aborted: stop reading and dispatching; answers in flight are still taken */
   stop?: AbortSignal;
   /** aborted: give up on requests in flight too */
@@ -49,7 +49,7 @@ interface Batch {
   /** the first row of each address, by sequence number */
   rows: number[];
   keys: string[];
-  /** each address's ticket in the memo */
+  /** each address's ticket (see Dedupe.take) */
   tickets: number[];
 }
 
@@ -66,15 +66,12 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
   const summary = emptySummary(validator.engine);
   const started = Date.now();
 
-  const memo = new VerdictMemo();
-  /** later rows of addresses sent and not yet answered (the first row is in the batch) */
-  const duplicatesWaiting = new Map<string, number[]>();
+  const dedupe = options.dedupe ?? new Dedupe({ journal: known?.memo });
   const order = new OrderBuffer();
   const inFlight = new Set<Promise<void>>();
   const maxBuffered = (concurrency + 2) * batchSize;
   const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
   let batch = newBatch();
-  const keys: (string | undefined)[] = new Array(WINDOW);
   let fatal: unknown;
   /** true while the input pauses (see withIdle) */
   let inputIdle = false;
@@ -110,16 +107,10 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
         byEmail ??= new Map(verdicts.map((x) => [x.email, x]));
         v = byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
       }
-      const key = b.keys[i]!;
-      memo.fulfil(b.tickets[i]!, key, v);
       progress.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
       order.answer(b.rows[i]!, v);
-      if (duplicatesWaiting.size === 0) continue;
-      const later = duplicatesWaiting.get(key);
-      if (later === undefined) continue;
-      duplicatesWaiting.delete(key);
-      for (const seq of later) answer(seq, v);
+      for (const seq of dedupe.settle(b.tickets[i]!, b.keys[i]!, v)) answer(seq, v);
     }
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
@@ -130,48 +121,52 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
 
   /**
    * Routes one row: a verdict now (precheck, duplicate, journal/cache) or into
-   * the batch. `key` is the address's dedupe key, undefined when the precheck
-   * rejected it.
+   * the batch.
    */
-  const take = (row: InputRow, key: string | undefined): void => {
+  const take = (row: InputRow): void => {
     const email = row.email;
     progress.rowsRead++;
-    if (key === undefined) {
+    if (precheck(email) !== undefined) {
       summary.prechecked++;
       order.push(row, precheckVerdict(email));
       return;
     }
-    const ticket = memo.claim(key);
-    switch (memo.claimed) {
-      case Claim.Done:
-        summary.duplicates++;
-        order.push(row, memo.verdictAt(ticket, key, email));
-        return;
-      case Claim.Pending: {
-        summary.duplicates++;
-        const seq = order.push(row);
-        const later = duplicatesWaiting.get(key);
-        if (later) later.push(seq);
-        else duplicatesWaiting.set(key, [seq]);
+    const key = addressKey(email);
+    const seq = order.push(row);
+    const found = dedupe.take(key, email, seq);
+    if (found === 'wait') {
+      summary.duplicates++;
+      return;
+    }
+    if (typeof found !== 'number') {
+      if ('reused' in found) {
+        summary.fromJournal++;
+        // counted as queued and done at once, so progress never passes 100%
+        progress.addressesQueued++;
+        progress.addressesDone++;
+        order.answer(seq, found.reused);
         return;
       }
+      summary.duplicates++;
+      order.answer(seq, found);
+      return;
     }
     const reused = known?.get(email);
     if (reused) {
       if (reused.source === 'journal') summary.fromJournal++;
       else summary.fromCache++;
-      memo.fulfil(ticket, key, reused.verdict);
+      dedupe.settle(found, key, reused.verdict);
       // counted as queued and done at once, so progress never passes 100%
       progress.addressesQueued++;
       progress.addressesDone++;
-      answer(order.push(row), reused.verdict);
+      answer(seq, reused.verdict);
       return;
     }
     progress.addressesQueued++;
     batch.emails.push(email);
-    batch.rows.push(order.push(row));
+    batch.rows.push(seq);
     batch.keys.push(key);
-    batch.tickets.push(ticket);
+    batch.tickets.push(found);
   };
 
   const dispatch = async (): Promise<void> => {
@@ -210,19 +205,10 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
     };
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, flushWhenIdle, stop)) {
       inputIdle = false;
-      for (let w = 0; w < rows.length; w += WINDOW) {
-        const n = Math.min(WINDOW, rows.length - w);
-        for (let j = 0; j < n; j++) {
-          const email = rows[w + j]!.email;
-          keys[j] = precheck(email) === undefined ? addressKey(email) : undefined;
-        }
-        memo.prefetch(keys, n);
-        for (let j = 0; j < n; j++) {
-          if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
-          const row = rows[w + j]!;
-          take(row, keys[j]);
-          if (batch.emails.length >= batchSize) await dispatch();
-        }
+      for (const row of rows) {
+        if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
+        take(row);
+        if (batch.emails.length >= batchSize) await dispatch();
       }
       await release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.

@@ -2,7 +2,8 @@
  * The local precheck: rejects what is plainly not an address without spending an
  * API call. Deliberately conservative — it must never reject what the API would
  * accept — so it only looks for: an empty cell, no `@`, more than 254 characters,
- * a control character, or white space outside a quoted local part.
+ * a control character, white space outside a quoted local part, or a lone UTF-16
+ * surrogate (half a character: no UTF-8 form, so no request could carry it).
  * Returns the reason, or undefined when the address may go to the engine.
  */
 export function precheck(email: string): string | undefined {
@@ -17,6 +18,7 @@ export function precheck(email: string): string | undefined {
     i++;
   }
   if (i === email.length) return undefined;
+  if (LONE_SURROGATE.test(email)) return 'lone UTF-16 surrogate';
   let quoted = false;
   for (let i = 0; i < email.length; i++) {
     const c = email.charCodeAt(i);
@@ -30,6 +32,9 @@ export function precheck(email: string): string | undefined {
   }
   return undefined;
 }
+
+// with the u flag a surrogate matches only when it is not half of a pair
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function isSpace(c: number): boolean {
   // ASCII space plus the Unicode spaces a copy-paste brings along (NBSP, thin space, ...)

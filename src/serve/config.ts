@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
 import { generateKey, parseKeysFile } from './keys.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from './redis.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from './redis-url.js';
 import type { Shape } from './render.js';
 import type { SmtpFlags } from '../cli/smtp-flags.js';
 

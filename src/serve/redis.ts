@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from './redis-url.js';
+
+export { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from './redis-url.js';
 
 /**
  * The one connection an instance of `serve --redis` keeps to Redis, and what it
@@ -10,80 +13,8 @@ import { UsageError } from '../errors.js';
  * PING every second finds out when it answers again.
  */
 
-/** Every key this instance writes starts with this (`--redis-prefix`). */
-export const DEFAULT_REDIS_PREFIX = 'mailsift:';
-/** A command slower than this counts as Redis being down (`--redis-timeout`). */
-export const DEFAULT_REDIS_TIMEOUT_MS = 1000;
 const PROBE_EVERY_MS = 1000;
 const STARTUP_TIMEOUT_MS = 3000;
-
-export interface RedisTarget {
-  /** as given; holds the password, if any: never print it */
-  url: string;
-  /** the URL with its password replaced by `***`: fit for logs and errors */
-  shown: string;
-  tls: boolean;
-}
-
-const USAGE = 'expected redis://[user:password@]host[:port][/db] or rediss://…';
-
-/**
- * Checks a `--redis` URL without ever echoing it whole: an unparseable one may
- * hold a password we cannot find to mask.
- */
-export function parseRedisUrl(text: string, flag = '--redis'): RedisTarget {
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    throw new UsageError(`${flag}: not a URL (${USAGE})`);
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new UsageError(`${flag}: scheme "${url.protocol.replace(/:$/, '')}" is not redis or rediss (${USAGE})`);
-  }
-  if (!url.hostname) throw new UsageError(`${flag}: no host (${USAGE})`);
-  if (!/^\/?(\d{1,2})?$/.test(url.pathname)) throw new UsageError(`${flag}: the path must be a database number (${USAGE})`);
-  return { url: text.trim(), shown: redactUrl(url), tls: url.protocol === 'rediss:' };
-}
-
-function redactUrl(url: URL): string {
-  const copy = new URL(url.href);
-  if (copy.password) copy.password = '***';
-  return copy.href.replace(/\/$/, '');
-}
-
-/** The password of `target`, percent-decoded, for scrubbing messages; undefined when none. */
-function passwordOf(target: RedisTarget): string | undefined {
-  const raw = new URL(target.url).password;
-  return raw ? decodeURIComponent(raw) : undefined;
-}
-
-/** An error's message fit for a log line: one line, the password (raw or encoded) masked. */
-export function describeRedisError(err: unknown, target: RedisTarget): string {
-  let text = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-  if (/^NOAUTH\b/.test(text)) text = 'NOAUTH: Redis wants a password; give it in the URL, redis://:PASSWORD@host';
-  else if (/^WRONGPASS\b/.test(text)) text = 'WRONGPASS: Redis refused the user name or password';
-  const secret = passwordOf(target);
-  if (secret) {
-    for (const form of new Set([secret, encodeURIComponent(secret), new URL(target.url).password])) {
-      text = text.split(form).join('***');
-    }
-  }
-  return text;
-}
-
-/**
- * A Redis password given on the command line is visible to every user of the
- * machine (ps, /proc): like curl with -u, overwrite it in our argv at once.
- * True when it was there (the caller may say that the environment is safer).
- */
-export function maskPasswordInArgv(target: RedisTarget): boolean {
-  if (!new URL(target.url).password) return false;
-  const args = process.argv.slice(2);
-  if (!args.some((a) => a.includes(target.url))) return false;
-  process.title = ['mailsift', ...args.map((a) => a.split(target.url).join(target.shown))].join(' ');
-  return true;
-}
 
 export type RedisState = 'connected' | 'unreachable';
 

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { EXIT, MailsiftError } from '../errors.js';
+import { writeError, type MailsiftError } from '../errors.js';
 
 /**
  * Buffers output text and writes it in large chunks, waiting for 'drain' when
@@ -33,7 +33,7 @@ export class Sink {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.readerGone = true;
       // A full disk is no bug: say what could not be written, without a stack.
-      else this.failure ??= new MailsiftError(`cannot write ${label}: ${err.code ?? err.message}`, EXIT.unexpected, { cause: err });
+      else this.failure ??= writeError(label, err);
     });
   }
 

@@ -1,6 +1,6 @@
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { EXIT, MailsiftError } from '../errors.js';
+import { writeError, type MailsiftError } from '../errors.js';
 import type { Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { verdictValue } from './verdict-cells.js';
@@ -28,7 +28,7 @@ export async function createXlsxWriter(
   let failure: MailsiftError | undefined;
   dest.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') gone = true;
-    else failure ??= new MailsiftError(`cannot write ${label}: ${err.code ?? err.message}`, EXIT.unexpected, { cause: err });
+    else failure ??= writeError(label, err);
   });
   pipe.pipe(dest, { end: !isStdout });
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey, decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/journal/encoding.js';
+import { addressKey } from '../../src/dedupe/address-key.js';
+import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/journal/encoding.js';
 import { errorVerdict } from '../../src/verdict.js';
 import { parseDuration } from '../../src/journal/duration.js';
 import type { Verdict } from '../../src/verdict.js';

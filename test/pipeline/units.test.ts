@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { addressKey } from '../../src/batch/address-key.js';
-import { Claim, VerdictMemo } from '../../src/batch/verdict-memo.js';
+import { addressKey } from '../../src/dedupe/address-key.js';
+import { Claim, VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
 import { openInput } from '../../src/read/open-input.js';
 import { precheck } from '../../src/read/precheck.js';

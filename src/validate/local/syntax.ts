@@ -1,14 +1,15 @@
-import { domainToASCII, domainToUnicode } from 'node:url';
+import { domainToAscii } from './idna.js';
 
 /**
  * Mailbox syntax as an SMTP server accepts it (RFC 5321 §4.1.2 "Mailbox"), with
- * the RFC 6531 extension: UTF-8 in the local part, IDNA domains.
+ * the RFC 6531 extension: UTF-8 in the local part, IDNA2008 domains (idna.ts).
  *
  * Accepted: dot-atom and quoted local parts, domains of LDH labels (numeric
  * labels and single-label domains included: RFC 5321 allows them), address
  * literals `[IPv4]` and `[IPv6:...]`. Refused: comments and folding white space
  * (message syntax of RFC 5322, never on the SMTP wire), obsolete forms, general
- * domain literals, control characters. Limits: 64 octets local part, 63 per
+ * domain literals, control characters, lone UTF-16 surrogates (no UTF-8 form:
+ * `serve` can receive them as JSON escapes). Limits: 64 octets local part, 63 per
  * label, 254 for the whole address (RFC 5321 §4.5.3.1).
  *
  * A hand-written scanner rather than a regex: one pass, no backtracking, and
@@ -37,6 +38,16 @@ function isUtf8NonAscii(c: number): boolean {
   return c > 0x9f && c !== 0xfffe && c !== 0xffff;
 }
 
+/**
+ * The non-ASCII code unit `c` at `i` may stand in an address: UTF8-non-ascii,
+ * and a surrogate only as half of a pair (high then low).
+ */
+function isNonAsciiOk(s: string, i: number, c: number): boolean {
+  if (c < 0xd800 || c > 0xdfff) return isUtf8NonAscii(c);
+  const other = c <= 0xdbff ? s.charCodeAt(i + 1) : s.charCodeAt(i - 1);
+  return c <= 0xdbff ? other >= 0xdc00 && other <= 0xdfff : other >= 0xd800 && other <= 0xdbff;
+}
+
 export function parseAddress(email: string): ParsedAddress | undefined {
   const len = email.length;
   // 254 octets is at least 254/4 code units and at most 254: cheap early bound
@@ -57,7 +68,7 @@ export function parseAddress(email: string): ParsedAddress | undefined {
         i += 2;
       } else if (c >= 0x20 && c <= 0x7e) {
         i++;
-      } else if (c >= 0x80 && isUtf8NonAscii(c)) {
+      } else if (c >= 0x80 && isNonAsciiOk(email, i, c)) {
         nonAscii = true;
         i++;
       } else {
@@ -79,7 +90,7 @@ export function parseAddress(email: string): ParsedAddress | undefined {
       }
       if (c < 0x80) {
         if (ATEXT[c] !== 1) return undefined;
-      } else if (isUtf8NonAscii(c)) {
+      } else if (isNonAsciiOk(email, i, c)) {
         nonAscii = true;
       } else {
         return undefined;
@@ -104,21 +115,18 @@ export function parseAddress(email: string): ParsedAddress | undefined {
     return { local, domain: email.slice(start).toLowerCase(), literal: true };
   }
 
-  const ascii = scanHostname(email, start, len);
+  const scan = scanHostname(email, start, len);
   let domain: string;
-  if (ascii === HOST_OK) {
+  if (scan === HOST_OK) {
     domain = email.slice(start);
-  } else if (ascii === HOST_UPPER) {
+  } else if (scan === HOST_UPPER) {
     domain = email.slice(start).toLowerCase();
-  } else if (ascii === HOST_NON_ASCII) {
-    domain = domainToASCII(email.slice(start));
-    // the IDNA result must itself be a hostname (domainToASCII allows `_` and more),
-    // and its U-labels must not start or end with a hyphen (IDNA2008, which
-    // domainToASCII does not check)
-    if (domain === '' || scanHostname(domain, 0, domain.length) !== HOST_OK) return undefined;
-    for (const label of domainToUnicode(domain).split('.')) {
-      if (label.startsWith('-') || label.endsWith('-')) return undefined;
-    }
+  } else if (scan === HOST_NON_ASCII || (scan & HOST_ACE) !== 0) {
+    // one IDNA2008 path for U-labels and for ASCII `xn--` labels alike
+    const idna = domainToAscii(email.slice(start));
+    if ('error' in idna) return undefined;
+    domain = idna.ascii;
+    if (scanHostname(domain, 0, domain.length) >= HOST_NON_ASCII) return undefined;
   } else {
     return undefined;
   }
@@ -126,21 +134,37 @@ export function parseAddress(email: string): ParsedAddress | undefined {
   return { local, domain, literal: false };
 }
 
+// scanHostname's answer: LDH, possibly with the two flags; or one of the last two
 const HOST_OK = 0;
 const HOST_UPPER = 1;
-const HOST_NON_ASCII = 2;
-const HOST_BAD = 3;
+const HOST_ACE = 2;
+const HOST_NON_ASCII = 4;
+const HOST_BAD = 5;
 
-/** LDH labels (RFC 5321 sub-domain): 1..63 characters, no hyphen at either end. */
+/**
+ * LDH labels (RFC 5321 sub-domain): 1..63 characters, no hyphen at either end.
+ * Flags upper case, and labels starting `xn--` (A-labels to check as IDNA).
+ * Other labels with `--` in the 3rd and 4th positions stay valid hostnames
+ * (e.g. `r3---sn-abc.googlevideo.com`); only U-labels may not have them.
+ */
 function scanHostname(s: string, from: number, to: number): number {
   let labelStart = from;
   let upper = false;
+  let ace = false;
   for (let i = from; i <= to; i++) {
     const c = i === to ? 0x2e : s.charCodeAt(i);
     if (c === 0x2e) {
       const n = i - labelStart;
       if (n === 0 || n > MAX_LABEL) return HOST_BAD;
       if (s.charCodeAt(labelStart) === 0x2d || s.charCodeAt(i - 1) === 0x2d) return HOST_BAD;
+      if (
+        s.charCodeAt(labelStart + 3) === 0x2d &&
+        s.charCodeAt(labelStart + 2) === 0x2d &&
+        (s.charCodeAt(labelStart) | 0x20) === 0x78 &&
+        (s.charCodeAt(labelStart + 1) | 0x20) === 0x6e
+      ) {
+        ace = true;
+      }
       labelStart = i + 1;
     } else if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d) {
       // ok
@@ -152,7 +176,7 @@ function scanHostname(s: string, from: number, to: number): number {
       return HOST_BAD;
     }
   }
-  return upper ? HOST_UPPER : HOST_OK;
+  return (upper ? HOST_UPPER : HOST_OK) | (ace ? HOST_ACE : HOST_OK);
 }
 
 /** RFC 5321 IPv4-address-literal: four Snum of 0..255 (1-3 digits). */

@@ -9,6 +9,8 @@ export const Claim = {
   Pending: 1,
   /** answered: `verdictAt()` gives the verdict */
   Done: 2,
+  /** answered by a store (the journal) before the run, and claimed for the first time now */
+  Stored: 3,
 } as const;
 export type Claim = (typeof Claim)[keyof typeof Claim];
 
@@ -20,36 +22,37 @@ const PENDING = 0;
 const WHOLE = 0xffff;
 const MAX_SHAPES = WHOLE - 1;
 
+/** A 32-bit hash of a key: it chooses the slot, never decides equality. */
+export type KeyHash = (key: string) => number;
+
 /**
  * Every distinct address of the run, pending or answered, so that each is sent
  * once and a duplicate row later in the input gets its verdict without a second
- * request.
+ * request. The journal keeps its index in one too.
  *
  * It must hold a million addresses in little memory (PRODUCT.md §5: memory stays
- * flat), so it keeps no strings: a 64-bit hash of the address and the index of
- * a shared verdict "shape" (the verdict without its address). Most verdicts of a
- * run share a handful of shapes. The 2^21-slot table is allocated up front so
- * that the footprint does not grow until a run passes a million distinct
- * addresses (32 MB; the answers add 2 bytes per address). Two addresses with
- * the same 64-bit hash (odds ~3e-8 at 1M addresses) would share a verdict;
- * verdicts that cannot share a shape (a suggestion, an unusual domain) are
- * kept whole in a side map.
+ * flat), so it keeps no string or object per address: the keys side by side in
+ * a few large strings (see KeyArena), and the index of a shared verdict "shape"
+ * (the verdict without its address) in two bytes. Most verdicts of a run share
+ * a handful of shapes; verdicts that cannot share one (a suggestion, an unusual
+ * domain) are kept whole in a side map.
  *
  * An address is looked up once, when its row is read (`claim`), and gets a
- * ticket: the number of addresses claimed before it. Its answer is filed under
- * the ticket (`fulfil`) in a second, dense array. The hash table is too big for
- * the CPU's caches, so each look-up there costs a trip to memory; answers come
- * back in about the order of their tickets, so filing them costs next to nothing.
+ * ticket: the number of addresses claimed before it. The open-addressing table
+ * maps a hash to tickets; a ticket is taken as the address's only when its key,
+ * kept in the arena, is the same string — a hash that collides (by chance or by
+ * a list crafted to) costs a probe, never a verdict. The answer is filed under
+ * the ticket (`fulfil`) in a second, dense array.
  */
 export class VerdictMemo {
   private capacity = 1 << 21;
-  /**
-   * Slots of [hash hi, hash lo, ticket + 1, unused], side by side so that a probe
-   * touches one cache line, not three.
-   */
-  private table = new Uint32Array(this.capacity * 4);
+  /** slots of [hash, ticket + 1], side by side so that a probe touches one cache line */
+  private table = new Uint32Array(this.capacity * 2);
   /** by ticket: PENDING, WHOLE or shape + 1 (two bytes: a run has a handful of shapes) */
   private answers = new Uint16Array(this.capacity);
+  /** by ticket: 1 while a verdict filed from a store has not been claimed (see Claim.Stored) */
+  private stored = new Uint8Array(this.capacity);
+  private readonly keys = new KeyArena();
   private count = 0;
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
@@ -57,95 +60,61 @@ export class VerdictMemo {
   private lastShape = 0;
   /** what the last `claim()` found */
   claimed: Claim = Claim.New;
-  /** hashes taken by `prefetch`, for the claims that follow it in order */
-  private ahead: { keys: readonly (string | undefined)[]; n: number; next: number } = { keys: [], n: 0, next: 0 };
-  private aheadHi = new Uint32Array(64);
-  private aheadLo = new Uint32Array(64);
-  /** read by nothing: keeps the prefetching loads from being optimised away */
-  private touched = 0;
+
+  /** `hash` is injectable so that a test can make every key collide. */
+  constructor(private readonly hash: KeyHash = hashKey) {}
 
   get size(): number {
     return this.count;
   }
 
-  /**
-   * Starts loading the slots of the next claims, `keys[0..n)` (undefined: no
-   * claim). The table is too big for the CPU's caches: one claim at a time, every
-   * row waits for memory; these loads run side by side, and the claims that
-   * follow find their slots in the cache.
-   */
-  prefetch(keys: readonly (string | undefined)[], n: number): void {
-    if (this.aheadHi.length < n) {
-      this.aheadHi = new Uint32Array(n);
-      this.aheadLo = new Uint32Array(n);
-    }
-    const hi = this.aheadHi;
-    const lo = this.aheadLo;
-    for (let j = 0; j < n; j++) {
-      const key = keys[j];
-      if (key === undefined) continue;
-      hash64(key);
-      hi[j] = hashHi;
-      lo[j] = hashLo;
-    }
-    const t = this.table;
-    const mask = this.capacity - 1;
-    let touched = 0;
-    for (let j = 0; j < n; j++) if (keys[j] !== undefined) touched += t[(lo[j]! & mask) * 4 + 2]!;
-    this.touched = touched;
-    this.ahead = { keys, n, next: 0 };
-  }
-
   /** Finds `key`, marking it pending if it was not there; returns its ticket (see `claimed`). */
   claim(key: string): number {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
-    this.hashOf(key);
+    const h = this.hash(key) >>> 0;
     const t = this.table;
     const mask = this.capacity - 1;
-    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
-      const at = i * 4;
-      const v = t[at + 2]!;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const v = t[i * 2 + 1]!;
       if (v === EMPTY) {
-        t[at] = hashHi;
-        t[at + 1] = hashLo;
-        t[at + 2] = ++this.count;
+        t[i * 2] = h;
+        t[i * 2 + 1] = this.count + 1;
+        this.keys.add(this.count, key);
         this.claimed = Claim.New;
-        return this.count - 1;
+        return this.count++;
       }
-      if (t[at] === hashHi && t[at + 1] === hashLo) {
-        this.claimed = this.answers[v - 1] === PENDING ? Claim.Pending : Claim.Done;
-        return v - 1;
+      if (t[i * 2] === h && this.keys.equals(v - 1, key)) {
+        const ticket = v - 1;
+        if (this.answers[ticket] === PENDING) this.claimed = Claim.Pending;
+        else if (this.stored[ticket] === 0) this.claimed = Claim.Done;
+        else {
+          this.stored[ticket] = 0;
+          this.claimed = Claim.Stored;
+        }
+        return ticket;
       }
-    }
-  }
-
-  /** Sets hashHi and hashLo: taken by `prefetch` if `key` is the next one it saw, else computed. */
-  private hashOf(key: string): void {
-    const a = this.ahead;
-    while (a.next < a.n && a.keys[a.next] === undefined) a.next++;
-    if (a.next < a.n && a.keys[a.next] === key) {
-      hashHi = this.aheadHi[a.next]!;
-      hashLo = this.aheadLo[a.next]!;
-      a.next++;
-    } else {
-      hash64(key);
     }
   }
 
   /** The ticket of an answered address (for `verdictAt`), or -1; unlike `claim`, adds nothing. */
   find(key: string): number {
-    hash64(key);
+    const h = this.hash(key) >>> 0;
     const t = this.table;
     const mask = this.capacity - 1;
-    for (let i = hashLo & mask; ; i = (i + 1) & mask) {
-      const v = t[i * 4 + 2]!;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const v = t[i * 2 + 1]!;
       if (v === EMPTY) return -1;
-      if (t[i * 4] === hashHi && t[i * 4 + 1] === hashLo) return this.answers[v - 1] === PENDING ? -1 : v - 1;
+      if (t[i * 2] === h && this.keys.equals(v - 1, key)) return this.answers[v - 1] === PENDING ? -1 : v - 1;
     }
   }
 
-  /** Files the verdict of a claimed address under its ticket; `key` is the address claimed. */
-  fulfil(ticket: number, key: string, verdict: Verdict): void {
+  /**
+   * Files the verdict of a claimed address under its ticket; `key` is the
+   * address claimed. `stored`: the verdict comes from a store loaded before the
+   * run, and the run's first claim of it says Claim.Stored.
+   */
+  fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
+    if (stored) this.stored[ticket] = 1;
     const domain = verdict.details.domain;
     const shaped = verdict.details.suggestion === undefined && (domain === undefined || isDomainOf(domain, key));
     const shape = shaped ? this.shapeOf(verdict) : -1;
@@ -199,21 +168,72 @@ export class VerdictMemo {
   private grow(): void {
     const old = this.table;
     this.capacity *= 2;
-    this.table = new Uint32Array(this.capacity * 4);
+    this.table = new Uint32Array(this.capacity * 2);
     const t = this.table;
     const mask = this.capacity - 1;
-    for (let j = 0; j < old.length; j += 4) {
-      if (old[j + 2] === EMPTY) continue;
-      let i = old[j + 1]! & mask;
-      while (t[i * 4 + 2] !== EMPTY) i = (i + 1) & mask;
-      t.set(old.subarray(j, j + 3), i * 4);
+    for (let j = 0; j < old.length; j += 2) {
+      if (old[j + 1] === EMPTY) continue;
+      let i = old[j]! & mask;
+      while (t[i * 2 + 1] !== EMPTY) i = (i + 1) & mask;
+      t[i * 2] = old[j]!;
+      t[i * 2 + 1] = old[j + 1]!;
     }
     // tickets stay valid: only the table moves
     const answers = new Uint16Array(this.capacity);
     answers.set(this.answers);
     this.answers = answers;
+    const stored = new Uint8Array(this.capacity);
+    stored.set(this.stored);
+    this.stored = stored;
   }
 }
+
+/**
+ * The keys by ticket, without a string per key (a million strings cost about
+ * 60 MB more than their characters, and keep the garbage collector busy):
+ * every CHUNK consecutive keys are joined into one flat string, and a key is
+ * found again by where it ends in its chunk. Joining copies the characters, so
+ * a key sliced from a large input chunk or journal line does not keep that
+ * alive for the rest of the run. (Bytes in buffers outside the JS heap, copied
+ * in a loop, cost about 40% more CPU per run in `npm run bench core`.)
+ */
+class KeyArena {
+  private readonly chunks: string[] = [];
+  /** keys of the chunk being filled, as given */
+  private recent: string[] = [];
+  private recentLength = 0;
+  /** by ticket: where its key ends in its chunk */
+  private ends = new Uint32Array(1 << 16);
+
+  /** Adds the key of `ticket`, which is the number of keys added so far. */
+  add(ticket: number, key: string): void {
+    if (ticket >= this.ends.length) {
+      const ends = new Uint32Array(this.ends.length * 2);
+      ends.set(this.ends);
+      this.ends = ends;
+    }
+    this.recent.push(key);
+    this.recentLength += key.length;
+    this.ends[ticket] = this.recentLength;
+    if (this.recent.length === CHUNK) {
+      this.chunks.push(this.recent.join(''));
+      this.recent = [];
+      this.recentLength = 0;
+    }
+  }
+
+  /** Whether `ticket`'s key is `key`. */
+  equals(ticket: number, key: string): boolean {
+    const c = ticket >>> CHUNK_BITS;
+    const i = ticket & (CHUNK - 1);
+    if (c === this.chunks.length) return this.recent[i] === key;
+    const start = i === 0 ? 0 : this.ends[ticket - 1]!;
+    return this.ends[ticket]! - start === key.length && this.chunks[c]!.startsWith(key, start);
+  }
+}
+
+const CHUNK_BITS = 12;
+const CHUNK = 1 << CHUNK_BITS;
 
 /** Whether `v` has the shape `shape` (a verdict stored without address and domain). */
 function sameShape(shape: Verdict, v: Verdict): boolean {
@@ -229,41 +249,23 @@ function sameShape(shape: Verdict, v: Verdict): boolean {
 const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;
 const tri = (b: boolean | undefined): number => (b === undefined ? 0 : b ? 1 : 2);
 
-// hash64's result, in two module variables rather than a fresh array per call.
-let hashHi = 0;
-let hashLo = 0;
+/** Seeded per run, so that a list cannot be crafted in advance to pile its addresses into one run of slots. */
+const SEED = (Math.random() * 0x100000000) >>> 0;
 
 /**
- * Two independent 32-bit hashes of the UTF-16 code units, taken two at a time
- * (the hash runs once per input row): an FNV-1a-style and a murmur-style lane,
- * each finished with murmur3's avalanche.
+ * A 32-bit hash of the UTF-16 code units, taken two at a time (it runs once
+ * per input row): FNV-1a-style, finished with murmur3's avalanche.
  */
-function hash64(s: string): void {
-  let a = 0x811c9dc5 ^ s.length;
-  let b = 0x9747b28c;
+export function hashKey(s: string): number {
+  let a = 0x811c9dc5 ^ SEED ^ s.length;
   const n = s.length - 1;
   let i = 0;
-  for (; i < n; i += 2) {
-    const c = s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  if (i === n) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
+  for (; i < n; i += 2) a = Math.imul(a ^ (s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i === n) a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
   a ^= a >>> 16;
   a = Math.imul(a, 0x85ebca6b);
   a ^= a >>> 13;
   a = Math.imul(a, 0xc2b2ae35);
   a ^= a >>> 16;
-  b ^= b >>> 16;
-  b = Math.imul(b, 0x85ebca6b);
-  b ^= b >>> 13;
-  b = Math.imul(b, 0xc2b2ae35);
-  b ^= b >>> 16;
-  hashHi = b >>> 0;
-  hashLo = a >>> 0;
+  return a >>> 0;
 }

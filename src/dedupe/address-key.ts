@@ -1,9 +1,12 @@
 /**
- * The identity of an address for deduplication: the local part as written (it is
- * case-sensitive by RFC 5321) and the domain lower-cased (it is not).
+ * The identity of an address — for deduplication, the journal's index and the
+ * cache alike: the local part as written (it is case-sensitive by RFC 5321) and
+ * the domain lower-cased (it is not). Stores match the way the pipeline
+ * dedupes, so that a resumed run skips exactly what the first one sent.
  */
 export function addressKey(email: string): string {
   const at = email.lastIndexOf('@');
+  if (at < 0) return email;
   // Most domains are written in lower case already: no new string then.
   for (let i = at + 1; i < email.length; i++) {
     const c = email.charCodeAt(i);

@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { jobBinding } from '../../src/journal/binding.js';
+import { startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';
+
+/*
+ * The promises "nothing paid twice, nothing lost" under races between runs of
+ * the real binary (issue 13). Each race is tried a bounded number of times;
+ * the cache race and the collision failed every time before the fix, the lock
+ * race in some runs (see lock-race.test.ts for the reliable one).
+ */
+
+let dir: string;
+let server: FaultServer;
+afterEach(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A held-back run: it reads its input from stdin, so it waits (before opening any store) until `go`. */
+interface Gated {
+  go(): void;
+  done: Promise<CliResult>;
+}
+
+function gated(args: string[], input: string, cwd: string): Gated {
+  const env = { ...apiEnv(server) };
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin.on('error', () => {});
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { go: () => child.stdin.end(input), done };
+}
+
+/** Every address in a journal or cache file (the cache's lines start with a timestamp). */
+async function storedEmails(path: string): Promise<string[]> {
+  const lines = (await readFile(path, 'utf8')).split('\n').slice(1).filter(Boolean);
+  return lines.map((l) => {
+    const entry = JSON.parse(l) as unknown[];
+    return (typeof entry[0] === 'number' ? entry[1] : entry[0]) as string;
+  });
+}
+
+const list = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}@example.com`);
+
+describe('a stale journal lock taken over by many runs at once', () => {
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-race-'));
+    // slow answers: the run that wins the lock is still running when the others try it
+    server = await startFaultServer({ apiKey: API_KEY, delayMs: 600 });
+  });
+
+  // The whole binary, a few times (lock-race.test.ts races the lock itself many times, and fails reliably on the old lock).
+  it('lets exactly one in; the others exit 2 and nothing is paid twice', async () => {
+    const TRIALS = 2;
+    const STARTERS = 6;
+    const input = list('lock', 20).join('\n') + '\n';
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const journal = join(dir, `t${trial}.journal`);
+      await writeFile(`${journal}.lock`, '4194303\n'); // beyond any pid in use here: a run killed long ago
+      const before = server.requests.length;
+      const runs = Array.from({ length: STARTERS }, (_, i) =>
+        gated(['validate', '-', '-o', `t${trial}-${i}.csv`, '--journal', journal], input, dir),
+      );
+      await sleep(400); // every starter is up and waiting for its input
+      for (const r of runs) r.go();
+      const results = await Promise.all(runs.map((r) => r.done));
+      const won = results.filter((r) => r.code === 0);
+      const lost = results.filter((r) => r.code === 2);
+      expect(won.length, `trial ${trial}: ${won.length} runs took the lock`).toBe(1);
+      expect(lost.length).toBe(STARTERS - 1);
+      for (const r of lost) expect(r.stderr).toMatch(/is in use by another mailsift run/);
+      const sent = sentEmails(server, before);
+      expect(countDuplicates(sent)).toEqual([]);
+      expect(countDuplicates(await storedEmails(journal))).toEqual([]);
+    }
+  }, 60_000);
+});
+
+describe('runs sharing a cache that is mostly stale', () => {
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-race-'));
+    server = await startFaultServer({ apiKey: API_KEY });
+  });
+
+  it('keeps every run’s verdicts when one of them would compact the file', async () => {
+    const TRIALS = 2;
+    const header = { mailsift: 'cache', version: 1, ...jobBinding({ engine: 'api', baseUrl: server.url }) };
+    // Long expired lines, enough that loading and compacting the file takes a while.
+    let stale = JSON.stringify(header) + '\n';
+    for (let i = 0; i < 60_000; i++) stale += `[1000000000,"stale${i}@example.com","v11100-",0.9,"old",1]\n`;
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const cache = join(dir, `t${trial}.cache`);
+      await writeFile(cache, stale);
+      const a = list(`a${trial}-`, 300);
+      const b = list(`b${trial}-`, 300);
+      const first = gated(['validate', '-', '-o', `a${trial}.csv`, '--cache', cache], a.join('\n') + '\n', dir);
+      const second = gated(['validate', '-', '-o', `b${trial}.csv`, '--cache', cache], b.join('\n') + '\n', dir);
+      await sleep(400);
+      first.go();
+      await sleep(40); // the second starts while the first is reading the cache
+      second.go();
+      const [ra, rb] = await Promise.all([first.done, second.done]);
+      expect(ra.code, ra.stderr).toBe(0);
+      expect(rb.code, rb.stderr).toBe(0);
+      const kept = new Set(await storedEmails(cache));
+      const lost = [...a, ...b].filter((e) => !kept.has(e));
+      expect(lost.length, `trial ${trial}: verdicts lost from the cache`).toBe(0);
+    }
+  }, 60_000);
+});
+
+describe('two addresses whose hashes collide', () => {
+  // Found against the 64-bit hash that deduplication used to trust (about 125,000 tries).
+  const pair = ['NWBQ0UJH\u5000\u4e00x@example.com', 'YfVuEFYd\u5c0f\u5f7dx@example.com'];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-race-'));
+    server = await startFaultServer({
+      apiKey: API_KEY,
+      verdictFor: (email) => ({ status: email.startsWith('N') ? 'valid' : 'invalid' }),
+    });
+  });
+
+  it('are two rows, each sent and answered for itself, through a run and a resumed journal', async () => {
+    await writeFile(join(dir, 'in.txt'), pair.join('\n') + '\n');
+    await writeFile(join(dir, 'one.txt'), pair[0] + '\n');
+    const r = await runCli(['validate', 'in.txt', '--summary', 's.json', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
+    expect(r.code, r.stderr).toBe(0);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { email: string; status: string });
+    expect(rows.map((x) => [x.email, x.status])).toEqual([
+      [pair[0], 'valid'],
+      [pair[1], 'invalid'],
+    ]);
+    expect(JSON.parse(await readFile(join(dir, 's.json'), 'utf8')).duplicates).toBe(0);
+    expect(sentEmails(server).sort()).toEqual([...pair].sort());
+
+    // A journal holding the first only must not answer for the second.
+    const first = await runCli(['validate', 'one.txt', '--journal', 'j.journal', '-o', 'one.csv'], { cwd: dir, env: apiEnv(server) });
+    expect(first.code, first.stderr).toBe(0);
+    const before = server.requests.length;
+    const resumed = await runCli(['validate', 'in.txt', '--journal', 'j.journal', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(sentEmails(server, before)).toEqual([pair[1]]);
+    expect(resumed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { status: string }).status)).toEqual(['valid', 'invalid']);
+  });
+});
+
+describe('outputs proven writable before the first request', () => {
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-race-'));
+    server = await startFaultServer({ apiKey: API_KEY });
+  });
+
+  it('an unwritable --summary is refused with exit 2 before anything is paid, and leaves no output behind', async () => {
+    await writeFile(join(dir, 'in.txt'), list('s', 5).join('\n') + '\n');
+    const r = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'no/such/dir/s.json'], { cwd: dir, env: apiEnv(server) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^mailsift: cannot write the summary to no\/such\/dir\/s\.json: .*ENOENT.*\n$/);
+    expect(server.requests).toHaveLength(0);
+    const ok = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 's.json'], { cwd: dir, env: apiEnv(server) });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 's.json'), 'utf8')).total).toBe(5);
+  });
+});
