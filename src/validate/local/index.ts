@@ -5,37 +5,20 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
-import { SmtpChecker, type DomainJob, type SessionOutcome, type SmtpFinding } from './smtp/checker.js';
-import type { SocksProxy } from './smtp/proxy.js';
-import type { SessionBudget, SmtpCache } from './smtp/stores.js';
+import { SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
 import type { SmtpStats } from '../../summary.js';
 
 export { parseDnsServer } from './dns.js';
 
-/** The mailbox check's settings (PRODUCT.md §4.1); the CLI builds them from the --smtp flags. */
-export interface SmtpSettings {
-  /** the name given in EHLO */
-  helo: string;
-  /** the MAIL FROM reverse path; '' is the null path `<>` */
-  from: string;
-  port: number;
-  /** per reply, the banner included */
-  timeoutMs: number;
-  proxy?: SocksProxy;
-  /** sessions open at once, in all */
-  concurrency: number;
-  /** sessions open at once to one MX host */
-  perHost: number;
-  /** before a greylisting server is asked again (once) */
-  retryDelayMs: number;
+/**
+ * The mailbox check's settings (PRODUCT.md §4.1); the CLI builds them from the
+ * --smtp flags. The engine supplies the rest of the checker's options (its DNS
+ * and its warnings).
+ */
+export type SmtpSettings = Omit<SmtpCheckOptions, 'resolveHost' | 'onWarning' | 'maxRecipients' | 'cacheTtlMs' | 'providers'> & {
   /** serve: answer without the check after this long; the check goes on and fills the cache */
   deadlineMs?: number;
-  /** shared state; in memory when absent (serve --redis passes its own) */
-  cache?: SmtpCache;
-  budget?: SessionBudget;
-  /** told of each SMTP session opened; the returned function, once, of how it ended (serve's metrics) */
-  onSession?: () => (outcome: SessionOutcome) => void;
-}
+};
 
 /** Options of the offline engine (PRODUCT.md §4). */
 export interface LocalEngineOptions {

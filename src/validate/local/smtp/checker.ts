@@ -5,6 +5,7 @@ import { providerRule, PROVIDER_RULES, type ProviderRule } from './providers.js'
 import { showProxy, type SocksProxy } from './proxy.js';
 import { showReply, type Reply } from './reply.js';
 import { SessionError, SmtpSession } from './session.js';
+import type { SmtpStats } from '../../../summary.js';
 import { MemorySessionBudget, MemorySmtpCache, type MailboxFinding, type SessionBudget, type SmtpCache } from './stores.js';
 
 export interface SmtpCheckOptions {
@@ -57,18 +58,6 @@ export interface DomainJob {
   emails: readonly string[];
 }
 
-export interface SmtpStats {
-  /** addresses the check was asked about */
-  asked: number;
-  accepted: number;
-  /** refused as unknown, or mailbox full */
-  refused: number;
-  /** accepted by a catch-all domain */
-  catchAll: number;
-  undetermined: number;
-  /** SMTP connections that opened */
-  sessions: number;
-}
 
 /** first connections that must all fail before outbound SMTP is called blocked */
 const BLOCK_PROBE = 3;
