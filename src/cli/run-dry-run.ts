@@ -1,4 +1,4 @@
-import { CountingValidator, discardingWriter, dryRunFigures } from '../pipeline/dry-run.js';
+import { CountingValidator, discardingWriter, dryRunFigures } from './dry-run-figures.js';
 import { validateStream } from '../pipeline/validate-stream.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Input } from '../read/input-row.js';

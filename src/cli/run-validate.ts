@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
-import { newProgress } from '../progress.js';
+import { newProgress } from '../terminal/progress.js';
 import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../validate/validator.js';
@@ -15,7 +15,7 @@ import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import type { TerminalFlags } from '../terminal/style.js';
-import { openStores, type StoreOptions } from '../journal/open-stores.js';
+import { openStores, type StoreOptions } from '../stores/open-stores.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';

@@ -1,15 +1,14 @@
 import { addressKey } from '../dedupe/address-key.js';
 import { Dedupe } from '../dedupe/dedupe.js';
-import { OrderBuffer } from '../order/order-buffer.js';
+import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
-import { precheck } from '../read/precheck.js';
+import { precheck, precheckVerdict } from './precheck.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import { withIdle } from './idle.js';
-import { precheckVerdict } from './precheck-verdict.js';
 import { Tally, type RunProgress } from './tally.js';
 
 export type { RunProgress } from './tally.js';
