@@ -1,10 +1,10 @@
-import { CountingValidator, discardingWriter, dryRunFigures } from '../pipeline/dry-run.js';
+import { CountingValidator, discardingWriter, dryRunFigures } from './dry-run-figures.js';
 import { validateStream } from '../pipeline/validate-stream.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Input } from '../read/input-row.js';
 import { renderDryRun } from '../terminal/dry-run-report.js';
 import { terminalPolicy } from '../terminal/style.js';
-import type { ValidateFlags } from './run-validate.js';
+import type { TerminalFlags } from '../terminal/style.js';
 
 /**
  * `validate --dry-run`: the real pipeline with a validator that only counts,
@@ -14,7 +14,7 @@ import type { ValidateFlags } from './run-validate.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  flags: ValidateFlags,
+  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -25,12 +25,12 @@ export async function runDryRun(
     input,
     validator: counter,
     writer: discardingWriter,
-    batchSize: flags.batchSize,
-    concurrency: flags.concurrency,
+    batchSize: options.batchSize,
+    concurrency: options.concurrency,
     known,
   });
-  const figures = dryRunFigures(summary, counter, { batchSize: flags.batchSize, concurrency: flags.concurrency });
-  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, flags).color));
+  const figures = dryRunFigures(summary, counter, options);
+  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

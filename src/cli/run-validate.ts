@@ -1,21 +1,23 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
-import { newProgress } from '../progress.js';
+import { newProgress } from '../terminal/progress.js';
 import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../validate/validator.js';
 import type { Status } from '../verdict.js';
 import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
-import { openOutputs, type Output } from '../write/outputs.js';
+import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { resolveEngine } from './api-config.js';
 import type { EngineFlags } from './shared-options.js';
 import { runDryRun } from './run-dry-run.js';
 import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
-import { openStores } from '../journal/open-stores.js';
-import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS } from './interrupt.js';
+import type { TerminalFlags } from '../terminal/style.js';
+import { openStores, type StoreOptions } from '../stores/open-stores.js';
+import { CleanUp } from './clean-up.js';
+import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
@@ -83,125 +85,117 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
-  if (flags.dryRun) {
-    // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-    const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
-    try {
-      return await runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
-    } finally {
-      await known?.close();
+  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
+  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
+  const cleanUp = new CleanUp();
+  return cleanUp.around(async () => {
+    if (flags.dryRun) {
+      // A dry run creates no file: only a journal or cache that exists can tell what is already known.
+      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      cleanUp.defer(() => known?.close());
+      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
     }
-  }
 
-  const { known } = await openStores(flags, job, runFiles);
-  let output: Output;
-  let summaryFile: SummaryFile | undefined;
-  try {
+    let interrupts: Interrupts | undefined;
+    // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
+    cleanUp.defer(() => interrupts?.dispose());
+    const { known } = await openStores(stores, job, runFiles);
+    cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
-    summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
-    output = await openOutputs(plan, input.header, columns);
-  } catch (err) {
-    await summaryFile?.discard();
-    await known?.close(); // else the journal's lock file outlives us
-    throw err;
-  }
-  if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
-  // Created before the validator: the API client reports rate-limit pauses in it.
-  const progress = newProgress();
-  if (input.bytes) progress.inputBytes = input.bytes;
-  // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
-  const stopSending = new AbortController();
-  const validator: Validator =
-    choice.engine === 'api'
-      ? // loaded only when used: undici alone is a tenth of a second of start-up
-        (await import('../validate/api/client.js')).createApiValidator({
-          baseUrl: choice.baseUrl,
-          apiKey: choice.apiKey,
-          timeoutMs: flags.timeout * 1000,
-          retries: flags.retries,
-          concurrency: flags.concurrency,
-          progress,
-          stop: stopSending.signal,
-          keySource: choice.keySource,
-          // --verbose: each request and answer, the key redacted (http.ts never writes it)
-          ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
-        })
-      : // loaded only when used: its lists cost start-up time an API run need not pay
-        (await import('../validate/local/index.js')).createLocalValidator({
-          dnsServer: flags.dnsServer,
-          dnsTimeoutMs: flags.dnsTimeout,
-          ...(smtp ? { smtp } : {}),
-          // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
-          onWarning: (line) => {
-            if (!flags.quiet) say(line);
-          },
-        });
+    const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
+    /** a result in hand and every output flushed: the summary may be written */
+    let ended = false;
+    cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
+    const output = await openOutputs(plan, input.header, columns);
+    let result: RunResult | undefined;
+    // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
+    cleanUp.defer(async () => {
+      await output.end();
+      ended = result !== undefined;
+    });
+    if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
 
-  const reporter = new RunReporter(progress, {
-    // --verbose lines would tear through a progress line redrawn in place
-    flags: flags.verbose ? { ...flags, progress: false } : flags,
-    failOn: flags.failOn,
-    output: output.label,
-    summaryFile: flags.summary,
-  });
-  await reporter.start();
-  const interrupts = watchInterrupts({
-    graceMs: INTERRUPT_GRACE_MS,
-    notice: (line) => {
-      reporter.stop();
-      say(line);
-    },
-  });
-  interrupts.stop.addEventListener('abort', () => stopSending.abort(interrupts.stop.reason), { once: true });
+    const progress = newProgress();
+    if (input.bytes) progress.inputBytes = input.bytes;
+    // Ctrl-C must also hold back requests the API client has queued (linked to watchInterrupts below).
+    const stopSending = new AbortController();
+    const validator: Validator =
+      choice.engine === 'api'
+        ? // loaded only when used: undici alone is a tenth of a second of start-up
+          (await import('../validate/api/client.js')).createApiValidator({
+            baseUrl: choice.baseUrl,
+            apiKey: choice.apiKey,
+            timeoutMs: flags.timeout * 1000,
+            retries: flags.retries,
+            concurrency: flags.concurrency,
+            onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
+            stop: stopSending.signal,
+            keySource: choice.keySource,
+            // --verbose: each request and answer, the key redacted (http.ts never writes it)
+            ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
+          })
+        : // loaded only when used: its lists cost start-up time an API run need not pay
+          (await import('../validate/local/index.js')).createLocalValidator({
+            dnsServer: flags.dnsServer,
+            dnsTimeoutMs: flags.dnsTimeout,
+            ...(smtp ? { smtp } : {}),
+            // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
+            onWarning: (line) => {
+              if (!flags.quiet) say(line);
+            },
+          });
+    cleanUp.defer(() => validator.close());
 
-  let result: RunResult | undefined;
-  let endFailure: unknown;
-  try {
+    const reporter = new RunReporter(progress, {
+      // --verbose lines would tear through a progress line redrawn in place
+      flags: flags.verbose ? { ...terminal, progress: false } : terminal,
+      failOn: flags.failOn,
+      output: output.label,
+      summaryFile: flags.summary,
+    });
+    await reporter.start();
+    cleanUp.defer(() => reporter.stop());
+    interrupts = watchInterrupts({
+      graceMs: INTERRUPT_GRACE_MS,
+      notice: (line) => {
+        reporter.stop();
+        say(line);
+      },
+    });
+    const { stop, abandon } = interrupts;
+    stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
+    cleanUp.defer(() => input.close());
+
     result = await validateStream({
       input,
       validator,
       writer: output.writer,
-      batchSize: flags.batchSize,
-      concurrency: flags.concurrency,
+      ...batching,
       only: flags.only,
-      progress,
-      outputGone: () => output.gone(),
+      onProgress: (p) => Object.assign(progress, p),
       known,
-      stop: interrupts.stop,
-      cancel: interrupts.abandon,
+      // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
+      stop: AbortSignal.any([stop, output.gone]),
+      cancel: abandon,
     });
-  } finally {
-    input.close();
-    reporter.stop();
-    await validator.close();
-    try {
-      await known?.close();
-    } finally {
-      // A failed write must fail the run (rows would be lost), but not mask an error already on its way.
-      endFailure = await output.end().then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      interrupts.dispose();
-      if (result === undefined || endFailure !== undefined || output.gone()) await summaryFile?.discard();
-    }
-  }
-  if (endFailure !== undefined) throw endFailure;
-  if (output.gone()) return; // the reader went away (`| head`): end quietly
+    await cleanUp.run();
+    if (output.gone.aborted) return; // the reader went away (`| head`): end quietly
 
-  const { summary } = result;
-  const signalled = interrupts.exitCode();
-  if (signalled !== undefined && !result.complete) summary.interrupted = true;
-  const failures = validator.stats().failures ?? [];
-  if (failures.length && choice.engine === 'api') {
-    summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
-  }
-  await summaryFile?.write(summary);
-  process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
-  if (signalled !== undefined) {
-    say(interruptedAdvice(flags.journal, validator.engine));
-    process.exitCode = signalled;
-  }
+    const { summary } = result;
+    const signalled = interrupts.exitCode();
+    if (signalled !== undefined && !result.complete) summary.interrupted = true;
+    const failures = validator.stats().failures ?? [];
+    if (failures.length && choice.engine === 'api') {
+      summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
+    }
+    await summaryFile?.write(summary);
+    process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
+    if (signalled !== undefined) {
+      say(interruptedAdvice(flags.journal, validator.engine));
+      process.exitCode = signalled;
+    }
+  });
 }
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */

@@ -1,16 +1,17 @@
 import { addressKey } from '../dedupe/address-key.js';
 import { Dedupe } from '../dedupe/dedupe.js';
-import { OrderBuffer } from '../order/order-buffer.js';
-import { newProgress, type Progress } from '../progress.js';
+import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
-import { precheck } from '../read/precheck.js';
-import { emptySummary, type Summary } from '../summary.js';
+import { precheck, precheckVerdict } from './precheck.js';
+import type { Summary } from '../summary.js';
 import type { Validator } from '../validate/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import { withIdle } from './idle.js';
-import { precheckVerdict } from './precheck-verdict.js';
+import { Tally, type RunProgress } from './tally.js';
+
+export type { RunProgress } from './tally.js';
 
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
@@ -28,13 +29,15 @@ export interface ValidateStreamOptions {
   known?: KnownVerdicts;
   /** the deduplication of this run (a test injects one whose hash collides) */
   dedupe?: Dedupe;
-  /** aborted: stop reading and dispatching; answers in flight are still taken */
+  /**
+   * aborted (Ctrl-C, or the reader of the output gone): stop reading and
+   * dispatching; answers in flight are still taken
+   */
   stop?: AbortSignal;
   /** aborted: give up on requests in flight too */
   cancel?: AbortSignal;
-  progress?: Progress;
-  /** true when the reader of the output has gone away (`| head`) */
-  outputGone?: () => boolean;
+  /** told the run's counters after each step (a chunk read, a batch answered): the CLI's progress line */
+  onProgress?: (progress: Readonly<RunProgress>) => void;
 }
 
 export interface RunResult {
@@ -53,46 +56,139 @@ interface Batch {
   tickets: number[];
 }
 
+const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
+
 /**
  * The pipeline: read → precheck and dedupe → batch → validate → restore order →
  * write. Memory is bounded by the batches in flight: reading pauses while the
  * order buffer holds more than those batches' rows.
  */
-export async function validateStream(options: ValidateStreamOptions): Promise<RunResult> {
-  const { input, validator, writer, batchSize, concurrency, known } = options;
-  const progress = options.progress ?? newProgress();
-  const stop = options.stop ?? new AbortController().signal;
-  const cancel = options.cancel ?? new AbortController().signal;
-  const summary = emptySummary(validator.engine);
-  const started = Date.now();
+export function validateStream(options: ValidateStreamOptions): Promise<RunResult> {
+  return new Pipeline(options).run();
+}
 
-  const dedupe = options.dedupe ?? new Dedupe({ journal: known?.memo });
-  const order = new OrderBuffer();
-  const inFlight = new Set<Promise<void>>();
-  const maxBuffered = (concurrency + 2) * batchSize;
-  const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
-  let batch = newBatch();
-  let fatal: unknown;
+class Pipeline {
+  private readonly tally: Tally;
+  private readonly dedupe: Dedupe;
+  private readonly order = new OrderBuffer();
+  private readonly inFlight = new Set<Promise<void>>();
+  private batch = newBatch();
+  private fatal: unknown;
   /** true while the input pauses (see withIdle) */
-  let inputIdle = false;
+  private inputIdle = false;
+  private readonly stop: AbortSignal;
+  private readonly cancel: AbortSignal;
 
-  const emit = (row: InputRow, v: Verdict): void => {
-    summary.total++;
-    summary[v.status]++;
-    if (v.error) summary.errors++;
-    progress.rowsWritten++;
-    if (options.only && !options.only.has(v.status)) return;
-    summary.written++;
-    writer.row(row.fields, v);
-  };
+  constructor(private readonly options: ValidateStreamOptions) {
+    this.tally = new Tally(options.validator.engine);
+    this.dedupe = options.dedupe ?? new Dedupe({ journal: options.known?.memo });
+    this.stop = options.stop ?? new AbortController().signal;
+    this.cancel = options.cancel ?? new AbortController().signal;
+  }
 
-  // Each row gets the verdict under its own spelling of the address.
-  const answer = (seq: number, v: Verdict): void => {
-    const email = order.rowAt(seq).email;
-    order.answer(seq, email === v.email ? v : { ...v, email });
-  };
+  /** The one stop condition: interrupted, the reader gone, or a batch failed. */
+  private get halted(): boolean {
+    return this.stop.aborted || this.fatal !== undefined;
+  }
 
-  const settle = async (b: Batch, verdicts: Verdict[]): Promise<void> => {
+  async run(): Promise<RunResult> {
+    const { input, writer, batchSize, concurrency } = this.options;
+    const maxBuffered = (concurrency + 2) * batchSize;
+    await writer.begin();
+    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
+      this.inputIdle = false;
+      for (const row of rows) {
+        if (this.halted) break reading;
+        this.route(row);
+        if (this.batch.emails.length >= batchSize) await this.dispatch();
+      }
+      await this.release();
+      // Backpressure: hold reading while the rows waiting exceed the batches in flight.
+      while (this.order.size > maxBuffered && !this.halted) {
+        if (this.inFlight.size === 0) await this.dispatch();
+        if (this.inFlight.size === 0) break;
+        await this.nextAnswer();
+      }
+    }
+    if (!this.halted) {
+      this.tally.inputDone = true;
+      await this.dispatch();
+    }
+    while (this.inFlight.size) await this.nextAnswer();
+    if (this.fatal !== undefined) throw this.fatal;
+    await this.release();
+    const summary = this.tally.summary(this.options.validator.stats());
+    await writer.end(summary);
+    return { summary, complete: this.order.size === 0 && this.tally.inputDone };
+  }
+
+  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
+  private route(row: InputRow): void {
+    const { tally, order } = this;
+    const email = row.email;
+    tally.rowsRead++;
+    if (precheck(email) !== undefined) {
+      tally.counts.prechecked++;
+      order.push(row, precheckVerdict(email));
+      return;
+    }
+    const key = addressKey(email);
+    const seq = order.push(row);
+    const found = this.dedupe.take(key, email, seq);
+    if (found === 'wait') {
+      tally.counts.duplicates++;
+    } else if (typeof found === 'number') {
+      const reused = this.options.known?.get(email);
+      if (reused) {
+        tally.reused(reused.source);
+        this.dedupe.settle(found, key, reused.verdict);
+        this.answer(seq, reused.verdict);
+        return;
+      }
+      tally.addressesQueued++;
+      const b = this.batch;
+      b.emails.push(email);
+      b.rows.push(seq);
+      b.keys.push(key);
+      b.tickets.push(found);
+    } else if ('reused' in found) {
+      tally.reused('journal');
+      order.answer(seq, found.reused);
+    } else {
+      tally.counts.duplicates++;
+      order.answer(seq, found);
+    }
+  }
+
+  /** Each row gets the verdict under its own spelling of the address. */
+  private answer(seq: number, v: Verdict): void {
+    const email = this.order.rowAt(seq).email;
+    this.order.answer(seq, email === v.email ? v : { ...v, email });
+  }
+
+  private async dispatch(): Promise<void> {
+    if (this.batch.emails.length === 0) return;
+    const b = this.batch;
+    this.batch = newBatch();
+    while (this.inFlight.size >= this.options.concurrency) await Promise.race(this.inFlight);
+    // Stopped, or failed, while waiting for a free slot: this batch is never
+    // sent (nor paid for), its rows never written.
+    if (this.halted) return;
+    const job = this.options.validator
+      .validate(b.emails, this.cancel)
+      .then((verdicts) => this.settle(b, verdicts))
+      .catch((err: unknown) => {
+        // Stopped before it was sent, or abandoned in flight, after an interruption:
+        // its rows stay unwritten, which is no failure.
+        if (this.cancel.aborted || this.stop.aborted) return;
+        this.fatal ??= err;
+      })
+      .finally(() => this.inFlight.delete(job));
+    this.inFlight.add(job);
+  }
+
+  private async settle(b: Batch, verdicts: Verdict[]): Promise<void> {
+    const { known } = this.options;
     if (known) {
       const fresh = verdicts.filter((v) => !v.error);
       if (fresh.length) await known.record(fresh);
@@ -107,140 +203,42 @@ export async function validateStream(options: ValidateStreamOptions): Promise<Ru
         byEmail ??= new Map(verdicts.map((x) => [x.email, x]));
         v = byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict');
       }
-      progress.addressesDone++;
+      this.tally.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
-      order.answer(b.rows[i]!, v);
-      for (const seq of dedupe.settle(b.tickets[i]!, b.keys[i]!, v)) answer(seq, v);
+      this.order.answer(b.rows[i]!, v);
+      for (const seq of this.dedupe.settle(b.tickets[i]!, b.keys[i]!, v)) this.answer(seq, v);
     }
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
-    order.release(emit);
+    this.write();
     // While the input pauses, nothing else would pass these rows on.
-    if (inputIdle) await writer.drain(true);
-  };
-
-  /**
-   * Routes one row: a verdict now (precheck, duplicate, journal/cache) or into
-   * the batch.
-   */
-  const take = (row: InputRow): void => {
-    const email = row.email;
-    progress.rowsRead++;
-    if (precheck(email) !== undefined) {
-      summary.prechecked++;
-      order.push(row, precheckVerdict(email));
-      return;
-    }
-    const key = addressKey(email);
-    const seq = order.push(row);
-    const found = dedupe.take(key, email, seq);
-    if (found === 'wait') {
-      summary.duplicates++;
-      return;
-    }
-    if (typeof found !== 'number') {
-      if ('reused' in found) {
-        summary.fromJournal++;
-        // counted as queued and done at once, so progress never passes 100%
-        progress.addressesQueued++;
-        progress.addressesDone++;
-        order.answer(seq, found.reused);
-        return;
-      }
-      summary.duplicates++;
-      order.answer(seq, found);
-      return;
-    }
-    const reused = known?.get(email);
-    if (reused) {
-      if (reused.source === 'journal') summary.fromJournal++;
-      else summary.fromCache++;
-      dedupe.settle(found, key, reused.verdict);
-      // counted as queued and done at once, so progress never passes 100%
-      progress.addressesQueued++;
-      progress.addressesDone++;
-      answer(seq, reused.verdict);
-      return;
-    }
-    progress.addressesQueued++;
-    batch.emails.push(email);
-    batch.rows.push(seq);
-    batch.keys.push(key);
-    batch.tickets.push(found);
-  };
-
-  const dispatch = async (): Promise<void> => {
-    if (batch.emails.length === 0) return;
-    const b = batch;
-    batch = newBatch();
-    while (inFlight.size >= concurrency) await Promise.race(inFlight);
-    // Stopped, or failed, while waiting for a free slot: this batch is never
-    // sent (nor paid for), its rows never written.
-    if (stop.aborted || fatal !== undefined) return;
-    const job = validator
-      .validate(b.emails, cancel)
-      .then((verdicts) => settle(b, verdicts))
-      .catch((err: unknown) => {
-        // Stopped before it was sent, or abandoned in flight, after an interruption:
-        // its rows stay unwritten, which is no failure.
-        if (cancel.aborted || stop.aborted) return;
-        fatal ??= err;
-      })
-      .finally(() => inFlight.delete(job));
-    inFlight.add(job);
-  };
-
-  const release = async (): Promise<void> => {
-    order.release(emit);
-    await writer.drain();
-  };
-
-  try {
-    await writer.begin();
-    const flushWhenIdle = async (): Promise<void> => {
-      inputIdle = true;
-      if (!stop.aborted && fatal === undefined) await dispatch();
-      order.release(emit);
-      await writer.drain(true);
-    };
-    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, flushWhenIdle, stop)) {
-      inputIdle = false;
-      for (const row of rows) {
-        if (stop.aborted || fatal !== undefined || options.outputGone?.()) break reading;
-        take(row);
-        if (batch.emails.length >= batchSize) await dispatch();
-      }
-      await release();
-      // Backpressure: hold reading while the rows waiting exceed the batches in flight.
-      while (order.size > maxBuffered && fatal === undefined && !stop.aborted) {
-        if (inFlight.size === 0) await dispatch();
-        if (inFlight.size === 0) break;
-        await Promise.race(inFlight);
-        await release();
-      }
-    }
-    if (!stop.aborted && fatal === undefined && !options.outputGone?.()) {
-      progress.inputDone = true;
-      await dispatch();
-    }
-    while (inFlight.size) {
-      await Promise.race(inFlight);
-      await release();
-    }
-    if (fatal !== undefined) throw fatal;
-    await release();
-  } finally {
-    const s = validator.stats();
-    summary.requests = s.requests;
-    summary.retries = s.retries;
-    summary.rateLimited = s.rateLimited;
-    if (s.rateLimitWaits !== undefined) summary.rateLimitWaits = s.rateLimitWaits;
-    if (s.disposableListVersion) summary.disposableListVersion = s.disposableListVersion;
-    if (s.warnings?.length) summary.warnings = s.warnings;
-    if (s.smtp) summary.smtp = { ...s.smtp };
-    summary.elapsedMs = Date.now() - started;
+    if (this.inputIdle) await this.options.writer.drain(true);
   }
-  const complete = order.size === 0 && progress.inputDone;
-  await writer.end(summary);
-  return { summary, complete };
+
+  /** Hands the rows answered, in order, to the writer (those --only keeps), and reports progress. */
+  private write(): void {
+    this.order.release(this.emit);
+    this.options.onProgress?.(this.tally.progress());
+  }
+
+  private readonly emit = (row: InputRow, v: Verdict): void => {
+    if (this.tally.written(v, this.options.only)) this.options.writer.row(row.fields, v);
+  };
+
+  private async release(): Promise<void> {
+    this.write();
+    await this.options.writer.drain();
+  }
+
+  private async nextAnswer(): Promise<void> {
+    await Promise.race(this.inFlight);
+    await this.release();
+  }
+
+  private async flushWhenIdle(): Promise<void> {
+    this.inputIdle = true;
+    if (!this.halted) await this.dispatch();
+    this.write();
+    await this.options.writer.drain(true);
+  }
 }

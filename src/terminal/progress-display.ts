@@ -1,5 +1,5 @@
 import type { Ora } from 'ora';
-import type { Progress } from '../progress.js';
+import type { Progress } from './progress.js';
 import { progressLine, RateMeter } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
 

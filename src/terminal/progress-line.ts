@@ -1,4 +1,4 @@
-import type { Progress } from '../progress.js';
+import type { Progress } from './progress.js';
 import { count, duration, plural, rate } from './format.js';
 
 /**

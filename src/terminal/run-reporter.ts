@@ -1,5 +1,5 @@
 import { EXIT } from '../errors.js';
-import type { Progress } from '../progress.js';
+import type { Progress } from './progress.js';
 import type { Summary } from '../summary.js';
 import { evaluateFailOn, type FailOnRule } from './fail-on.js';
 import { renderFailure } from './failure-advice.js';

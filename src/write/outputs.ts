@@ -13,8 +13,8 @@ import { createXlsxWriter } from './xlsx-writer.js';
 /** Where the rows of a run go: one writer, however many files are behind it. */
 export interface Output {
   writer: RowWriter;
-  /** true once the reader of stdout has gone away (`| head`) */
-  gone(): boolean;
+  /** aborted once the reader of stdout has gone away (`| head`) */
+  gone: AbortSignal;
   /** flushes and closes what was opened; throws when something could not be written */
   end(): Promise<void>;
   /** what the output is called in the summary: a file, a directory, or stdout */
@@ -69,7 +69,7 @@ async function openOne(path: string | undefined, format: OutputFormat, header: r
     };
   }
   const sink = new Sink(dest, label);
-  return { writer: createRowWriter(format, sink, header, columns), gone: () => sink.gone, label, end: () => sink.end(close) };
+  return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, end: () => sink.end(close) };
 }
 
 /** `--split`: each row goes to the file of its status. */
@@ -78,7 +78,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Output[]):
   const writers = parts.map((p) => p.writer);
   return {
     label: dir,
-    gone: () => false,
+    gone: new AbortController().signal,
     writer: {
       begin: async () => {
         for (const w of writers) await w.begin();

@@ -18,8 +18,8 @@ export class Sink {
   private used = 0;
   /** text not yet encoded into `buffer` */
   private text = '';
-  /** set on EPIPE: the reader of the output has gone away */
-  private readerGone = false;
+  /** aborted on EPIPE: the reader of the output has gone away */
+  private readonly readerGone = new AbortController();
   /** any other write error, thrown by the next flush */
   private failure: MailsiftError | undefined;
 
@@ -31,15 +31,15 @@ export class Sink {
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.readerGone = true;
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') this.readerGone.abort();
       // A full disk is no bug: say what could not be written, without a stack.
       else this.failure ??= writeError(label, err);
     });
   }
 
-  /** true once the reader of the output has gone away */
-  get gone(): boolean {
-    return this.readerGone;
+  /** aborted once the reader of the output has gone away */
+  get gone(): AbortSignal {
+    return this.readerGone.signal;
   }
 
   /** Buffers text; call `drain()` after a run of writes to pass it on. */
@@ -73,7 +73,7 @@ export class Sink {
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.text) this.encode();
-    if (this.used === 0 || this.readerGone) {
+    if (this.used === 0 || this.readerGone.signal.aborted) {
       this.used = 0;
       return;
     }
@@ -81,7 +81,7 @@ export class Sink {
     // The stream keeps `bytes` until written: later text goes into a new buffer.
     this.buffer = Buffer.allocUnsafe(BUFFER_SIZE);
     this.used = 0;
-    if (!this.stream.write(bytes)) await waitDrain(this.stream, () => this.readerGone || this.failure !== undefined);
+    if (!this.stream.write(bytes)) await waitDrain(this.stream, () => this.readerGone.signal.aborted || this.failure !== undefined);
   }
 
   /**
@@ -90,7 +90,7 @@ export class Sink {
    */
   async end(closeStream: boolean): Promise<void> {
     await this.flush();
-    if (this.readerGone) return;
+    if (this.readerGone.signal.aborted) return;
     if (closeStream) {
       this.stream.end();
       // finished() also waits for a write error that comes after the end (fs streams)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateStream } from '../../src/pipeline/validate-stream.js';
 import type { Input, InputRow } from '../../src/read/input-row.js';
-import { precheck } from '../../src/read/precheck.js';
+import { precheck } from '../../src/pipeline/precheck.js';
 import { createLocalValidator } from '../../src/validate/local/index.js';
 import { parseAddress } from '../../src/validate/local/syntax.js';
 import type { Validator } from '../../src/validate/validator.js';

@@ -4,7 +4,7 @@ import { addressKey } from '../../src/dedupe/address-key.js';
 import { Claim, VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
 import { openInput } from '../../src/read/open-input.js';
-import { precheck } from '../../src/read/precheck.js';
+import { precheck } from '../../src/pipeline/precheck.js';
 import { detectDelimiter, looksLikeCsv } from '../../src/read/sniff.js';
 import { matchResults, normalizeBulk } from '../../src/validate/api/normalize.js';
 import type { Verdict } from '../../src/verdict.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { newProgress } from '../../src/progress.js';
+import { newProgress } from '../../src/terminal/progress.js';
 import { ProgressDisplay } from '../../src/terminal/progress-display.js';
 import { progressLine, RateMeter } from '../../src/terminal/progress-line.js';
 import { FakeTty } from './fake-tty.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
-import { newProgress } from '../../src/progress.js';
+import { newProgress } from '../../src/terminal/progress.js';
 import { emptySummary, type Summary } from '../../src/summary.js';
 import { parseFailOn } from '../../src/terminal/fail-on.js';
 import { RunReporter } from '../../src/terminal/run-reporter.js';

@@ -14,8 +14,8 @@ export interface CallerOptions {
   /** total rate-limit wait one request may spend before its rows end RATE_LIMITED */
   rateLimitMaxWaitMs?: number;
   backoff?: BackoffOptions;
-  /** updated while dispatch waits for a rate-limit reset (the progress display polls it) */
-  progress?: { rateLimitWaitUntil?: number };
+  /** told when dispatch starts or stops waiting for a rate-limit reset: the epoch ms it waits until, or undefined */
+  onRateLimitWait?: (until: number | undefined) => void;
   /**
    * aborted (Ctrl-C): put no new request on the wire — one waiting for its turn
    * or for a retry rejects with the reason — while those already sent may still
@@ -174,6 +174,6 @@ export class Caller {
   }
 
   private showWait(): void {
-    if (this.options.progress) this.options.progress.rateLimitWaitUntil = this.governor.waitingUntil;
+    this.options.onRateLimitWait?.(this.governor.waitingUntil);
   }
 }

@@ -20,6 +20,8 @@ export function createApiValidator(config: ApiConfig): Validator {
   const { http, caller } = connect(config);
   const limit = new BatchLimit(MAX_BATCH);
   const failures = new FailureTally();
+  /** batches asked once more for the addresses their answer left out: counted as retries, with the caller's own */
+  let reasks = 0;
 
   async function validateAll(emails: readonly string[], signal: AbortSignal, reasked: boolean): Promise<Verdict[]> {
     const size = limit.max;
@@ -41,7 +43,7 @@ export function createApiValidator(config: ApiConfig): Validator {
           return [...matched, ...missing.map((e) => errorVerdict(e, 'MISSING_RESULT', 'the server answered without this address'))];
         }
         // asked once more; never given a neighbour's verdict
-        caller.stats.retries++;
+        reasks++;
         return [...matched, ...(await validateAll(missing, signal, true))];
       }
       case 'too-large':
@@ -69,7 +71,7 @@ export function createApiValidator(config: ApiConfig): Validator {
   return {
     engine: 'api',
     validate: (emails, signal) => validateAll(emails, signal, false),
-    stats: () => ({ ...caller.stats, rateLimitWaits: caller.rateLimitWaits, failures: failures.list() }),
+    stats: () => ({ ...caller.stats, retries: caller.stats.retries + reasks, rateLimitWaits: caller.rateLimitWaits, failures: failures.list() }),
     close: () => http.close(),
   };
 }

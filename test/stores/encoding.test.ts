@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/dedupe/address-key.js';
-import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/journal/encoding.js';
+import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/stores/encoding.js';
 import { errorVerdict } from '../../src/verdict.js';
-import { parseDuration } from '../../src/journal/duration.js';
+import { parseDuration } from '../../src/stores/duration.js';
 import type { Verdict } from '../../src/verdict.js';
 
 const full: Verdict = {

@@ -1,3 +1,6 @@
+import { domainOf } from '../dedupe/address-key.js';
+import type { Verdict } from '../verdict.js';
+
 /**
  * The local precheck: rejects what is plainly not an address without spending an
  * API call. Deliberately conservative — it must never reject what the API would
@@ -40,4 +43,16 @@ function isSpace(c: number): boolean {
   // ASCII space plus the Unicode spaces a copy-paste brings along (NBSP, thin space, ...)
   return c === 0x20 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200b) ||
     c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** The verdict of a row the local precheck rejected; no engine was asked. */
+export function precheckVerdict(email: string): Verdict {
+  return {
+    email,
+    isValid: false,
+    status: 'invalid',
+    confidence: 1,
+    provider: 'precheck',
+    details: { syntax: false, domain: email.includes('@') ? domainOf(email) || undefined : undefined },
+  };
 }

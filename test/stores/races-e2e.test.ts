@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jobBinding } from '../../src/journal/binding.js';
+import { jobBinding } from '../../src/stores/binding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
 import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
  * (races-e2e.test.ts does the same with the whole binary, fewer times.)
  */
 const WORKER = fileURLToPath(new URL('../support/lock-worker.mjs', import.meta.url));
-const LOCK_MODULE = process.env.MAILSIFT_LOCK_MODULE ?? fileURLToPath(new URL('../../dist/journal/lock.js', import.meta.url));
+const LOCK_MODULE = process.env.MAILSIFT_LOCK_MODULE ?? fileURLToPath(new URL('../../dist/stores/lock.js', import.meta.url));
 
 interface Worker {
   child: ChildProcessWithoutNullStreams;

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jobBinding } from '../../src/journal/binding.js';
-import { openCache } from '../../src/journal/cache.js';
-import { decodeVerdict } from '../../src/journal/encoding.js';
-import { openJournal } from '../../src/journal/journal.js';
+import { jobBinding } from '../../src/stores/binding.js';
+import { openCache } from '../../src/stores/cache.js';
+import { decodeVerdict } from '../../src/stores/encoding.js';
+import { openJournal } from '../../src/stores/journal.js';
 
 describe('numbers read back from a journal or a cache are range-checked', () => {
   it('a confidence out of 0..1 (1e999 reads as Infinity) makes the line damaged', () => {

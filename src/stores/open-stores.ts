@@ -7,7 +7,7 @@ import { parseDuration } from './duration.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
 
-export interface StoreFlags {
+export interface StoreOptions {
   journal?: string;
   cache?: string;
   /** --cache-ttl as typed; default 30d */
@@ -27,7 +27,7 @@ export interface Stores {
  * overwrite a journal, and a journal header would be refused as an input.
  */
 export async function openStores(
-  flags: StoreFlags,
+  flags: StoreOptions,
   job: BindingOptions,
   otherFiles: Record<string, string | undefined> = {},
 ): Promise<Stores> {

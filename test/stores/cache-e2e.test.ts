@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jobBinding } from '../../src/journal/binding.js';
+import { jobBinding } from '../../src/stores/binding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { runCli } from '../support/run-cli.js';
 import { API_KEY, apiEnv, sentEmails } from './helpers.js';

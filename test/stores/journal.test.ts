@@ -3,12 +3,12 @@ import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jobBinding } from '../../src/journal/binding.js';
-import { openJournal } from '../../src/journal/journal.js';
-import { combineKnown } from '../../src/journal/known.js';
-import { openCache } from '../../src/journal/cache.js';
-import { openStores } from '../../src/journal/open-stores.js';
-import { DurableAppender } from '../../src/journal/appender.js';
+import { jobBinding } from '../../src/stores/binding.js';
+import { openJournal } from '../../src/stores/journal.js';
+import { combineKnown } from '../../src/stores/known.js';
+import { openCache } from '../../src/stores/cache.js';
+import { openStores } from '../../src/stores/open-stores.js';
+import { DurableAppender } from '../../src/stores/appender.js';
 import { errorVerdict, type Verdict } from '../../src/verdict.js';
 
 const api = jobBinding({ engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });

@@ -1,0 +1,71 @@
+import { emptySummary, type Summary } from '../summary.js';
+import type { ValidatorStats } from '../validate/validator.js';
+import type { Status, Verdict } from '../verdict.js';
+
+/** How far a run has got: what the progress line shows. */
+export interface RunProgress {
+  rowsRead: number;
+  /** distinct addresses to answer so far (by the engine, the journal or the cache) */
+  addressesQueued: number;
+  /** distinct addresses answered so far (engine, journal or cache) */
+  addressesDone: number;
+  rowsWritten: number;
+  /** true once the whole input has been read: the totals above are then final */
+  inputDone: boolean;
+}
+
+/**
+ * The one owner of a run's counters: the pipeline counts here, the progress
+ * events are read from here, and the summary is built here once, at the end.
+ */
+export class Tally {
+  rowsRead = 0;
+  addressesQueued = 0;
+  addressesDone = 0;
+  inputDone = false;
+  /** the rows' counts, in the summary's own shape (prechecked and duplicates are counted by the pipeline) */
+  readonly counts: Summary;
+  private readonly startedAt = Date.now();
+
+  constructor(engine: Summary['engine']) {
+    this.counts = emptySummary(engine);
+  }
+
+  /** An address answered from the journal or the cache: queued and done at once, so progress never passes 100%. */
+  reused(source: 'journal' | 'cache'): void {
+    if (source === 'journal') this.counts.fromJournal++;
+    else this.counts.fromCache++;
+    this.addressesQueued++;
+    this.addressesDone++;
+  }
+
+  /** A row leaves in order with its verdict; true when --only lets it be written. */
+  written(v: Verdict, only: ReadonlySet<Status> | undefined): boolean {
+    const s = this.counts;
+    s.total++;
+    s[v.status]++;
+    if (v.error) s.errors++;
+    if (only && !only.has(v.status)) return false;
+    s.written++;
+    return true;
+  }
+
+  progress(): RunProgress {
+    const { rowsRead, addressesQueued, addressesDone, inputDone } = this;
+    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, inputDone };
+  }
+
+  /** The run's summary: the rows' counts with the engine's own. */
+  summary(stats: ValidatorStats): Summary {
+    const s = this.counts;
+    s.requests = stats.requests;
+    s.retries = stats.retries;
+    s.rateLimited = stats.rateLimited;
+    if (stats.rateLimitWaits !== undefined) s.rateLimitWaits = stats.rateLimitWaits;
+    if (stats.disposableListVersion) s.disposableListVersion = stats.disposableListVersion;
+    if (stats.warnings?.length) s.warnings = stats.warnings;
+    if (stats.smtp) s.smtp = { ...stats.smtp };
+    s.elapsedMs = Date.now() - this.startedAt;
+    return s;
+  }
+}

@@ -1,0 +1,18 @@
+import type { RunProgress } from '../pipeline/tally.js';
+
+/**
+ * What the progress line shows, owned by the CLI: the pipeline's progress
+ * events and the API client's rate-limit waits are copied in as they come, and
+ * the display polls it, so a fast run never floods the renderer.
+ */
+export interface Progress extends RunProgress {
+  /** epoch ms until which dispatch waits for a rate-limit reset, if it does */
+  rateLimitWaitUntil?: number;
+  startedAt: number;
+  /** the reader's byte count, live, with the input's size when known (files, not stdin) */
+  inputBytes?: { read: number; total?: number };
+}
+
+export function newProgress(now = Date.now()): Progress {
+  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, inputDone: false, startedAt: now };
+}
