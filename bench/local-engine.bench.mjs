@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import dns2 from 'dns2';
 import validator from 'validator';
-import { checkOffline, createLocalValidator } from '../dist/validate/local/index.js';
-import { parseAddress } from '../dist/validate/local/syntax.js';
+import { checkOffline, createLocalValidator } from '../dist/engines/local/index.js';
+import { parseAddress } from '../dist/engines/local/syntax.js';
 
 const N = 1_000_000;
 const fmt = (n) => Math.round(n).toLocaleString('en-US');

@@ -16,9 +16,9 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
-import { SmtpChecker } from '../dist/validate/local/smtp/checker.js';
-import { SmtpSession } from '../dist/validate/local/smtp/session.js';
-import { MemorySessionBudget } from '../dist/validate/local/smtp/stores.js';
+import { SmtpChecker } from '../dist/engines/local/smtp/checker.js';
+import { SmtpSession } from '../dist/engines/local/smtp/session.js';
+import { MemorySessionBudget } from '../dist/engines/local/smtp/stores.js';
 import { median, ratio } from './lib.mjs';
 
 const DOMAINS = 200;

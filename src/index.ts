@@ -6,9 +6,9 @@ export { validate, validateFile, type FileValidateOptions, type LibraryValidateO
 export { startServer, type StartServerOptions } from './library/serve.js';
 export type { RunningServer } from './serve/server.js';
 export { createApiValidator, type ApiValidatorOptions } from './library/api.js';
-export { createLocalValidator, type LocalEngineOptions, type LocalValidator, type SmtpSettings } from './validate/local/index.js';
-export type { SmtpCache, SessionBudget, SessionLease, MailboxFinding } from './validate/local/smtp/stores.js';
-export type { Validator, ValidatorStats } from './validate/validator.js';
+export { createLocalValidator, type LocalEngineOptions, type LocalValidator, type SmtpSettings } from './engines/local/index.js';
+export type { SmtpCache, SessionBudget, SessionLease, MailboxFinding } from './engines/local/smtp/stores.js';
+export type { Validator, ValidatorStats } from './engines/validator.js';
 export type { Verdict, Details, Status, VerdictError } from './verdict.js';
 export type { Summary, SmtpStats } from './summary.js';
 export { MailsiftError, UsageError, AuthError, EXIT } from './errors.js';

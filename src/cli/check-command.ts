@@ -49,7 +49,7 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   if (flags.smtp && choice.engine !== 'local') throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
-    const { validateOneViaApi } = await import('../validate/api/client.js');
+    const { validateOneViaApi } = await import('../engines/api/client.js');
     return validateOneViaApi(
       {
         baseUrl: choice.baseUrl,
@@ -64,7 +64,7 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
     );
   }
   if (choice.notice) say(choice.notice);
-  const { createLocalValidator } = await import('../validate/local/index.js');
+  const { createLocalValidator } = await import('../engines/local/index.js');
   const engine = createLocalValidator({
     dnsServer: flags.dnsServer,
     dnsTimeoutMs: flags.dnsTimeout,

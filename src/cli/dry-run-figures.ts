@@ -1,6 +1,6 @@
 import type { Summary } from '../summary.js';
 import type { DryRunFigures } from '../terminal/dry-run-report.js';
-import type { Validator } from '../validate/validator.js';
+import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 

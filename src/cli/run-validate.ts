@@ -4,7 +4,7 @@ import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
-import type { Validator } from '../validate/validator.js';
+import type { Validator } from '../engines/validator.js';
 import type { Status } from '../verdict.js';
 import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
@@ -123,7 +123,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     const validator: Validator =
       choice.engine === 'api'
         ? // loaded only when used: undici alone is a tenth of a second of start-up
-          (await import('../validate/api/client.js')).createApiValidator({
+          (await import('../engines/api/client.js')).createApiValidator({
             baseUrl: choice.baseUrl,
             apiKey: choice.apiKey,
             timeoutMs: flags.timeout * 1000,
@@ -136,7 +136,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
             ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../validate/local/index.js')).createLocalValidator({
+          (await import('../engines/local/index.js')).createLocalValidator({
             dnsServer: flags.dnsServer,
             dnsTimeoutMs: flags.dnsTimeout,
             ...(smtp ? { smtp } : {}),

@@ -47,7 +47,7 @@ export function serveCommand(): Command {
         await Promise.all([
           import('../serve/config.js'),
           import('../serve/server.js'),
-          import('../validate/local/index.js'),
+          import('../engines/local/index.js'),
           import('../serve/metrics.js'),
           import('../serve/redis.js'),
           import('../serve/redis-rate-limit.js'),

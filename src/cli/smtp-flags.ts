@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { intIn, positiveNumber } from './parse-flags.js';
-import { parseSmtpProxy, showProxy } from '../validate/local/smtp/proxy.js';
-import type { SmtpSettings } from '../validate/local/index.js';
+import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
+import type { SmtpSettings } from '../engines/local/index.js';
 
 /** The --smtp flags as commander hands them over (declared once, in addSmtpOptions). */
 export interface SmtpFlags {

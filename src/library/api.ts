@@ -1,5 +1,5 @@
-import { createApiValidator as createClient, type ApiConfig } from '../validate/api/client.js';
-import type { Validator } from '../validate/validator.js';
+import { createApiValidator as createClient, type ApiConfig } from '../engines/api/client.js';
+import type { Validator } from '../engines/validator.js';
 
 /** The API client's settings; all but the address and the key have the CLI's defaults. */
 export type ApiValidatorOptions = Partial<ApiConfig> & Pick<ApiConfig, 'baseUrl' | 'apiKey'>;

@@ -8,7 +8,7 @@ export type StartServerOptions = Partial<ServeOptions> & Pick<ServeOptions, 'key
  * with the system resolver, closed with the server). The URL is in the result.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const ownEngine = options.engine === undefined ? (await import('../validate/local/index.js')).createLocalValidator() : undefined;
+  const ownEngine = options.engine === undefined ? (await import('../engines/local/index.js')).createLocalValidator() : undefined;
   const engine = options.engine ?? ownEngine!;
   const close = async (): Promise<void> => {
     await ownEngine?.close();

@@ -2,7 +2,7 @@ import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { openInput } from '../read/open-input.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import type { Summary } from '../summary.js';
-import type { Validator } from '../validate/validator.js';
+import type { Validator } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 
@@ -82,7 +82,7 @@ async function* rowsOf(addresses: Iterable<string> | AsyncIterable<string>): Asy
 /** The CLI's pipeline with a writer that hands rows to the iterating caller, with backpressure. */
 async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerator<RowVerdict> {
   const owned = options.validator === undefined;
-  const validator = options.validator ?? (await import('../validate/local/index.js')).createLocalValidator();
+  const validator = options.validator ?? (await import('../engines/local/index.js')).createLocalValidator();
   const queue: RowVerdict[] = [];
   let wakeConsumer: (() => void) | undefined;
   let wakeProducer: (() => void) | undefined;

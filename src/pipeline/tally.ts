@@ -1,5 +1,5 @@
 import { emptySummary, type Summary } from '../summary.js';
-import type { ValidatorStats } from '../validate/validator.js';
+import type { ValidatorStats } from '../engines/validator.js';
 import type { Status, Verdict } from '../verdict.js';
 
 /** How far a run has got: what the progress line shows. */

@@ -4,7 +4,7 @@ import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import { precheck, precheckVerdict } from './precheck.js';
 import type { Summary } from '../summary.js';
-import type { Validator } from '../validate/validator.js';
+import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from './known-verdicts.js';

@@ -1,4 +1,4 @@
-import type { SharedCache } from '../validate/local/shared-cache.js';
+import type { SharedCache } from '../engines/local/shared-cache.js';
 import type { RedisLink } from './redis.js';
 
 /**

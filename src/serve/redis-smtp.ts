@@ -7,7 +7,7 @@ import {
   type SessionBudget,
   type SessionLease,
   type SmtpCache,
-} from '../validate/local/smtp/stores.js';
+} from '../engines/local/smtp/stores.js';
 import { RedisSharedCache } from './redis-cache.js';
 import type { RedisLink } from './redis.js';
 

@@ -6,7 +6,7 @@ export type Shape = 'a' | 'b';
 // The spec types isValid and confidence as required. isValid is "true when the
 // address is valid and deliverable", so an `unknown` verdict (isValid undefined
 // in the engine) is answered false; mailsift's own client reads it back as empty
-// for `unknown` (validate/api/normalize.ts), as the offline engine writes it.
+// for `unknown` (engines/api/normalize.ts), as the offline engine writes it.
 const isValidOf = (v: Verdict): boolean => v.isValid ?? v.status === 'valid';
 const confidenceOf = (v: Verdict): number => v.confidence ?? 0;
 

@@ -11,7 +11,7 @@ import { openJournal } from '../../src/stores/journal.js';
 import { validateStream } from '../../src/pipeline/validate-stream.js';
 import type { InputRow } from '../../src/read/input-row.js';
 import type { Summary } from '../../src/summary.js';
-import type { Validator } from '../../src/validate/validator.js';
+import type { Validator } from '../../src/engines/validator.js';
 import type { Verdict } from '../../src/verdict.js';
 
 /** Every key hashes alike: only comparing the keys themselves can tell them apart. */

@@ -6,7 +6,7 @@ import { detectEmailColumn, looksHeaderless } from '../../src/read/column.js';
 import { openInput } from '../../src/read/open-input.js';
 import { precheck } from '../../src/pipeline/precheck.js';
 import { detectDelimiter, looksLikeCsv } from '../../src/read/sniff.js';
-import { matchResults, normalizeBulk } from '../../src/validate/api/normalize.js';
+import { matchResults, normalizeBulk } from '../../src/engines/api/normalize.js';
 import type { Verdict } from '../../src/verdict.js';
 import { csvCell } from '../../src/write/csv-cell.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { request } from 'node:http';
-import { createLocalValidator } from '../../src/validate/local/index.js';
+import { createLocalValidator } from '../../src/engines/local/index.js';
 import type { Verdict } from '../../src/verdict.js';
 import { expectError, expectRateHeaders, KEY, post, serve } from './helpers.js';
 

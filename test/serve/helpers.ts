@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/serve/server.js';
-import { createLocalValidator } from '../../src/validate/local/index.js';
+import { createLocalValidator } from '../../src/engines/local/index.js';
 
 export const KEY = 'test-key-one';
 

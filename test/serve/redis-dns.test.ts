@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RedisSharedCache } from '../../src/serve/redis-cache.js';
 import { parseRedisUrl, RedisLink } from '../../src/serve/redis.js';
-import { ANSWER_TTL_MS } from '../../src/validate/local/dns.js';
-import { createLocalValidator, type LocalValidator } from '../../src/validate/local/index.js';
+import { ANSWER_TTL_MS } from '../../src/engines/local/dns.js';
+import { createLocalValidator, type LocalValidator } from '../../src/engines/local/index.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 

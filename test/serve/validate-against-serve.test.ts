@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalValidator } from '../../src/validate/local/index.js';
+import { createLocalValidator } from '../../src/engines/local/index.js';
 import type { Verdict } from '../../src/verdict.js';
 import { runCli } from '../support/run-cli.js';
 import { startServe, type Served } from './spawn.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionBudget, SmtpCache } from '../../src/validate/local/smtp/stores.js';
+import type { SessionBudget, SmtpCache } from '../../src/engines/local/smtp/stores.js';
 
 /**
  * What every SmtpCache and SessionBudget must do, written once so that a

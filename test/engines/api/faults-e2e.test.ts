@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultVerdict, startFaultServer, type FaultServer, type FaultServerOptions, type ResetFormat } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { defaultVerdict, startFaultServer, type FaultServer, type FaultServerOptions, type ResetFormat } from '../../support/fault-server.js';
+import { parseCsv, runCli } from '../../support/run-cli.js';
 
 const KEY = 'sk_test_FAULTS_91c7';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-faults-'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../src/validate/local/index.js';
-import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../src/validate/local/dns.js';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../../src/engines/local/index.js';
+import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../../src/engines/local/dns.js';
+import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
 
 let server: TestDnsServer;
 beforeAll(async () => {

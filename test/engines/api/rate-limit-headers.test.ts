@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../src/validate/api/rate-limit-headers.js';
+import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../../src/engines/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;

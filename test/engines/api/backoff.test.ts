@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/validate/api/backoff.js';
+import { backoffDelay } from '../../../src/engines/api/backoff.js';
 
 const top = () => 0.999999;
 const zero = () => 0;

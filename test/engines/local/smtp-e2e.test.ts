@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { runCli } from '../support/run-cli.js';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
-import { startSocksServer, type TestSocksServer } from '../support/socks5-server.js';
-import { startServe } from '../serve/spawn.js';
+import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { runCli } from '../../support/run-cli.js';
+import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
+import { startSocksServer, type TestSocksServer } from '../../support/socks5-server.js';
+import { startServe } from '../../serve/spawn.js';
 
 // Domains of the run: MX host names that the loopback DNS server points at
 // the scripted SMTP server's addresses (test/support/smtp-server.ts).

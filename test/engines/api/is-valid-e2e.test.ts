@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeBulk, normalizeSingle } from '../../src/validate/api/normalize.js';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { startFaultServer } from '../support/fault-server.js';
-import { BIN, parseCsv, runCli } from '../support/run-cli.js';
+import { normalizeBulk, normalizeSingle } from '../../../src/engines/api/normalize.js';
+import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { startFaultServer } from '../../support/fault-server.js';
+import { BIN, parseCsv, runCli } from '../../support/run-cli.js';
 
 // `is_valid` is one function of the status on every path: empty for `unknown`,
 // even where a server (the spec types isValid as a boolean) answers false.

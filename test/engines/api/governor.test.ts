@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Governor, type AcquireResult } from '../../src/validate/api/governor.js';
-import { parseRateLimitHeaders, type RateLimitInfo } from '../../src/validate/api/rate-limit-headers.js';
-import { sleep } from '../../src/validate/api/clock.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
-import { formatReset, type ResetFormat } from '../support/fault-server.js';
+import { Governor, type AcquireResult } from '../../../src/engines/api/governor.js';
+import { parseRateLimitHeaders, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
+import { sleep } from '../../../src/engines/api/clock.js';
+import { FakeClock, flush } from '../../support/fake-clock.js';
+import { formatReset, type ResetFormat } from '../../support/fault-server.js';
 
 const FAR = Number.MAX_SAFE_INTEGER;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatVerdict } from '../../src/cli/check-command.js';
-import { checkOffline } from '../../src/validate/local/index.js';
+import { formatVerdict } from '../../../src/cli/check-command.js';
+import { checkOffline } from '../../../src/engines/local/index.js';
 
 describe('check output', () => {
   const verdict = checkOffline('marta@gmial.com');

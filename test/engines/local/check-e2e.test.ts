@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { runCli } from '../support/run-cli.js';
+import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { runCli } from '../../support/run-cli.js';
 
 // Runs the compiled CLI: build with `npx tsc -p .` first.
 const KEY = 'sk-test-e2e-secret-0123456789';

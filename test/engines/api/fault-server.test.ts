@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer, type FaultServerOptions } from '../support/fault-server.js';
+import { startFaultServer, type FaultServer, type FaultServerOptions } from '../../support/fault-server.js';
 
 let server: FaultServer | undefined;
 afterEach(async () => {

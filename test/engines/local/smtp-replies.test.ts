@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifyRcpt, classifyStep, type RcptOutcome } from '../../src/validate/local/smtp/classify.js';
-import { ReplyError, ReplyParser, parseReplyLines } from '../../src/validate/local/smtp/reply.js';
-import { providerRule } from '../../src/validate/local/smtp/providers.js';
+import { classifyRcpt, classifyStep, type RcptOutcome } from '../../../src/engines/local/smtp/classify.js';
+import { ReplyError, ReplyParser, parseReplyLines } from '../../../src/engines/local/smtp/reply.js';
+import { providerRule } from '../../../src/engines/local/smtp/providers.js';
 
 const reply = (line: string) => {
   const r = new ReplyParser().push(`${line}\r\n`);

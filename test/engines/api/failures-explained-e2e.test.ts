@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { runCli } from '../support/run-cli.js';
+import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
+import { runCli } from '../../support/run-cli.js';
 
 const KEY = 'sk_test_EXPLAIN_5e1f';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-explain-'));

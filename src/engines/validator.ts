@@ -21,7 +21,7 @@ export interface ValidatorStats {
 
 /**
  * The one interface between the pipeline and whatever gives verdicts: the API
- * client (`validate/api`) or the offline engine (`validate/local`). The pipeline
+ * client (`engines/api`) or the offline engine (`engines/local`). The pipeline
  * must not know which one it talks to.
  */
 export interface Validator {

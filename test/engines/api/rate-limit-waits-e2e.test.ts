@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { runCli } from '../support/run-cli.js';
+import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
+import { runCli } from '../../support/run-cli.js';
 
 let server: FaultServer | undefined;
 afterEach(async () => server?.close());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { networkFailure } from '../../src/validate/api/failure.js';
-import { classify } from '../../src/validate/api/http.js';
+import { networkFailure } from '../../../src/engines/api/failure.js';
+import { classify } from '../../../src/engines/api/http.js';
 
 const err = (code: string) => JSON.stringify({ success: false, error: { code, message: 'm', details: 'd' } });
 

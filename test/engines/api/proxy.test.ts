@@ -1,9 +1,9 @@
 import { createServer, connect, type Server } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
-import { apiDispatcher, proxyEnv } from '../../src/validate/api/proxy.js';
-import { startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { UsageError } from '../../../src/errors.js';
+import { apiDispatcher, proxyEnv } from '../../../src/engines/api/proxy.js';
+import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
 
 /** A minimal CONNECT proxy on 127.0.0.1 that records the targets it tunnels to. */
 async function startConnectProxy(): Promise<{ url: string; targets: string[]; close: () => Promise<void> }> {

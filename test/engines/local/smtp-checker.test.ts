@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SmtpChecker, type SmtpCheckOptions } from '../../src/validate/local/smtp/checker.js';
-import { MemorySessionBudget } from '../../src/validate/local/smtp/stores.js';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
+import { SmtpChecker, type SmtpCheckOptions } from '../../../src/engines/local/smtp/checker.js';
+import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
+import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
@@ -228,7 +228,7 @@ describe('onSession (serve --metrics)', () => {
 
 describe('cached findings', () => {
   it('are reused for their TTL, not renewed by being reused: once it is over the server is asked again', async () => {
-    const { MemorySmtpCache } = await import('../../src/validate/local/smtp/stores.js');
+    const { MemorySmtpCache } = await import('../../../src/engines/local/smtp/stores.js');
     let t = 1_000_000;
     const cache = new MemorySmtpCache({ now: () => t });
     const { c } = checker({ cache, cacheTtlMs: 1_000 });

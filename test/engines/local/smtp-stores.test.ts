@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemorySessionBudget, MemorySmtpCache } from '../../src/validate/local/smtp/stores.js';
-import { budgetContract, cacheContract } from '../support/smtp-store-contract.js';
+import { MemorySessionBudget, MemorySmtpCache } from '../../../src/engines/local/smtp/stores.js';
+import { budgetContract, cacheContract } from '../../support/smtp-store-contract.js';
 
 cacheContract('in memory', (now) => new MemorySmtpCache({ now }));
 budgetContract('in memory', (n) => new MemorySessionBudget(n));

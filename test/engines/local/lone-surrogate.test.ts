@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { validateStream } from '../../src/pipeline/validate-stream.js';
-import type { Input, InputRow } from '../../src/read/input-row.js';
-import { precheck } from '../../src/pipeline/precheck.js';
-import { createLocalValidator } from '../../src/validate/local/index.js';
-import { parseAddress } from '../../src/validate/local/syntax.js';
-import type { Validator } from '../../src/validate/validator.js';
-import type { Verdict } from '../../src/verdict.js';
-import type { RowWriter } from '../../src/write/row-writer.js';
-import { runCli } from '../support/run-cli.js';
-import { expectError, post } from '../serve/helpers.js';
-import { startServe } from '../serve/spawn.js';
+import { validateStream } from '../../../src/pipeline/validate-stream.js';
+import type { Input, InputRow } from '../../../src/read/input-row.js';
+import { precheck } from '../../../src/pipeline/precheck.js';
+import { createLocalValidator } from '../../../src/engines/local/index.js';
+import { parseAddress } from '../../../src/engines/local/syntax.js';
+import type { Validator } from '../../../src/engines/validator.js';
+import type { Verdict } from '../../../src/verdict.js';
+import type { RowWriter } from '../../../src/write/row-writer.js';
+import { runCli } from '../../support/run-cli.js';
+import { expectError, post } from '../../serve/helpers.js';
+import { startServe } from '../../serve/spawn.js';
 
 // Half a UTF-16 character has no UTF-8 form: no mail server can receive it, and
 // JSON (a `serve` request) can carry one as an escape.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkOffline } from '../../src/validate/local/index.js';
-import { domainLists, isDisposableDomain, isRoleLocalPart } from '../../src/validate/local/lists.js';
-import { editDistance, suggestDomain } from '../../src/validate/local/suggest.js';
+import { checkOffline } from '../../../src/engines/local/index.js';
+import { domainLists, isDisposableDomain, isRoleLocalPart } from '../../../src/engines/local/lists.js';
+import { editDistance, suggestDomain } from '../../../src/engines/local/suggest.js';
 
 const lists = domainLists();
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { startDnsServer } from '../support/dns-server.js';
-import { runCli } from '../support/run-cli.js';
+import { startDnsServer } from '../../support/dns-server.js';
+import { runCli } from '../../support/run-cli.js';
 
 // The README's main job on fixtures/contacts.csv, as on a machine with no
 // internet: a resolver that says NXDOMAIN to everything. Runs the compiled CLI.
-const ROOT = new URL('../../', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 
 const run = (args: string[]) => runCli(args, { cwd: ROOT, timeoutMs: 20_000 });
 
