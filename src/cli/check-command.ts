@@ -2,8 +2,9 @@ import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { resolveEngine } from './api-config.js';
-import { addSharedOptions, ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
-import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { addOptions } from './option-table.js';
+import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
+import { SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 import { UsageError } from '../errors.js';
 
 interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
@@ -29,12 +30,11 @@ export function checkCommand(): Command {
   const cmd = new Command('check')
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
-    .option('--json', 'print the verdict as one JSON object');
-  addSharedOptions(cmd, ...ENGINE_OPTIONS)
+    .option('--json', 'print the verdict as one JSON object')
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER);
-  return addSmtpOptions(cmd)
-    .action(async (email: string, flags: CheckFlags) => {
+  for (const table of [ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
+  return cmd.action(async (email: string, flags: CheckFlags) => {
       const verdict = await check(email.trim(), flags, (line) => process.stderr.write(`mailsift: ${line}\n`));
       process.stdout.write(
         formatVerdict(verdict, { json: flags.json === true, tty: process.stdout.isTTY === true }),

@@ -5,49 +5,19 @@ import { newProgress } from '../terminal/progress.js';
 import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
-import type { Status } from '../verdict.js';
-import { planOutput, resolveColumns, type OutputFormat } from '../write/output-plan.js';
+import { planOutput, resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { resolveEngine } from './api-config.js';
-import type { EngineFlags } from './shared-options.js';
+import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
-import type { FailOnRule } from '../terminal/fail-on.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import type { TerminalFlags } from '../terminal/style.js';
 import { openStores, type StoreOptions } from '../stores/open-stores.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
-import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
-
-/** validate's own options; the ones it shares with check are EngineFlags (shared-options.ts). */
-export interface ValidateFlags extends EngineFlags, SmtpFlags {
-  column?: string;
-  output?: string;
-  format?: OutputFormat;
-  /** --columns: the verdict columns to write, in order (and `email` for a text input) */
-  columns?: string;
-  /** --split: a directory for valid/invalid/risky/unknown files */
-  split?: string;
-  /** --sheet: which sheet of an .xlsx input */
-  sheet?: string;
-  /** --encoding: a text input's encoding when it has no BOM */
-  encoding?: string;
-  only?: Set<Status>;
-  summary?: string;
-  batchSize: number;
-  concurrency: number;
-  quiet?: boolean;
-  /** commander's --no-progress / --no-color */
-  progress?: boolean;
-  color?: boolean;
-  dryRun?: boolean;
-  failOn?: FailOnRule[];
-  journal?: string;
-  cache?: string;
-  cacheTtl?: string;
-}
+import { smtpSettings } from './smtp-flags.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);

@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import type { ServeFlags } from '../serve/config.js';
-import { addSmtpOptions, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { addOptions } from './option-table.js';
+import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 
 const say = (line: string): void => {
@@ -40,8 +41,8 @@ export function serveCommand(): Command {
       'before',
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
     );
-  return addSmtpOptions(cmd, { deadline: true })
-    .action(async (flags: ServeFlags) => {
+  for (const table of [SMTP_OPTIONS, SMTP_DEADLINE_OPTION]) addOptions(cmd, table);
+  return cmd.action(async (flags: ServeFlags) => {
       // loaded when serving, not whenever the CLI starts
       const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
         await Promise.all([

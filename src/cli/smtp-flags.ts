@@ -1,23 +1,11 @@
 import { hostname } from 'node:os';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { type FlagsOf, spec } from './option-table.js';
 import { UsageError } from '../errors.js';
 import { intIn, positiveNumber } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 
-/** The --smtp flags as commander hands them over (declared once, in addSmtpOptions). */
-export interface SmtpFlags {
-  smtp?: boolean;
-  smtpHelo?: string;
-  smtpFrom?: string;
-  smtpPort: number;
-  smtpTimeout: number;
-  smtpProxy?: string;
-  smtpConcurrency: number;
-  smtpPerHost: number;
-  smtpRetryDelay: number;
-  smtpDeadline?: number;
-}
 
 export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25 };
 
@@ -32,27 +20,37 @@ export function defaultHelo(): string {
   return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name) ? name : 'localhost';
 }
 
-/** Declares the --smtp flags on a command (validate, check, serve). */
-export function addSmtpOptions(cmd: Command, opts: { deadline?: boolean } = {}): Command {
-  cmd
-    .option('--smtp', "check the mailbox with the domain's mail server (RCPT TO; never sends mail)")
-    .option('--smtp-helo <name>', 'the name given in EHLO: use one whose DNS you control (default: this host if fully qualified, else localhost)')
-    .option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')
-    .option('--smtp-port <n>', 'port of the mail servers', intIn(1, 65535), SMTP_DEFAULTS.port)
-    .option('--smtp-timeout <ms>', 'per SMTP reply, the banner included', intIn(1, 600_000), SMTP_DEFAULTS.timeoutMs)
-    .option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')
-    .option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all', intIn(1, 1000), SMTP_DEFAULTS.concurrency)
-    .option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host', intIn(1, 100), SMTP_DEFAULTS.perHost)
-    .option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)', nonNegative, SMTP_DEFAULTS.retryDelaySeconds);
-  if (opts.deadline) {
-    cmd.addOption(
-      new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
-        .argParser(positiveNumber)
-        .default(SMTP_DEFAULTS.deadlineSeconds),
-    );
-  }
-  return cmd;
-}
+/** The --smtp flags of validate, check and serve, declared once. */
+export const SMTP_OPTIONS = {
+  smtp: spec<boolean | undefined>(() => new Option('--smtp', "check the mailbox with the domain's mail server (RCPT TO; never sends mail)")),
+  smtpHelo: spec<string | undefined>(() =>
+    new Option('--smtp-helo <name>', 'the name given in EHLO: use one whose DNS you control (default: this host if fully qualified, else localhost)')),
+  smtpFrom: spec<string | undefined>(() => new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')),
+  smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(intIn(1, 65535)).default(SMTP_DEFAULTS.port)),
+  smtpTimeout: spec<number>(() =>
+    new Option('--smtp-timeout <ms>', 'per SMTP reply, the banner included').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
+  smtpProxy: spec<string | undefined>(() =>
+    new Option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')),
+  smtpConcurrency: spec<number>(() =>
+    new Option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all').argParser(intIn(1, 1000)).default(SMTP_DEFAULTS.concurrency)),
+  smtpPerHost: spec<number>(() =>
+    new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host').argParser(intIn(1, 100)).default(SMTP_DEFAULTS.perHost)),
+  smtpRetryDelay: spec<number>(() =>
+    new Option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)')
+      .argParser(nonNegative)
+      .default(SMTP_DEFAULTS.retryDelaySeconds)),
+};
+
+/** serve's own: a request is answered within this, with or without the mailbox check. */
+export const SMTP_DEADLINE_OPTION = {
+  smtpDeadline: spec<number | undefined>(() =>
+    new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
+      .argParser(positiveNumber)
+      .default(SMTP_DEFAULTS.deadlineSeconds)),
+};
+
+/** The --smtp flags as commander hands them over. */
+export type SmtpFlags = FlagsOf<typeof SMTP_OPTIONS> & Partial<FlagsOf<typeof SMTP_DEADLINE_OPTION>>;
 
 /**
  * Rewrites our command line as `ps` shows it (on Linux, node's process.title

@@ -1,10 +1,12 @@
-import { Command } from 'commander';
-import { intIn, outputFormat, statusList } from './parse-flags.js';
-import { addSharedOptions, ENGINE_OPTIONS } from './shared-options.js';
-import type { ValidateFlags } from './run-validate.js';
+import { Command, Option } from 'commander';
 import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
+import type { Status } from '../verdict.js';
+import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
-import { addSmtpOptions } from './smtp-flags.js';
+import { addOptions, type FlagsOf, spec } from './option-table.js';
+import { intIn, outputFormat, statusList } from './parse-flags.js';
+import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
+import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
 
 const EXAMPLES = `
 Examples:
@@ -47,37 +49,49 @@ Environment:
   NO_COLOR, TERM=dumb no colour; CI, or stderr not a terminal: no progress line
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
 
+/** validate's own options, in --help order (the shared ones follow, then --smtp's). */
+export const VALIDATE_OPTIONS = {
+  column: spec<string | undefined>(() => new Option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')),
+  output: spec<string | undefined>(() => new Option('-o, --output <file>', 'write verdicts to this file (default: stdout)')),
+  format: spec<OutputFormat | undefined>(() =>
+    new Option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)')
+      .argParser(outputFormat)),
+  columns: spec<string | undefined>(() =>
+    new Option('--columns <list>', 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)')),
+  split: spec<string | undefined>(() => new Option('--split <dir>', 'write valid, invalid, risky and unknown rows to their own files in this directory')),
+  sheet: spec<string | undefined>(() => new Option('--sheet <name|number>', 'which sheet of an .xlsx input (default: the first)')),
+  encoding: spec<string | undefined>(() =>
+    new Option('--encoding <name>', "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)")),
+  only: spec<Set<Status> | undefined>(() => new Option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky').argParser(statusList)),
+  summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
+  batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
+  concurrency: spec<number>(() => new Option('--concurrency <n>', 'requests in flight at most, 1..64').argParser(intIn(1, 64)).default(4)),
+  quiet: spec<boolean | undefined>(() => new Option('-q, --quiet', 'print nothing on stderr but errors')),
+  progress: spec<boolean>(() => new Option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')),
+  color: spec<boolean>(() => new Option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')),
+  journal: spec<string | undefined>(() =>
+    new Option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')),
+  cache: spec<string | undefined>(() =>
+    new Option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')),
+  cacheTtl: spec<string>(() => new Option('--cache-ttl <duration>', 'how long a cached verdict is reused: 30d, 12h, 90m, 3600s').default('30d')),
+  dryRun: spec<boolean | undefined>(() => new Option('--dry-run', 'read and check the input, report what would be sent, send nothing')),
+  failOn: spec<FailOnRule[] | undefined>(() =>
+    new Option(
+      '--fail-on <rules>',
+      "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
+    ).argParser((value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)])),
+};
+
+/** Everything `validate` takes, typed from the tables that declare it. */
+export type ValidateFlags = FlagsOf<typeof VALIDATE_OPTIONS> & EngineFlags & SmtpFlags;
+
 export function validateCommand(): Command {
   const cmd = new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
-    .addHelpText('after', AFTER)
-    .option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')
-    .option('-o, --output <file>', 'write verdicts to this file (default: stdout)')
-    .option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)', outputFormat)
-    .option('--columns <list>', 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)')
-    .option('--split <dir>', 'write valid, invalid, risky and unknown rows to their own files in this directory')
-    .option('--sheet <name|number>', 'which sheet of an .xlsx input (default: the first)')
-    .option('--encoding <name>', 'the input\'s encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)')
-    .option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky', statusList)
-    .option('--summary <file>', 'also write the summary as JSON to this file')
-    .option('--batch-size <n>', 'addresses per bulk request, 1..1000', intIn(1, 1000), 1000)
-    .option('--concurrency <n>', 'requests in flight at most, 1..64', intIn(1, 64), 4);
-  addSharedOptions(cmd, ...ENGINE_OPTIONS)
-    .option('-q, --quiet', 'print nothing on stderr but errors')
-    .option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')
-    .option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')
-    .option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')
-    .option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')
-    .option('--cache-ttl <duration>', 'how long a cached verdict is reused: 30d, 12h, 90m, 3600s', '30d')
-    .option('--dry-run', 'read and check the input, report what would be sent, send nothing')
-    .option(
-      '--fail-on <rules>',
-      "exit 5 when a rule holds after the run, e.g. 'invalid>5%' or 'unknown>100,errors>0' (quote it: > is a shell redirection)",
-      (value: string, previous: FailOnRule[] = []) => [...previous, ...parseFailOn(value)],
-    );
-  return addSmtpOptions(cmd)
-    // the pipeline is loaded when the command runs, not for --help or --version
-    .action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
+    .addHelpText('after', AFTER);
+  for (const table of [VALIDATE_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
+  // the pipeline is loaded when the command runs, not for --help or --version
+  return cmd.action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
 }
