@@ -47,6 +47,9 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
         role: bool(d.role ?? item.role),
         free: bool(d.free),
         suggestion: typeof d.suggestion === 'string' && d.suggestion ? d.suggestion : undefined,
+        // the mailbox check, from a server that tells (mailsift serve --smtp)
+        smtp: bool(d.smtp),
+        catchAll: bool(d.catchAll),
       },
     };
   }
@@ -63,6 +66,7 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
 
 const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
   syntax: 'boolean', domain: 'string', mx: 'boolean', disposable: 'boolean', role: 'boolean', free: 'boolean', suggestion: 'string',
+  smtp: 'boolean', catchAll: 'boolean',
 };
 
 /**
