@@ -1,4 +1,4 @@
-import { STATUSES, type Status, type Verdict } from '../../verdict.js';
+import { STATUSES, type Details, type Status, type Verdict } from '../../verdict.js';
 
 /**
  * Turns one bulk (or single) response body into verdicts. The spec documents two
@@ -30,16 +30,14 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   const isValid = typeof item.isValid === 'boolean' ? item.isValid : undefined;
   const confidence = typeof item.confidence === 'number' && Number.isFinite(item.confidence) ? item.confidence : undefined;
   const provider = typeof item.provider === 'string' ? item.provider : '';
-  if (shape === 'a' || isStatus(item.status)) {
-    const d = isObject(item.details) ? item.details : {};
-    const status = isStatus(item.status) ? item.status : statusFromValidity(isValid);
-    return {
-      email: item.email,
-      isValid: validityOf(status, isValid),
-      status,
-      confidence,
-      provider,
-      details: {
+  // Shape A, or a Shape B item that carries a status after all, has details; Shape B otherwise has
+  // only the disposable/role flags, and perhaps a `type` that names a status.
+  const full = shape === 'a' || isStatus(item.status);
+  let status: Status = isStatus(item.status) ? item.status : statusFromValidity(isValid);
+  if (!full) status = statusFromType(item.type) ?? status;
+  const d = isObject(item.details) ? item.details : {};
+  const details: Details = full
+    ? {
         syntax: bool(d.syntax),
         domain: typeof d.domain === 'string' ? d.domain : undefined,
         mx: bool(d.mx),
@@ -50,18 +48,9 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
         // the mailbox check, from a server that tells (mailsift serve --smtp)
         smtp: bool(d.smtp),
         catchAll: bool(d.catchAll),
-      },
-    };
-  }
-  const status = statusFromType(item.type) ?? statusFromValidity(isValid);
-  return {
-    email: item.email,
-    isValid: validityOf(status, isValid),
-    status,
-    confidence,
-    provider,
-    details: { disposable: bool(item.disposable), role: bool(item.role) },
-  };
+      }
+    : { disposable: bool(item.disposable), role: bool(item.role) };
+  return { email: item.email, isValid: validityOf(status, isValid), status, confidence, provider, details };
 }
 
 const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
