@@ -30,7 +30,13 @@ export async function* xlsxRecords(bytes: AsyncIterable<Buffer>, name: string, s
     for await (const ws of reader as unknown as AsyncIterable<WorksheetReader>) {
       const sheetName = ws.name ?? `sheet${seen.length + 1}`;
       seen.push(sheetName);
-      if (found || !wanted(sheet, sheetName, seen.length, reader)) continue; // the entry is drained unread
+      if (found || !wanted(sheet, sheetName, seen.length, reader)) {
+        // Read to its end, unparsed: exceljs may have spooled the sheet to a
+        // temporary file, which it deletes as soon as we move on — a stream
+        // left unread then fails to open it, an uncaught error (exit 1).
+        for await (const _ of ws.iterator) void _;
+        continue;
+      }
       found = true;
       /** a sheet stores no trailing empty cells: rows are padded to the first row's width, so columns line up */
       let width = -1;
@@ -59,6 +65,8 @@ export async function* xlsxRecords(bytes: AsyncIterable<Buffer>, name: string, s
 
 interface WorksheetReader {
   name?: string;
+  /** the sheet's XML, as exceljs reads it (a zip entry, or a temporary file) */
+  iterator: AsyncIterable<unknown>;
   parse(): AsyncIterable<{ eventType: string; value: { values: unknown[]; number: number } }[]>;
 }
 
