@@ -5,30 +5,8 @@ import { generateKey, parseKeysFile } from './keys.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
 import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from './redis-url.js';
 import type { Shape } from './render.js';
-import type { SmtpFlags } from '../cli/smtp-flags.js';
-
-/** The flags of `mailsift serve` as commander hands them over. */
-export interface ServeFlags extends Partial<SmtpFlags> {
-  host: string;
-  port: string;
-  keysFile?: string;
-  rateLimit: string;
-  shape: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  allowInsecureHttp?: boolean;
-  dns: boolean;
-  dnsServer?: string;
-  dnsTimeout: string;
-  /** from --redis or MAILSIFT_REDIS_URL */
-  redis?: string;
-  redisPrefix?: string;
-  redisTimeout?: string;
-  /** seconds an SMTP session lease outlives a dead instance (--smtp-lease) */
-  smtpLease?: number;
-  metrics?: boolean;
-  drainTimeout?: string;
-}
+// the CLI layer declares the flags; only their type comes here (no commander in src/serve)
+import type { ServeFlags } from '../cli/serve-command.js';
 
 export interface ServeConfig {
   host: string;

@@ -2,7 +2,8 @@ import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { addOptions, spec } from '../../src/cli/option-table.js';
 import { checkCommand } from '../../src/cli/check-command.js';
-import { serveCommand } from '../../src/cli/serve-command.js';
+import { SERVE_OPTIONS, serveCommand } from '../../src/cli/serve-command.js';
+import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS } from '../../src/cli/smtp-flags.js';
 import { validateCommand } from '../../src/cli/validate-command.js';
 
 describe('options declared once, as tables', () => {
@@ -25,5 +26,13 @@ describe('options declared once, as tables', () => {
     expect(serve.get('--smtp-per-host')).toBe(validate.get('--smtp-per-host'));
     expect(serve.has('--smtp-deadline')).toBe(true);
     expect(validate.has('--smtp-deadline')).toBe(false);
+  });
+
+  it('serve --help lists every option of its tables, in table order, and nothing else', () => {
+    const help = serveCommand().helpInformation();
+    const listed = help.match(/^ {2}(?:-\w, )?--[\w-]+/gm)!.map((l) => l.trim().replace(/^-\w, /, ''));
+    const declared = [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION].flatMap((t) => Object.values(t).map((s) => s.make().long));
+    expect(listed).toEqual([...declared, '--help']);
+    expect(listed.length).toBeGreaterThan(25);
   });
 });
