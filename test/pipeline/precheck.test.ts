@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { precheck } from '../../src/pipeline/precheck.js';
+
+describe('precheck (conservative: never rejects what an SMTP server accepts)', () => {
+  it.each<[string, string | undefined]>([
+    ['', 'empty'],
+    ['plainaddress', 'no @'],
+    [`${'a'.repeat(250)}@b.com`, 'longer than 254 characters'],
+    ['a\u0000b@example.com', 'control character'],
+    ['a b@example.com', 'white space'],
+    ['a\u00a0b@example.com', 'white space'],
+    ['ok@example.com', undefined],
+    ['"john smith"@example.com', undefined],
+    ['"a\\" b"@example.com', undefined],
+    ['user@[192.168.0.1]', undefined],
+    ['用户@例子.广告', undefined],
+    ['a@b', undefined],
+    ['@nolocal.com', undefined], // the engine rejects it, with its reasons
+  ])('%j → %s', (email, reason) => expect(precheck(email)).toBe(reason));
+});
