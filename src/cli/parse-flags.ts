@@ -35,6 +35,3 @@ export function outputFormat(value: string): OutputFormat {
   if ((OUTPUT_FORMATS as readonly string[]).includes(v)) return v as OutputFormat;
   throw new InvalidArgumentError(`expected ${OUTPUT_FORMATS.join(', ')}`);
 }
-
-/** The format an output file's extension implies. */
-export { formatFromPath } from '../write/output-plan.js';

@@ -104,6 +104,3 @@ function columnsOf(order: ('input' | VerdictColumn)[]): Columns {
   const standard = order.length === ALL_COLUMNS.order.length && order.every((c, i) => c === ALL_COLUMNS.order[i]);
   return { order, standard };
 }
-
-/** The file extension of a format, for --split. */
-export const extensionOf = (format: OutputFormat): string => format;
