@@ -1,7 +1,6 @@
 import { UsageError } from '../errors.js';
 import { STATUSES, type Status } from '../verdict.js';
-import { VERDICT_COLUMNS } from './verdict-columns.js';
-import { isVerdictColumn, type VerdictColumn } from './verdict-cells.js';
+import { isVerdictColumn, VERDICT_COLUMNS, type VerdictColumn } from './verdict-columns.js';
 
 export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];

@@ -3,8 +3,7 @@ import type { Verdict } from '../verdict.js';
 import { csvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
 import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
-import { verdictValue, type CellValue } from './verdict-cells.js';
-import { VERDICT_COLUMNS, resultObject, verdictCsv } from './verdict-columns.js';
+import { VERDICT_COLUMNS, cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 export type { OutputFormat };
 
@@ -90,5 +89,3 @@ function csvCells(cells: readonly string[]): string {
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
   return line;
 }
-
-export const cellText = (v: CellValue): string => (v === undefined ? '' : String(v));

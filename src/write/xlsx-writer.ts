@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import { writeError, type MailsiftError } from '../errors.js';
 import type { Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
-import { verdictValue } from './verdict-cells.js';
+import { verdictValue } from './verdict-columns.js';
 
 /**
  * Writes the rows as one sheet of an Excel workbook through exceljs's streaming

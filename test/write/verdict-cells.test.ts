@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/verdict.js';
 import { csvCell } from '../../src/write/csv-cell.js';
-import { cellText } from '../../src/write/row-writer.js';
-import { verdictValue } from '../../src/write/verdict-cells.js';
-import { VERDICT_COLUMNS, verdictCsv } from '../../src/write/verdict-columns.js';
+import { cellText, VERDICT_COLUMNS, verdictCsv, verdictValue } from '../../src/write/verdict-columns.js';
 
 const verdicts: Verdict[] = [
   {
