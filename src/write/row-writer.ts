@@ -33,12 +33,12 @@ export function createRowWriter(
         return {
           begin: async () => sink.write(csvCells(names) + '\n'),
           row: (fields, v) => {
-            let line = '';
+            const cells: string[] = [];
             for (const c of columns.order) {
-              const cells = c === 'input' ? fields : [cellText(verdictValue(v, c))];
-              for (const cell of cells) line += (line ? ',' : '') + csvCell(cell);
+              if (c === 'input') for (const f of fields) cells.push(f);
+              else cells.push(cellText(verdictValue(v, c)));
             }
-            sink.write(line + '\n');
+            sink.write(csvCells(cells) + '\n');
           },
           drain,
           end: () => sink.flush(),
