@@ -28,6 +28,11 @@ export interface Columns {
 
 export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true };
 
+/** The output's header: the input's own, with the verdict columns in their places. */
+export function columnNames(columns: Columns, header: readonly string[]): string[] {
+  return columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+}
+
 /** `--columns status,is_valid`: the names, checked and in the order given. */
 export function parseColumnList(value: string): string[] {
   const names = value.split(',').map((n) => n.trim().toLowerCase());

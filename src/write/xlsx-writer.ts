@@ -1,7 +1,7 @@
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeError, type MailsiftError } from '../errors.js';
-import type { Columns } from './output-plan.js';
+import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { verdictValue } from './verdict-columns.js';
 
@@ -33,12 +33,11 @@ export async function createXlsxWriter(
   pipe.pipe(dest, { end: !isStdout });
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });
   const sheet = workbook.addWorksheet('verdicts');
-  const names = columns.order.flatMap((c) => (c === 'input' ? header : [c]));
 
   return {
     gone: gone.signal,
     begin: async () => {
-      sheet.addRow(names).commit();
+      sheet.addRow(columnNames(columns, header)).commit();
     },
     row: (fields, v) => {
       const cells: (string | number | boolean | null)[] = [];
