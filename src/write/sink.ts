@@ -102,7 +102,12 @@ export class Sink {
   }
 }
 
-function waitDrain(stream: Writable, broken: () => boolean): Promise<void> {
+/**
+ * Resolves at the stream's next 'drain' — or its 'error' or 'close', after
+ * which none comes — with every listener removed again: a writer that waits
+ * often must not pile them up. At once when `broken` already holds.
+ */
+export function waitDrain(stream: Writable, broken: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     if (broken()) return resolve();
     const done = (): void => {
