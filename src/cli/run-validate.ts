@@ -8,7 +8,7 @@ import type { Validator } from '../engines/validator.js';
 import { planOutput, resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { resolveEngine } from './api-config.js';
+import { apiSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -26,9 +26,6 @@ const say = (line: string): void => {
 /** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
 export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
   const choice = resolveEngine(flags);
-  if (flags.smtp && choice.engine !== 'local') {
-    throw new UsageError('--smtp is a check of the offline engine: add --engine local');
-  }
   const smtp = smtpSettings(flags, process.env, (line) => {
     if (!flags.quiet) say(`warning: ${line}`);
   });
@@ -94,16 +91,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       choice.engine === 'api'
         ? // loaded only when used: undici alone is a tenth of a second of start-up
           (await import('../engines/api/client.js')).createApiValidator({
-            baseUrl: choice.baseUrl,
-            apiKey: choice.apiKey,
-            timeoutMs: flags.timeout * 1000,
-            retries: flags.retries,
+            ...apiSettings(choice, flags, say),
             concurrency: flags.concurrency,
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
-            keySource: choice.keySource,
-            // --verbose: each request and answer, the key redacted (http.ts never writes it)
-            ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
           (await import('../engines/local/index.js')).createLocalValidator({
