@@ -6,7 +6,7 @@ export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The format an output file's extension implies (csv when it implies none). */
-export function formatFromPath(path: string | undefined): OutputFormat {
+function formatFromPath(path: string | undefined): OutputFormat {
   if (!path) return 'csv';
   if (/\.json$/i.test(path)) return 'json';
   if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
@@ -34,7 +34,7 @@ export function columnNames(columns: Columns, header: readonly string[]): string
 }
 
 /** `--columns status,is_valid`: the names, checked and in the order given. */
-export function parseColumnList(value: string): string[] {
+function parseColumnList(value: string): string[] {
   const names = value.split(',').map((n) => n.trim().toLowerCase());
   if (names.some((n) => n === '')) throw new UsageError(`--columns ${value}: an empty column name`);
   for (const n of names) {
