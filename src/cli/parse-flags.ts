@@ -18,6 +18,12 @@ export function positiveNumber(value: string): number {
   return n;
 }
 
+export function nonNegativeSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
+  return n;
+}
+
 export function statusList(value: string): Set<Status> {
   const set = new Set<Status>();
   for (const raw of value.split(',')) {
