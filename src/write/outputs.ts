@@ -1,7 +1,6 @@
 import { createWriteStream, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import { MailsiftError, UsageError } from '../errors.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
@@ -51,22 +50,7 @@ async function openOne(path: string | undefined, format: OutputFormat, header: r
   const close = dest !== process.stdout;
   if (format === 'xlsx') {
     const writer = await createXlsxWriter(dest, label, header, columns);
-    let ended = false;
-    return {
-      writer: { ...writer, end: async (s) => {
-        ended = true;
-        await writer.end(s);
-      } },
-      gone: writer.gone,
-      label,
-      end: async () => {
-        // a run that failed before its end leaves a truncated workbook; the file is still closed
-        if (!ended && close) {
-          dest.end();
-          await finished(dest).catch(() => {});
-        }
-      },
-    };
+    return { writer, gone: writer.gone, label, end: () => writer.close() };
   }
   const sink = new Sink(dest, label);
   return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, end: () => sink.end(close) };

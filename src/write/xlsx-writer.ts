@@ -19,7 +19,7 @@ export async function createXlsxWriter(
   label: string,
   header: readonly string[],
   columns: Columns,
-): Promise<RowWriter & { gone: AbortSignal }> {
+): Promise<RowWriter & { gone: AbortSignal; close(): Promise<void> }> {
   const ExcelJS = (await import('exceljs')).default;
   // exceljs resolves its commit on the stream's 'finish', which stdout never
   // emits: it writes into a pipe of ours, and we wait for the destination.
@@ -34,6 +34,8 @@ export async function createXlsxWriter(
   pipe.pipe(dest, { end: !isStdout });
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });
   const sheet = workbook.addWorksheet('verdicts');
+  /** end() was called: the workbook is finished, or its output failed */
+  let ended = false;
 
   return {
     gone: gone.signal,
@@ -61,12 +63,19 @@ export async function createXlsxWriter(
       }
     },
     end: async () => {
+      ended = true;
       if (failure) throw failure;
       sheet.commit();
       await workbook.commit();
       if (!isStdout) await finished(dest).catch(() => {});
       else if (dest.writableNeedDrain) await waitDrain(dest, () => failure !== undefined);
       if (failure) throw failure;
+    },
+    /** a run that failed before its end leaves a truncated workbook; the file is still closed */
+    close: async () => {
+      if (ended || isStdout) return;
+      dest.end();
+      await finished(dest).catch(() => {});
     },
   };
 }
