@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
+import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { UsageError } from '../errors.js';
 import { isLoopback } from '../serve/config.js';
 import type { EngineFlags } from './shared-options.js';
@@ -51,6 +52,11 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   const choice: ApiChoice = { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
   if (input.smtp) throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   return choice;
+}
+
+/** The offline engine's settings from the shared engine flags, the same for check and validate. */
+export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
+  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, smtp, onWarning };
 }
 
 /** The API client's settings from the shared engine flags, the same for check and validate. */

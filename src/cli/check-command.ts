@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
-import { apiSettings, resolveEngine } from './api-config.js';
+import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import { addOptions } from './option-table.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
@@ -52,12 +52,8 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
   }
   if (choice.notice) say(choice.notice);
   const { createLocalValidator } = await import('../engines/local/index.js');
-  const engine = createLocalValidator({
-    dnsServer: flags.dnsServer,
-    dnsTimeoutMs: flags.dnsTimeout,
-    ...(flags.smtp ? { smtp: smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`)) } : {}),
-    onWarning: (line) => say(`warning: ${line}`),
-  });
+  const warn = (line: string): void => say(`warning: ${line}`);
+  const engine = createLocalValidator(localSettings(flags, smtpSettings(flags as SmtpFlags, process.env, warn), warn));
   try {
     const verdict = await engine.validateOne(email);
     // an empty smtp deserves a reason: the server's words, or why there were none

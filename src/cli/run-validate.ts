@@ -8,7 +8,7 @@ import type { Validator } from '../engines/validator.js';
 import { planOutput, resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { apiSettings, resolveEngine } from './api-config.js';
+import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -93,12 +93,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
             stop: stopSending.signal,
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../engines/local/index.js')).createLocalValidator({
-            dnsServer: flags.dnsServer,
-            dnsTimeoutMs: flags.dnsTimeout,
-            ...(smtp ? { smtp } : {}),
-            onWarning: notice,
-          });
+          (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
     cleanUp.defer(() => validator.close());
 
     const reporter = new RunReporter(progress, {
