@@ -5,8 +5,6 @@ import type { Sink } from './sink.js';
 import { ALL_COLUMNS, columnNames, type Columns, type OutputFormat } from './output-plan.js';
 import { cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
-export type { OutputFormat };
-
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
   begin(): Promise<void>;
