@@ -25,26 +25,25 @@ describe('verdictValue (for --columns and Excel)', () => {
 });
 
 describe('--columns CSV rows', () => {
-  it('keep every cell in its column when a cell is empty (the first included)', async () => {
+  /** the CSV text written for these rows, header first */
+  async function csv(header: string[], columns: ReturnType<typeof resolveColumns>, rows: [string[], Verdict][]): Promise<string> {
     let out = '';
     const stream = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
     const sink = new Sink(stream, 'test');
-    const writer = createRowWriter('csv', sink, ['name', 'email'], resolveColumns(['confidence', 'status'], 'csv'));
+    const writer = createRowWriter('csv', sink, header, columns);
     await writer.begin();
-    writer.row(['', 'a@b.test'], verdicts[0]!);
-    writer.row(['x', ''], verdicts[1]!);
+    for (const [fields, v] of rows) writer.row(fields, v);
     await sink.flush();
-    expect(out).toBe('name,email,confidence,status\n,a@b.test,0.95,valid\nx,,,unknown\n');
+    return out;
+  }
+
+  it('keep every cell in its column when a cell is empty (the first included)', async () => {
+    const rows: [string[], Verdict][] = [[['', 'a@b.test'], verdicts[0]!], [['x', ''], verdicts[1]!]];
+    expect(await csv(['name', 'email'], resolveColumns(['confidence', 'status'], 'csv'), rows))
+      .toBe('name,email,confidence,status\n,a@b.test,0.95,valid\nx,,,unknown\n');
   });
 
   it('a text input with an unknown value first', async () => {
-    let out = '';
-    const stream = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
-    const sink = new Sink(stream, 'test');
-    const writer = createRowWriter('csv', sink, ['email'], resolveColumns(['confidence', 'email'], 'text'));
-    await writer.begin();
-    writer.row(['x'], verdicts[1]!);
-    await sink.flush();
-    expect(out).toBe('confidence,email\n,x\n');
+    expect(await csv(['email'], resolveColumns(['confidence', 'email'], 'text'), [[['x'], verdicts[1]!]])).toBe('confidence,email\n,x\n');
   });
 });
