@@ -1,23 +1,28 @@
 import { readFileSync } from 'node:fs';
+import type { ApiConfig } from '../engines/api/client.js';
+import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { UsageError } from '../errors.js';
 import { isLoopback } from '../serve/config.js';
+import type { EngineFlags } from './shared-options.js';
 
 export interface EngineChoiceInput {
   engine?: string;
   baseUrl?: string;
   apiKeyFile?: string;
+  /** --smtp, a check of the offline engine only */
+  smtp?: boolean;
 }
 
-export type EngineChoice =
-  | {
-      engine: 'api';
-      baseUrl: string;
-      apiKey: string;
-      /** where each came from, as the user would name it: a flag or an environment variable */
-      baseUrlSource: string;
-      keySource: string;
-    }
-  | { engine: 'local'; notice?: string };
+interface ApiChoice {
+  engine: 'api';
+  baseUrl: string;
+  apiKey: string;
+  /** where each came from, as the user would name it: a flag or an environment variable */
+  baseUrlSource: string;
+  keySource: string;
+}
+
+export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
 
 /**
  * Which engine a run uses, and the API's address and key. Precedence: flags >
@@ -44,7 +49,27 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   if (!raw) throw new UsageError('no API address: pass --base-url URL or set MAILSIFT_BASE_URL');
   const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
   const keySource = input.apiKeyFile === undefined ? 'MAILSIFT_API_KEY' : `--api-key-file ${input.apiKeyFile}`;
-  return { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
+  const choice: ApiChoice = { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
+  if (input.smtp) throw new UsageError('--smtp is a check of the offline engine: add --engine local');
+  return choice;
+}
+
+/** The offline engine's settings from the shared engine flags, the same for check and validate. */
+export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
+  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, smtp, onWarning };
+}
+
+/** The API client's settings from the shared engine flags, the same for check and validate. */
+export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
+  return {
+    baseUrl: choice.baseUrl,
+    apiKey: choice.apiKey,
+    timeoutMs: flags.timeout * 1000,
+    retries: flags.retries,
+    keySource: choice.keySource,
+    // --verbose: each request and answer, the key redacted (http.ts never writes it)
+    ...(flags.verbose ? { log } : {}),
+  };
 }
 
 function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | undefined {

@@ -1,11 +1,10 @@
 import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
-import { resolveEngine } from './api-config.js';
+import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import { addOptions } from './option-table.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
-import { UsageError } from '../errors.js';
 
 interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
   json?: boolean;
@@ -46,31 +45,15 @@ export function checkCommand(): Command {
 /** One verdict from whichever engine is configured; notices and warnings go to `say`. */
 export async function check(email: string, flags: CheckFlags, say: (line: string) => void): Promise<Verdict> {
   const choice = resolveEngine(flags);
-  if (flags.smtp && choice.engine !== 'local') throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../engines/api/client.js');
-    return validateOneViaApi(
-      {
-        baseUrl: choice.baseUrl,
-        apiKey: choice.apiKey,
-        timeoutMs: flags.timeout * 1000,
-        retries: flags.retries,
-        concurrency: 1,
-        keySource: choice.keySource,
-        ...(flags.verbose ? { log: say } : {}),
-      },
-      email,
-    );
+    return validateOneViaApi({ ...apiSettings(choice, flags, say), concurrency: 1 }, email);
   }
   if (choice.notice) say(choice.notice);
   const { createLocalValidator } = await import('../engines/local/index.js');
-  const engine = createLocalValidator({
-    dnsServer: flags.dnsServer,
-    dnsTimeoutMs: flags.dnsTimeout,
-    ...(flags.smtp ? { smtp: smtpSettings(flags as SmtpFlags, process.env, (line) => say(`warning: ${line}`)) } : {}),
-    onWarning: (line) => say(`warning: ${line}`),
-  });
+  const warn = (line: string): void => say(`warning: ${line}`);
+  const engine = createLocalValidator(localSettings(flags, smtpSettings(flags as SmtpFlags, process.env, warn), warn));
   try {
     const verdict = await engine.validateOne(email);
     // an empty smtp deserves a reason: the server's words, or why there were none

@@ -6,7 +6,22 @@ import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { VERSION } from '../version.js';
-import { PROGRAM_EXAMPLES } from '../terminal/help.js';
+
+/**
+ * Examples shown first in `mailsift --help` (clig.dev: people read examples
+ * before the option list). Each command keeps its own examples next to its
+ * options, as the program does here; the README's recipes repeat these.
+ */
+const EXAMPLES = `
+Examples:
+  $ npx mailsift validate contacts.csv -o cleaned.csv
+  $ mailsift validate users.csv --only valid --format txt > good.txt
+  $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%' -o checked.csv
+  $ mailsift check someone@example.com
+  $ mailsift serve --port 8080
+  $ source <(mailsift completion bash)                # also zsh, fish
+Run "mailsift <command> --help" for a command's examples and options.
+`;
 
 /**
  * The only place that turns errors into exit statuses. Commands throw
@@ -25,7 +40,7 @@ export async function main(argv: string[]): Promise<void> {
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
     .showSuggestionAfterError(true)
-    .addHelpText('before', PROGRAM_EXAMPLES)
+    .addHelpText('before', EXAMPLES)
     .exitOverride()
     .configureOutput(OUTPUT);
   program.addCommand(validateCommand());

@@ -18,6 +18,12 @@ export function positiveNumber(value: string): number {
   return n;
 }
 
+export function nonNegativeSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
+  return n;
+}
+
 export function statusList(value: string): Set<Status> {
   const set = new Set<Status>();
   for (const raw of value.split(',')) {
@@ -35,6 +41,3 @@ export function outputFormat(value: string): OutputFormat {
   if ((OUTPUT_FORMATS as readonly string[]).includes(v)) return v as OutputFormat;
   throw new InvalidArgumentError(`expected ${OUTPUT_FORMATS.join(', ')}`);
 }
-
-/** The format an output file's extension implies. */
-export { formatFromPath } from '../write/output-plan.js';

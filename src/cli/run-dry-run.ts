@@ -1,20 +1,24 @@
-import { CountingValidator, discardingWriter, dryRunFigures } from './dry-run-figures.js';
 import { validateStream } from '../pipeline/validate-stream.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { Input } from '../read/input-row.js';
 import { renderDryRun } from '../terminal/dry-run-report.js';
-import { terminalPolicy } from '../terminal/style.js';
-import type { TerminalFlags } from '../terminal/style.js';
+import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';
+import type { Validator } from '../engines/validator.js';
+import { errorVerdict, type Verdict } from '../verdict.js';
+import type { RowWriter } from '../write/row-writer.js';
 
 /**
- * `validate --dry-run`: the real pipeline with a validator that only counts,
- * so nothing is sent and no output file is created. The report is this
- * command's result, so it goes to stdout (`--dry-run | less` works).
+ * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
+ * journal/cache lookups, batching) against a validator that only counts what it
+ * would have sent, and a writer that writes nothing: the figures cannot drift
+ * from what a real run does, nothing leaves the machine and no output file is
+ * created. The report is this command's result, so it goes to stdout
+ * (`--dry-run | less` works).
  */
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
+  options: { batchSize: number; concurrency: number } & TerminalFlags,
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -29,8 +33,20 @@ export async function runDryRun(
     concurrency: options.concurrency,
     known,
   });
-  const figures = dryRunFigures(summary, counter, options);
-  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
+  const alreadyKnown = summary.fromJournal + summary.fromCache;
+  const figures = {
+    rows: summary.total,
+    distinctAddresses: counter.addresses + alreadyKnown,
+    duplicates: summary.duplicates,
+    prechecked: summary.prechecked,
+    alreadyKnown,
+    toSend: counter.addresses,
+    engine,
+    batchSize: options.batchSize,
+    requests: engine === 'api' ? counter.batches : 0,
+    concurrency: options.concurrency,
+  };
+  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options).color));
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [
@@ -43,3 +59,30 @@ export async function runDryRun(
     );
   }
 }
+
+class CountingValidator implements Validator {
+  batches = 0;
+  addresses = 0;
+
+  constructor(readonly engine: 'api' | 'local') {}
+
+  async validate(emails: readonly string[]): Promise<Verdict[]> {
+    this.batches++;
+    this.addresses += emails.length;
+    // An error verdict is never recorded in a journal or cache.
+    return emails.map((e) => errorVerdict(e, 'DRY_RUN', 'not sent'));
+  }
+
+  stats() {
+    return { requests: 0, retries: 0, rateLimited: 0 };
+  }
+
+  async close(): Promise<void> {}
+}
+
+const discardingWriter: RowWriter = {
+  begin: async () => {},
+  row: () => {},
+  drain: async () => {},
+  end: async () => {},
+};

@@ -8,12 +8,11 @@ import type { Validator } from '../engines/validator.js';
 import { planOutput, resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { resolveEngine } from './api-config.js';
+import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
-import type { TerminalFlags } from '../terminal/style.js';
-import { openStores, type StoreOptions } from '../stores/open-stores.js';
+import { openStores } from '../stores/open-stores.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
@@ -26,12 +25,11 @@ const say = (line: string): void => {
 /** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
 export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
   const choice = resolveEngine(flags);
-  if (flags.smtp && choice.engine !== 'local') {
-    throw new UsageError('--smtp is a check of the offline engine: add --engine local');
-  }
-  const smtp = smtpSettings(flags, process.env, (line) => {
-    if (!flags.quiet) say(`warning: ${line}`);
-  });
+  /** what --quiet silences: everything on stderr but errors (warnings stay in the --summary JSON) */
+  const notice = (line: string): void => {
+    if (!flags.quiet) say(line);
+  };
+  const smtp = smtpSettings(flags, process.env, (line) => notice(`warning: ${line}`));
   const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
   if (inputPath === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
@@ -48,29 +46,24 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     column: flags.column,
     sheet: flags.sheet,
     encoding: flags.encoding,
-    onNotice: (line) => {
-      if (!flags.quiet) say(line);
-    },
+    onNotice: notice,
   });
   const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
-  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
-  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
   const cleanUp = new CleanUp();
   return cleanUp.around(async () => {
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
       cleanUp.defer(() => known?.close());
-      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
+      return runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
     }
 
     let interrupts: Interrupts | undefined;
     // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
     cleanUp.defer(() => interrupts?.dispose());
-    const { known } = await openStores(stores, job, runFiles);
+    const { known } = await openStores(flags, job, runFiles);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
@@ -84,7 +77,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       await output.end();
       ended = result !== undefined;
     });
-    if (choice.engine === 'local' && choice.notice && !flags.quiet) say(choice.notice);
+    if (choice.engine === 'local' && choice.notice) notice(choice.notice);
 
     const progress = newProgress();
     if (input.bytes) progress.inputBytes = input.bytes;
@@ -94,32 +87,18 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       choice.engine === 'api'
         ? // loaded only when used: undici alone is a tenth of a second of start-up
           (await import('../engines/api/client.js')).createApiValidator({
-            baseUrl: choice.baseUrl,
-            apiKey: choice.apiKey,
-            timeoutMs: flags.timeout * 1000,
-            retries: flags.retries,
+            ...apiSettings(choice, flags, say),
             concurrency: flags.concurrency,
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
-            keySource: choice.keySource,
-            // --verbose: each request and answer, the key redacted (http.ts never writes it)
-            ...(flags.verbose ? { log: (line: string) => say(line) } : {}),
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../engines/local/index.js')).createLocalValidator({
-            dnsServer: flags.dnsServer,
-            dnsTimeoutMs: flags.dnsTimeout,
-            ...(smtp ? { smtp } : {}),
-            // --quiet keeps stderr for errors; warnings stay in the --summary JSON.
-            onWarning: (line) => {
-              if (!flags.quiet) say(line);
-            },
-          });
+          (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
     cleanUp.defer(() => validator.close());
 
     const reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
-      flags: flags.verbose ? { ...terminal, progress: false } : terminal,
+      flags: flags.verbose ? { ...flags, progress: false } : flags,
       failOn: flags.failOn,
       output: output.label,
       summaryFile: flags.summary,
@@ -141,7 +120,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       input,
       validator,
       writer: output.writer,
-      ...batching,
+      batchSize: flags.batchSize,
+      concurrency: flags.concurrency,
       only: flags.only,
       onProgress: (p) => Object.assign(progress, p),
       known,

@@ -1,11 +1,10 @@
 import { hostname } from 'node:os';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { type FlagsOf, spec } from './option-table.js';
 import { UsageError } from '../errors.js';
-import { intIn, positiveNumber } from './parse-flags.js';
+import { intIn, nonNegativeSeconds, positiveNumber } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
-
 
 export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25 };
 
@@ -37,7 +36,7 @@ export const SMTP_OPTIONS = {
     new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host').argParser(intIn(1, 100)).default(SMTP_DEFAULTS.perHost)),
   smtpRetryDelay: spec<number>(() =>
     new Option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)')
-      .argParser(nonNegative)
+      .argParser(nonNegativeSeconds)
       .default(SMTP_DEFAULTS.retryDelaySeconds)),
 };
 
@@ -64,12 +63,6 @@ function hideFromProcessList(secret: string, shown: string): void {
   } catch {
     // not supported here: the warning stands
   }
-}
-
-function nonNegative(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
-  return n;
 }
 
 /** Builds the settings, or undefined when --smtp is off. A bad value is a UsageError. */

@@ -22,30 +22,39 @@ function bomEncoding(head: Buffer): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be
  * offset, never silently replaced by U+FFFD: that would change addresses.
  */
 export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, encoding?: string): AsyncGenerator<string> {
-  const it = source[Symbol.asyncIterator]();
-  let first = await it.next();
-  if (first.done) return;
-  let head = first.value;
   // A BOM split across chunks is possible only with tiny chunks (a pipe); read on a little.
-  while (head.length < 3) {
-    const more = await it.next();
-    if (more.done) break;
-    head = Buffer.concat([head, more.value]);
-  }
-  const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => it };
+  const { head, rest } = await readHead(source, 3);
+  if (head.length === 0) return;
   const bom = bomEncoding(head);
-  const body = bom ? head.subarray(bom.length) : head;
+  const body = prepend(bom ? head.subarray(bom.length) : head, rest);
   if (bom?.encoding === 'utf-16le' || bom?.encoding === 'utf-16be') {
-    yield* decodeStrict(prepend(body, rest), name, bom.encoding, bom.length);
+    yield* decodeStrict(body, name, bom.encoding, bom.length);
   } else if (encoding !== undefined && !bom && encoding.toLowerCase().replace(/[^a-z0-9]/g, '') !== 'utf8') {
     // (--encoding utf-8 stays strict: iconv-lite would replace bad bytes silently)
-    yield* decodeLegacy(prepend(body, rest), encoding);
+    yield* decodeLegacy(body, encoding);
   } else {
-    yield* decodeStrict(prepend(body, rest), name, 'utf-8', bom?.length ?? 0);
+    yield* decodeStrict(body, name, 'utf-8', bom?.length ?? 0);
   }
 }
 
-async function* prepend(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+/**
+ * The first bytes of a stream, at least `min` of them unless it is shorter (a
+ * pipe may hand them over a few at a time), to sniff its kind by; and the rest.
+ */
+export async function readHead(source: AsyncIterable<Buffer>, min: number): Promise<{ head: Buffer; rest: AsyncIterable<Buffer> }> {
+  const it = source[Symbol.asyncIterator]();
+  const taken: Buffer[] = [];
+  let length = 0;
+  while (length < min) {
+    const r = await it.next();
+    if (r.done) break;
+    taken.push(r.value);
+    length += r.value.length;
+  }
+  return { head: taken.length === 1 ? taken[0]! : Buffer.concat(taken), rest: { [Symbol.asyncIterator]: () => it } };
+}
+
+export async function* prepend(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   if (first.length) yield first;
   yield* rest;
 }

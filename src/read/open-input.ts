@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
-import { decodeBytes, MAX_LINE, splitLines, tooLong } from './decode.js';
+import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { isOle2, isZip, xlsxRecords } from './xlsx.js';
@@ -36,7 +36,8 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   const name = options.path === '-' ? 'stdin' : options.path;
   const size: InputBytes = { read: 0 };
   const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path, size);
-  const { head, all } = await peekBytes(counted(bytes as AsyncIterable<Buffer>, size));
+  const { head, rest } = await readHead(counted(bytes as AsyncIterable<Buffer>, size), 4);
+  const all = prepend(head, rest);
   const named = (ext: RegExp): boolean => options.path !== '-' && ext.test(options.path);
 
   let input: Input;
@@ -58,24 +59,6 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
   input.bytes = size;
   return input;
-}
-
-/** The first bytes of a stream (to sniff its kind), and the whole stream again. */
-async function peekBytes(source: AsyncIterable<Buffer>): Promise<{ head: Buffer; all: AsyncIterable<Buffer> }> {
-  const it = source[Symbol.asyncIterator]();
-  const taken: Buffer[] = [];
-  let length = 0;
-  while (length < 4) {
-    const r = await it.next();
-    if (r.done) break;
-    taken.push(r.value);
-    length += r.value.length;
-  }
-  async function* all(): AsyncGenerator<Buffer> {
-    yield* taken;
-    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-  }
-  return { head: Buffer.concat(taken).subarray(0, 4), all: all() };
 }
 
 /** Counts the bytes as they pass, for the progress line's percentage. */

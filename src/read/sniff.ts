@@ -2,24 +2,15 @@
 const DELIMITERS = [',', ';', '\t'] as const;
 type Delimiter = (typeof DELIMITERS)[number];
 
-/** The first line of `head`, ignoring newlines inside quoted fields. */
-function firstRecord(head: string): string {
-  let quoted = false;
-  for (let i = 0; i < head.length; i++) {
-    const c = head[i];
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === '\n' || c === '\r')) return head.slice(0, i);
-  }
-  return head;
-}
-
-/** How often each delimiter appears outside quotes in the first record. */
+/** How often each delimiter appears outside quotes in the first record (a quoted field may hold newlines). */
 function delimiterCounts(head: string): Record<Delimiter, number> {
   const counts = { ',': 0, ';': 0, '\t': 0 };
   let quoted = false;
-  for (const c of firstRecord(head)) {
+  for (const c of head) {
     if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === ',' || c === ';' || c === '\t')) counts[c]++;
+    else if (quoted) continue;
+    else if (c === '\n' || c === '\r') break;
+    else if (c === ',' || c === ';' || c === '\t') counts[c]++;
   }
   return counts;
 }

@@ -2,10 +2,10 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey } from '../dedupe/address-key.js';
-import { encodeLines, TailPool } from './encoding.js';
+import { TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
 import { registerUser, type Registration } from './users.js';
-import { closeOnce, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
+import { appending, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -99,11 +99,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
       if (!hit) return undefined;
       return { verdict: tails.verdict(email, hit.tail), source: 'cache' };
     },
-    record(verdicts) {
-      const text = encodeLines(verdicts, Math.floor(now() / 1000));
-      return text ? appender.append(text) : Promise.resolve();
-    },
-    close: closeOnce(appender, registration.release),
+    ...appending(appender, registration.release, () => Math.floor(now() / 1000)),
   };
 }
 

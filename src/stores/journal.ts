@@ -2,9 +2,9 @@ import { addressKey } from '../dedupe/address-key.js';
 import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
 import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { encodeLines, TailPool } from './encoding.js';
+import { TailPool } from './encoding.js';
 import { lockFile } from './lock.js';
-import { checkRegularFile, closeOnce, openVerdictFile, parseEntry } from './verdict-file.js';
+import { appending, checkRegularFile, openVerdictFile, parseEntry } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -68,10 +68,6 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
       const at = index.find(key);
       return at < 0 ? undefined : { verdict: index.verdictAt(at, key, email), source: 'journal' };
     },
-    record(verdicts) {
-      const text = encodeLines(verdicts);
-      return text ? appender.append(text) : Promise.resolve();
-    },
-    close: closeOnce(appender, unlock),
+    ...appending(appender, unlock),
   };
 }

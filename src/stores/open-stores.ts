@@ -61,6 +61,5 @@ export async function openStores(
     await journal?.close();
     throw err;
   }
-  const known = combineKnown(journal, cache);
-  return { ...(known ? { known } : {}), ...(journal ? { journal } : {}), ...(cache ? { cache } : {}) };
+  return { known: combineKnown(journal, cache), journal, cache };
 }

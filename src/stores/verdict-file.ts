@@ -1,8 +1,10 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UsageError } from '../errors.js';
+import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
+import { encodeLines } from './encoding.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';
@@ -92,21 +94,32 @@ export function parseEntry(line: string): unknown[] | undefined {
   }
 }
 
-// A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
-/** A store's close(): once; the file is closed, then `release` (its lock, its registration) runs whatever happened. */
-export function closeOnce(appender: DurableAppender, release: () => Promise<void>): () => Promise<void> {
+/**
+ * A store's record() and close() on its file: each finished batch appended in
+ * one write, its lines prefixed with `stamp()` when given (the cache's time);
+ * closed once, the file first, then `release` (its lock, its registration)
+ * whatever happened.
+ */
+export function appending(appender: DurableAppender, release: () => Promise<void>, stamp?: () => number): Pick<KnownVerdicts, 'record' | 'close'> {
   let closed = false;
-  return async () => {
-    if (closed) return;
-    closed = true;
-    try {
-      await appender.close();
-    } finally {
-      await release();
-    }
+  return {
+    record(verdicts) {
+      const text = encodeLines(verdicts, stamp?.());
+      return text ? appender.append(text) : Promise.resolve();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await appender.close();
+      } finally {
+        await release();
+      }
+    },
   };
 }
 
+// A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
 function notRegular(kind: FileKind, path: string): UsageError {
   return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
 }

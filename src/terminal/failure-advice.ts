@@ -13,7 +13,7 @@ export interface AdviceContext {
  * (a wrong URL, a host that does not resolve) gets that fix, not "re-run":
  * re-running would fail the same way.
  */
-export function adviceFor(f: Pick<FailureCount, 'kind' | 'status'>, ctx: AdviceContext): string {
+function adviceFor(f: Pick<FailureCount, 'kind' | 'status'>, ctx: AdviceContext): string {
   const rerun = ctx.journal
     ? `re-run the same command later: --journal ${ctx.journal} keeps what was answered from being sent again`
     : 're-run later, with --journal FILE so that what was answered is not paid for again';

@@ -3,11 +3,12 @@ import type { Progress } from './progress.js';
 import { progressLine, RateMeter } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
 
+/** how often the Progress object is read; ora animates the spinner on its own */
+const TICK_MS = 150;
+
 export interface ProgressDisplayOptions {
   stream: TerminalStream;
   policy: Pick<TerminalPolicy, 'animate' | 'color'>;
-  /** how often the Progress object is read; ora animates the spinner on its own */
-  intervalMs?: number;
   now?: () => number;
 }
 
@@ -48,7 +49,7 @@ export class ProgressDisplay {
       color: this.options.policy.color ? 'cyan' : false,
       text: this.text(),
     }).start();
-    this.timer = setInterval(() => this.tick(), this.options.intervalMs ?? 150);
+    this.timer = setInterval(() => this.tick(), TICK_MS);
     // The display must never be what keeps the process alive.
     this.timer.unref();
   }

@@ -30,7 +30,7 @@ export class RateMeter {
  * How many rows the input holds: counted once it is read, else extrapolated from
  * the share of its bytes read so far (a file's size is known; stdin's is not).
  */
-export function estimatedRows(p: Progress): number | undefined {
+function estimatedRows(p: Progress): number | undefined {
   if (p.inputDone) return p.rowsRead;
   const b = p.inputBytes;
   if (!b?.total || b.read <= 0 || p.rowsRead === 0) return undefined;

@@ -1,4 +1,5 @@
 import type { RunProgress } from '../pipeline/tally.js';
+import type { InputBytes } from '../read/input-row.js';
 
 /**
  * What the progress line shows, owned by the CLI: the pipeline's progress
@@ -10,7 +11,7 @@ export interface Progress extends RunProgress {
   rateLimitWaitUntil?: number;
   startedAt: number;
   /** the reader's byte count, live, with the input's size when known (files, not stdin) */
-  inputBytes?: { read: number; total?: number };
+  inputBytes?: InputBytes;
 }
 
 export function newProgress(now = Date.now()): Progress {

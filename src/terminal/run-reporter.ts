@@ -34,11 +34,7 @@ export class RunReporter {
   ) {
     this.stderr = options.stderr ?? process.stderr;
     this.policy = terminalPolicy(this.stderr, options.flags, options.env);
-    this.display = new ProgressDisplay(progress, {
-      stream: this.stderr,
-      policy: this.policy,
-      ...(options.now ? { now: options.now } : {}),
-    });
+    this.display = new ProgressDisplay(progress, { stream: this.stderr, policy: this.policy, now: options.now });
   }
 
   start(): Promise<void> {
@@ -60,8 +56,8 @@ export class RunReporter {
   finish(summary: Summary, complete = true, rowsRead?: number): number {
     this.stop();
     if (this.policy.summary) {
-      const opts = { color: this.policy.color, output: this.options.output, ...(rowsRead === undefined ? {} : { rowsRead }) };
-      this.stderr.write(renderSummary(summary, this.options.summaryFile ? { ...opts, summaryFile: this.options.summaryFile } : opts));
+      const { output, summaryFile } = this.options;
+      this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, rowsRead }));
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
     for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', renderFailure(f))}\n`);

@@ -1,13 +1,12 @@
 import { UsageError } from '../errors.js';
 import { STATUSES, type Status } from '../verdict.js';
-import { VERDICT_COLUMNS } from './verdict-columns.js';
-import { isVerdictColumn, type VerdictColumn } from './verdict-cells.js';
+import { isVerdictColumn, VERDICT_COLUMNS, type VerdictColumn } from './verdict-columns.js';
 
 export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The format an output file's extension implies (csv when it implies none). */
-export function formatFromPath(path: string | undefined): OutputFormat {
+function formatFromPath(path: string | undefined): OutputFormat {
   if (!path) return 'csv';
   if (/\.json$/i.test(path)) return 'json';
   if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
@@ -29,8 +28,13 @@ export interface Columns {
 
 export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true };
 
+/** The output's header: the input's own, with the verdict columns in their places. */
+export function columnNames(columns: Columns, header: readonly string[]): string[] {
+  return columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+}
+
 /** `--columns status,is_valid`: the names, checked and in the order given. */
-export function parseColumnList(value: string): string[] {
+function parseColumnList(value: string): string[] {
   const names = value.split(',').map((n) => n.trim().toLowerCase());
   if (names.some((n) => n === '')) throw new UsageError(`--columns ${value}: an empty column name`);
   for (const n of names) {
@@ -104,6 +108,3 @@ function columnsOf(order: ('input' | VerdictColumn)[]): Columns {
   const standard = order.length === ALL_COLUMNS.order.length && order.every((c, i) => c === ALL_COLUMNS.order[i]);
   return { order, standard };
 }
-
-/** The file extension of a format, for --split. */
-export const extensionOf = (format: OutputFormat): string => format;

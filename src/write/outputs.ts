@@ -1,7 +1,7 @@
+import { once } from 'node:events';
 import { createWriteStream, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import { MailsiftError, UsageError } from '../errors.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
@@ -48,28 +48,12 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
 async function openOne(path: string | undefined, format: OutputFormat, header: readonly string[], columns: Columns): Promise<Output> {
   const dest = path === undefined ? process.stdout : await openFile(path);
   const label = path ?? 'stdout';
-  const close = dest !== process.stdout;
   if (format === 'xlsx') {
     const writer = await createXlsxWriter(dest, label, header, columns);
-    let ended = false;
-    return {
-      writer: { ...writer, end: async (s) => {
-        ended = true;
-        await writer.end(s);
-      } },
-      gone: writer.gone,
-      label,
-      end: async () => {
-        // a run that failed before its end leaves a truncated workbook; the file is still closed
-        if (!ended && close) {
-          dest.end();
-          await finished(dest).catch(() => {});
-        }
-      },
-    };
+    return { writer, gone: writer.gone, label, end: () => writer.close() };
   }
   const sink = new Sink(dest, label);
-  return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, end: () => sink.end(close) };
+  return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, end: () => sink.end(dest !== process.stdout) };
 }
 
 /** `--split`: each row goes to the file of its status. */
@@ -105,10 +89,7 @@ async function openFile(path: string): Promise<Writable> {
     const stat = await fs.stat(path).catch(() => undefined);
     if (stat?.isDirectory()) throw new UsageError(`cannot write ${path}: it is a directory`);
     const stream = createWriteStream(path);
-    await new Promise<void>((resolve, reject) => {
-      stream.once('open', () => resolve());
-      stream.once('error', reject);
-    });
+    await once(stream, 'open'); // rejects with an 'error' that comes first
     return stream;
   } catch (err) {
     if (err instanceof MailsiftError) throw err;

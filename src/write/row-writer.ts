@@ -2,11 +2,8 @@ import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { csvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
-import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
-import { verdictValue, type CellValue } from './verdict-cells.js';
-import { VERDICT_COLUMNS, resultObject, verdictCsv } from './verdict-columns.js';
-
-export type { OutputFormat };
+import { ALL_COLUMNS, columnNames, type Columns, type OutputFormat } from './output-plan.js';
+import { cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
@@ -26,61 +23,47 @@ export function createRowWriter(
   header: readonly string[],
   columns: Columns = ALL_COLUMNS,
 ): RowWriter {
-  const drain = (force?: boolean): Promise<void> => (force ? sink.flush() : sink.drain());
+  /** what every text format shares: rows buffered in the sink, flushed at the end */
+  const writer = (own: Pick<RowWriter, 'row'> & Partial<RowWriter>): RowWriter => ({
+    begin: async () => {},
+    drain: (force) => (force ? sink.flush() : sink.drain()),
+    end: () => sink.flush(),
+    ...own,
+  });
   switch (format) {
     case 'csv':
-      if (!columns.standard) {
-        const names = columns.order.flatMap((c) => (c === 'input' ? header : [c]));
-        return {
-          begin: async () => sink.write(csvCells(names) + '\n'),
-          row: (fields, v) => {
-            let line = '';
-            for (const c of columns.order) {
-              const cells = c === 'input' ? fields : [cellText(verdictValue(v, c))];
-              for (const cell of cells) line += (line ? ',' : '') + csvCell(cell);
-            }
-            sink.write(line + '\n');
-          },
-          drain,
-          end: () => sink.flush(),
-        };
-      }
-      return {
-        begin: async () => sink.write(csvCells([...header, ...VERDICT_COLUMNS]) + '\n'),
-        row: (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n'),
-        drain,
-        end: () => sink.flush(),
-      };
+      return writer({
+        begin: async () => sink.write(csvCells(columnNames(columns, header)) + '\n'),
+        row: columns.standard
+          ? (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n')
+          : (fields, v) => {
+              const cells: string[] = [];
+              for (const c of columns.order) {
+                if (c === 'input') for (const f of fields) cells.push(f);
+                else cells.push(cellText(verdictValue(v, c)));
+              }
+              sink.write(csvCells(cells) + '\n');
+            },
+      });
     case 'txt':
       // The address as the input spells it (trimmed), one a line: a line break
       // inside a (then invalid) cell would split it in two.
-      return {
-        begin: async () => {},
-        row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n'),
-        drain,
-        end: () => sink.flush(),
-      };
+      return writer({ row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n') });
     case 'ndjson':
-      return {
-        begin: async () => {},
-        row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n'),
-        drain,
-        end: () => sink.flush(),
-      };
+      return writer({ row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n') });
     case 'json': {
       let first = true;
-      return {
+      return writer({
         begin: async () => sink.write('{"results":['),
         row: (_fields, v) => {
           sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
           first = false;
         },
-        drain,
         end: async (summary) => {
           sink.write(`${first ? '' : '\n'}],\n"summary":${JSON.stringify(summary)}}\n`);
           await sink.flush();
         },
-      };
+      });
     }
   }
 }
@@ -90,5 +73,3 @@ function csvCells(cells: readonly string[]): string {
   for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
   return line;
 }
-
-export const cellText = (v: CellValue): string => (v === undefined ? '' : String(v));

@@ -2,16 +2,18 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeError, type MailsiftError } from '../errors.js';
 
+const BUFFER_SIZE = 256 * 1024;
+/** characters joined before they are encoded */
+const TEXT_RUN = 8 * 1024;
+/** bytes buffered before drain() passes them on */
+const CHUNK_SIZE = 64 * 1024;
+
 /**
  * Buffers output text and writes it in large chunks, waiting for 'drain' when
  * the stream asks: a million small writes would cost more than the validation.
  * Text is encoded into a byte buffer a few kilobytes at a time, not joined
  * into one chunk string to be encoded again on write.
  */
-const BUFFER_SIZE = 256 * 1024;
-/** characters joined before they are encoded */
-const TEXT_RUN = 8 * 1024;
-
 export class Sink {
   private buffer = Buffer.allocUnsafe(0);
   /** bytes used in `buffer` */
@@ -26,8 +28,7 @@ export class Sink {
   constructor(
     private readonly stream: Writable,
     /** what the output is called in an error: a file name, or "stdout" */
-    label = 'the output',
-    private readonly chunkSize = 64 * 1024,
+    label: string,
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
@@ -67,7 +68,7 @@ export class Sink {
 
   /** Passes buffered text on once there is enough of it, honouring backpressure (`flush` passes it on now). */
   async drain(): Promise<void> {
-    if (this.used + this.text.length >= this.chunkSize) await this.flush();
+    if (this.used + this.text.length >= CHUNK_SIZE) await this.flush();
   }
 
   async flush(): Promise<void> {
@@ -102,7 +103,12 @@ export class Sink {
   }
 }
 
-function waitDrain(stream: Writable, broken: () => boolean): Promise<void> {
+/**
+ * Resolves at the stream's next 'drain' — or its 'error' or 'close', after
+ * which none comes — with every listener removed again: a writer that waits
+ * often must not pile them up. At once when `broken` already holds.
+ */
+export function waitDrain(stream: Writable, broken: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     if (broken()) return resolve();
     const done = (): void => {

@@ -6,7 +6,45 @@ export const VERDICT_COLUMNS = [
   'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error',
 ] as const;
 
-const cell = (v: boolean | number | string | undefined): string => (v === undefined ? '' : String(v));
+export type VerdictColumn = (typeof VERDICT_COLUMNS)[number];
+/** One cell's value: an unknown value is `undefined` (an empty cell). */
+export type CellValue = string | number | boolean | undefined;
+
+/** Whether `name` is an appended column. */
+export function isVerdictColumn(name: string): name is VerdictColumn {
+  return (VERDICT_COLUMNS as readonly string[]).includes(name);
+}
+
+export const cellText = (v: CellValue): string => (v === undefined ? '' : String(v));
+
+/**
+ * The value of one appended column, by name. The columns of the verdict itself
+ * are named here; every other column is the detail of the same name in
+ * camelCase (`catch_all` → `details.catchAll`), so a column added to
+ * VERDICT_COLUMNS is selectable (`--columns`) and written to Excel without a
+ * change here. verdictCsv stays the fast path for the full CSV row; a unit
+ * test holds the two to the same cells.
+ */
+export function verdictValue(v: Verdict, column: VerdictColumn): CellValue {
+  switch (column as string) {
+    case 'status':
+      return v.status;
+    case 'is_valid':
+      return v.isValid;
+    case 'confidence':
+      return v.confidence;
+    case 'provider':
+      return v.provider;
+    case 'error':
+      return v.error?.code;
+    default: {
+      const value = (v.details as Record<string, unknown>)[camel(column)];
+      return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
+    }
+  }
+}
+
+const camel = (column: string): string => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /**
  * The appended cells as CSV text (leading comma included); an unknown value is
@@ -16,9 +54,9 @@ const cell = (v: boolean | number | string | undefined): string => (v === undefi
  */
 export function verdictCsv(v: Verdict, quote: (s: string) => string): string {
   const d = v.details;
-  return `,${v.status},${cell(v.isValid)},${cell(v.confidence)},${quote(v.provider)},${cell(d.syntax)},` +
-    `${d.domain === undefined ? '' : quote(d.domain)},${cell(d.mx)},${cell(d.disposable)},${cell(d.role)},` +
-    `${cell(d.free)},${d.suggestion === undefined ? '' : quote(d.suggestion)},${cell(d.smtp)},${cell(d.catchAll)},` +
+  return `,${v.status},${cellText(v.isValid)},${cellText(v.confidence)},${quote(v.provider)},${cellText(d.syntax)},` +
+    `${d.domain === undefined ? '' : quote(d.domain)},${cellText(d.mx)},${cellText(d.disposable)},${cellText(d.role)},` +
+    `${cellText(d.free)},${d.suggestion === undefined ? '' : quote(d.suggestion)},${cellText(d.smtp)},${cellText(d.catchAll)},` +
     `${v.error ? quote(v.error.code) : ''}`;
 }
 

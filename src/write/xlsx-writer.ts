@@ -1,9 +1,10 @@
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeError, type MailsiftError } from '../errors.js';
-import type { Columns } from './output-plan.js';
+import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
-import { verdictValue } from './verdict-cells.js';
+import { waitDrain } from './sink.js';
+import { verdictValue } from './verdict-columns.js';
 
 /**
  * Writes the rows as one sheet of an Excel workbook through exceljs's streaming
@@ -18,7 +19,7 @@ export async function createXlsxWriter(
   label: string,
   header: readonly string[],
   columns: Columns,
-): Promise<RowWriter & { gone: AbortSignal }> {
+): Promise<RowWriter & { gone: AbortSignal; close(): Promise<void> }> {
   const ExcelJS = (await import('exceljs')).default;
   // exceljs resolves its commit on the stream's 'finish', which stdout never
   // emits: it writes into a pipe of ours, and we wait for the destination.
@@ -33,12 +34,13 @@ export async function createXlsxWriter(
   pipe.pipe(dest, { end: !isStdout });
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });
   const sheet = workbook.addWorksheet('verdicts');
-  const names = columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+  /** end() was called: the workbook is finished, or its output failed */
+  let ended = false;
 
   return {
     gone: gone.signal,
     begin: async () => {
-      sheet.addRow(names).commit();
+      sheet.addRow(columnNames(columns, header)).commit();
     },
     row: (fields, v) => {
       const cells: (string | number | boolean | null)[] = [];
@@ -54,22 +56,26 @@ export async function createXlsxWriter(
       // says "wait": without waiting here for the compressor, then the output,
       // rows pile up in memory when they come faster than they are written
       // (200k rows from CSV: 266 MB peak RSS without this wait, 150 MB with).
+      const broken = (): boolean => gone.signal.aborted || failure !== undefined;
       for (const next of [...sheetPipes(sheet), pipe, dest]) {
-        if (gone.signal.aborted || failure) return;
-        if (needsDrain(next)) await new Promise<void>((resolve) => {
-          next.once('drain', resolve);
-          next.once('error', () => resolve());
-          next.once('close', () => resolve());
-        });
+        if (broken()) return;
+        if (needsDrain(next)) await waitDrain(next, broken);
       }
     },
     end: async () => {
+      ended = true;
       if (failure) throw failure;
       sheet.commit();
       await workbook.commit();
       if (!isStdout) await finished(dest).catch(() => {});
-      else if (dest.writableNeedDrain) await new Promise((resolve) => dest.once('drain', resolve));
+      else if (dest.writableNeedDrain) await waitDrain(dest, () => failure !== undefined);
       if (failure) throw failure;
+    },
+    /** a run that failed before its end leaves a truncated workbook; the file is still closed */
+    close: async () => {
+      if (ended || isStdout) return;
+      dest.end();
+      await finished(dest).catch(() => {});
     },
   };
 }

@@ -1,9 +1,11 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/verdict.js';
 import { csvCell } from '../../src/write/csv-cell.js';
-import { cellText } from '../../src/write/row-writer.js';
-import { verdictValue } from '../../src/write/verdict-cells.js';
-import { VERDICT_COLUMNS, verdictCsv } from '../../src/write/verdict-columns.js';
+import { resolveColumns } from '../../src/write/output-plan.js';
+import { createRowWriter } from '../../src/write/row-writer.js';
+import { Sink } from '../../src/write/sink.js';
+import { cellText, VERDICT_COLUMNS, verdictCsv, verdictValue } from '../../src/write/verdict-columns.js';
 
 const verdicts: Verdict[] = [
   {
@@ -19,5 +21,29 @@ describe('verdictValue (for --columns and Excel)', () => {
       const byName = VERDICT_COLUMNS.map((c) => csvCell(cellText(verdictValue(v, c)))).join(',');
       expect(',' + byName).toBe(verdictCsv(v, csvCell));
     }
+  });
+});
+
+describe('--columns CSV rows', () => {
+  /** the CSV text written for these rows, header first */
+  async function csv(header: string[], columns: ReturnType<typeof resolveColumns>, rows: [string[], Verdict][]): Promise<string> {
+    let out = '';
+    const stream = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
+    const sink = new Sink(stream, 'test');
+    const writer = createRowWriter('csv', sink, header, columns);
+    await writer.begin();
+    for (const [fields, v] of rows) writer.row(fields, v);
+    await sink.flush();
+    return out;
+  }
+
+  it('keep every cell in its column when a cell is empty (the first included)', async () => {
+    const rows: [string[], Verdict][] = [[['', 'a@b.test'], verdicts[0]!], [['x', ''], verdicts[1]!]];
+    expect(await csv(['name', 'email'], resolveColumns(['confidence', 'status'], 'csv'), rows))
+      .toBe('name,email,confidence,status\n,a@b.test,0.95,valid\nx,,,unknown\n');
+  });
+
+  it('a text input with an unknown value first', async () => {
+    expect(await csv(['email'], resolveColumns(['confidence', 'email'], 'text'), [[['x'], verdicts[1]!]])).toBe('confidence,email\n,x\n');
   });
 });
