@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressKey } from '../../src/dedupe/address-key.js';
 import { Claim, VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import type { Verdict } from '../../src/verdict.js';
 
@@ -7,15 +8,17 @@ const verdict = (email: string, status: Verdict['status']): Verdict => ({
   details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase() },
 });
 
-/** Keys kept as a local part and a domain id must still be told apart exactly. */
+/** Keys the arena's byte encoding must still tell apart exactly. */
 const tricky = [
   'ann@x.io', 'ann@y.io', 'ann@x.i', 'ann@xx.io', 'an@nx.io', 'ann@', 'ann', '@x.io', '', 'a@b@x.io', 'a@b', 'a',
   'é@x.io', 'e@x.io', 'ann@ĳ.io', 'ann@ij.io', '\ud800@x.io', '\udc00@x.io', 'ann@\ud800', 'ann@\udc00',
+  // code units around the one-byte / three-byte boundary of the encoding
+  '\u00fe', '\u00ff', '\u0100', '\uff00', '\uffff', '\u00ff\u0000\u00ff', '\u00ff\u00ff', '\u00ff\u00ff\u00ff', '\u0000\u00ff', '\u00ff\u0000',
 ];
 
-describe('the memo keeps domains apart from local parts', () => {
+describe('the memo tells keys apart exactly', () => {
   for (const [name, hash] of [['the real hash', undefined], ['a hash where every key collides', () => 7]] as const) {
-    it(`tells every key apart (${name}), before and after a chunk of keys is joined`, () => {
+    it(`tells every key apart (${name})`, () => {
       const memo = new VerdictMemo(hash);
       const fill = Array.from({ length: 5000 }, (_, i) => `u${i}@d${i % 7}.io`);
       const keys = [...tricky, ...fill, ...tricky.map((k) => `z${k}`)];
@@ -31,7 +34,7 @@ describe('the memo keeps domains apart from local parts', () => {
     });
   }
 
-  it('keeps keys exact past the number of domains it gives ids to', () => {
+  it('keeps keys exact with many domains', () => {
     const memo = new VerdictMemo();
     const keys = Array.from({ length: 70_000 }, (_, i) => `u@d${i}.io`);
     const tickets = keys.map((k) => memo.claim(k));
@@ -43,5 +46,108 @@ describe('the memo keeps domains apart from local parts', () => {
     }
     expect(memo.find('u@d70000.io')).toBe(-1);
     expect(memo.find('v@d69999.io')).toBe(-1);
+  });
+
+  it('keeps keys exact across the pages of its arena, and keys longer than a page', () => {
+    const memo = new VerdictMemo();
+    // 100,000 keys of 20 to 25 bytes: two pages and more
+    const keys = Array.from({ length: 100_000 }, (_, i) => `user${i}.${i % 13}@d${i % 97}.io`);
+    const long = ['a'.repeat(400_000) + '@x.io', 'a'.repeat(400_000) + '@x.ip', '\u4e00'.repeat(400_000) + '@x.io', '\u4e00'.repeat(399_999) + '\u4e01@x.io'];
+    const all = [...keys.slice(0, 50_000), ...long, ...keys.slice(50_000), 'z@x.io'];
+    const tickets = all.map((k) => memo.claim(k));
+    expect(new Set(tickets).size).toBe(all.length);
+    all.forEach((k, i) => memo.fulfil(tickets[i]!, k, verdict(k, i % 2 ? 'invalid' : 'valid')));
+    all.forEach((k, i) => {
+      expect(memo.claim(k)).toBe(tickets[i]);
+      expect(memo.claimed).toBe(Claim.Done);
+    });
+    expect(memo.find('a'.repeat(400_000) + '@x.iq')).toBe(-1);
+    expect(memo.find('user100000.3@d90.io')).toBe(-1);
+  });
+});
+
+describe('dedupe memory', () => {
+  const verdict = (email: string, status: Verdict['status'] = 'valid', suggestion?: string): Verdict => ({
+    email, status, isValid: status === 'valid', confidence: 0.9, provider: 'p',
+    details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), suggestion },
+  });
+
+  it('gives a duplicate the smtp and catch_all of its first answer', () => {
+    const memo = new VerdictMemo();
+    const shapes: Verdict['details'][] = [
+      { syntax: true, domain: 'example.com', smtp: true, catchAll: false },
+      { syntax: true, domain: 'example.com', smtp: false, catchAll: false },
+      { syntax: true, domain: 'example.com', smtp: true, catchAll: true },
+      { syntax: true, domain: 'example.com' },
+    ];
+    shapes.forEach((details, i) => {
+      const email = `u${i}@example.com`;
+      memo.fulfil(memo.claim(addressKey(email)), addressKey(email), { ...verdict(email), details });
+    });
+    shapes.forEach((details, i) => {
+      const email = `u${i}@example.com`;
+      const ticket = memo.claim(addressKey(email));
+      expect(memo.verdictAt(ticket, addressKey(email), email).details).toEqual(details);
+    });
+  });
+
+  it('domain compares case-insensitively, the local part does not', () => {
+    expect(addressKey('Ann@Example.COM')).toBe(addressKey('Ann@example.com'));
+    expect(addressKey('ann@example.com')).not.toBe(addressKey('Ann@example.com'));
+  });
+
+  it('claims each address once, and gives back its verdict under the asking row’s spelling, through growth', () => {
+    const memo = new VerdictMemo();
+    const n = 1_200_000; // past the preallocated million: the table grows under pending claims
+    const tickets: number[] = [];
+    let fresh = 0;
+    for (let i = 0; i < n; i++) {
+      tickets.push(memo.claim(addressKey(`u${i}@D${i % 7}.com`)));
+      if (memo.claimed === Claim.New) fresh++;
+    }
+    expect(fresh).toBe(n);
+    expect(memo.claim(addressKey('u5@d5.com'))).toBe(tickets[5]);
+    expect(memo.claimed).toBe(Claim.Pending);
+    for (let i = 0; i < n; i++) {
+      const email = `u${i}@D${i % 7}.com`;
+      memo.fulfil(tickets[i]!, addressKey(email), verdict(email, i % 3 ? 'valid' : 'invalid'));
+    }
+    const x = memo.claim('x@gmial.com');
+    memo.fulfil(x, 'x@gmial.com', verdict('x@gmial.com', 'risky', 'x@gmail.com'));
+    for (let i = 0; i < n; i += 9973) {
+      const email = `u${i}@d${i % 7}.COM`;
+      const ticket = memo.claim(addressKey(email));
+      expect(memo.claimed).toBe(Claim.Done);
+      expect(memo.verdictAt(ticket, addressKey(email), email)).toMatchObject({
+        email, status: i % 3 ? 'valid' : 'invalid', details: { domain: `d${i % 7}.com` },
+      });
+    }
+    const again = memo.claim('x@gmial.com');
+    expect(memo.verdictAt(again, 'x@gmial.com', 'x@gmial.com').details.suggestion).toBe('x@gmail.com');
+    expect(memo.find(addressKey('nobody@d1.com'))).toBe(-1); // find adds nothing
+    memo.claim(addressKey('nobody@d1.com'));
+    expect(memo.claimed).toBe(Claim.New);
+    expect(memo.find(addressKey('nobody@d1.com'))).toBe(-1); // pending is not answered
+    expect(memo.find(addressKey('u9@d2.com'))).toBe(memo.claim(addressKey('u9@d2.com')));
+    expect(memo.size).toBe(n + 2);
+  });
+
+  it('gives back a domain that ends the address but is not its last part exactly as answered', () => {
+    const memo = new VerdictMemo();
+    const email = 'x@b@c.io';
+    const ticket = memo.claim(email);
+    memo.fulfil(ticket, email, { ...verdict(email), details: { syntax: true, domain: 'b@c.io' } });
+    expect(memo.verdictAt(ticket, email, email).details.domain).toBe('b@c.io');
+  });
+
+  it('keeps every verdict right when no two are alike (a confidence per address fills the shape table)', () => {
+    const memo = new VerdictMemo();
+    const n = 70_000; // past the 32,766 shapes a run can share
+    const at = (i: number) => `u${i}@d.com`;
+    const tickets = Array.from({ length: n }, (_, i) => memo.claim(at(i)));
+    tickets.forEach((t, i) => memo.fulfil(t, at(i), { ...verdict(at(i)), confidence: i / n }));
+    for (const i of [0, 1, 32_765, 32_766, 32_767, 65_533, 65_534, 65_535, n - 1]) {
+      expect(memo.verdictAt(memo.find(at(i)), at(i), at(i))).toMatchObject({ email: at(i), confidence: i / n, details: { domain: 'd.com' } });
+    }
   });
 });
