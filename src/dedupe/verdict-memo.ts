@@ -1,5 +1,6 @@
 import type { Verdict } from '../verdict.js';
-import { domainOf, isDomainOf } from './address-key.js';
+import { sharedTail } from '../stores/encoding.js';
+import { domainOf } from './address-key.js';
 
 /** What `claim()` found for an address. */
 export const Claim = {
@@ -34,10 +35,11 @@ export type KeyHash = (bytes: Uint8Array) => number;
  *
  * It must hold a million addresses in little memory (PRODUCT.md §5: memory stays
  * flat), so it keeps no string or object per address: the keys as bytes, side
- * by side (see KeyArena), and the index of a shared verdict "shape" (the
- * verdict without its address) in two bytes. Most verdicts of a run share a
- * handful of shapes; verdicts that cannot share one (a suggestion, an unusual
- * domain) are kept whole in a side map.
+ * by side (see KeyArena), and the index of a shared verdict "shape" in two
+ * bytes: a verdict without its address, known by its tail — the same encoding
+ * the journal and the cache write after the address (see sharedTail). Most
+ * verdicts of a run share a handful of shapes; verdicts that cannot share one
+ * (a suggestion, an unusual domain) are kept whole in a side map.
  *
  * An address is looked up once, when its row is read (`claim`), and gets a
  * ticket: the number of addresses claimed before it. The open-addressing table
@@ -61,7 +63,6 @@ export class VerdictMemo {
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
   private readonly whole = new Map<number, Verdict>();
-  private lastShape = 0;
   /** what the last `claim()` found */
   claimed: Claim = Claim.New;
 
@@ -122,9 +123,7 @@ export class VerdictMemo {
    * run, and the run's first claim of it says Claim.Stored.
    */
   fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
-    const domain = verdict.details.domain;
-    const shaped = verdict.details.suggestion === undefined && (domain === undefined || isDomainOf(domain, key));
-    const shape = shaped ? this.shapeOf(verdict) : -1;
+    const shape = this.shapeOf(verdict, key);
     if (shape < 0) this.whole.set(ticket, verdict);
     this.answers[ticket] = (shape < 0 ? WHOLE : shape + 1) | (stored ? STORED : 0);
   }
@@ -141,31 +140,23 @@ export class VerdictMemo {
     return { ...shape, email, details };
   }
 
-  /** The index of `v`'s shape, added if new; -1 once the table is full. */
-  private shapeOf(v: Verdict): number {
-    // Verdicts come in runs of the same shape: try the last one before building a key.
-    const last = this.shapes[this.lastShape];
-    if (last !== undefined && sameShape(last, v)) return this.lastShape;
-    const id = this.shapeIdOf(v);
-    if (id >= 0) this.lastShape = id;
-    return id;
-  }
-
-  private shapeIdOf(v: Verdict): number {
-    const d = v.details;
-    // One number for the flags (cheaper than a string per field), plus the strings.
-    const flags =
-      STATUS_BITS[v.status] | (tri(v.isValid) << 2) | (tri(d.syntax) << 4) | (tri(d.mx) << 6) |
-      (tri(d.disposable) << 8) | (tri(d.role) << 10) | (tri(d.free) << 12) | (d.domain === undefined ? 0 : 1 << 14) |
-      (tri(d.smtp) << 15) | (tri(d.catchAll) << 17);
-    const sig = v.error
-      ? `${flags}|${v.confidence}|${v.provider}|${v.error.code}|${v.error.message}`
-      : `${flags}|${v.confidence}|${v.provider}`;
+  /**
+   * The index of the shape of `v` filed under `key`, added if new; -1 when it
+   * has none to share (see sharedTail) or the shapes are all taken. A shape is
+   * known by its tail, the journal's encoding of a verdict without its address.
+   */
+  private shapeOf(v: Verdict, key: string): number {
+    // a confidence the tail cannot tell apart (NaN and Infinity are written null)
+    if (v.confidence !== undefined && !Number.isFinite(v.confidence)) return -1;
+    const tail = sharedTail(v, key);
+    if (tail === undefined) return -1;
+    const sig = v.error ? tail + JSON.stringify([v.error.code, v.error.message]) : tail;
     let id = this.shapeIds.get(sig);
     if (id === undefined) {
       // A server whose confidences are never alike: past this many shapes, verdicts are kept whole.
       if (this.shapes.length >= MAX_SHAPES) return -1;
       id = this.shapes.length;
+      const d = v.details;
       this.shapes.push({ ...v, email: '', details: d.domain === undefined ? { ...d } : { ...d, domain: '' } });
       this.shapeIds.set(sig, id);
     }
@@ -307,20 +298,6 @@ class KeyArena {
 
 /** bytes per page of keys */
 const PAGE = 1 << 20;
-
-/** Whether `v` has the shape `shape` (a verdict stored without address and domain). */
-function sameShape(shape: Verdict, v: Verdict): boolean {
-  const a = shape.details;
-  const b = v.details;
-  return shape.status === v.status && shape.isValid === v.isValid && shape.confidence === v.confidence &&
-    shape.provider === v.provider && a.syntax === b.syntax && a.mx === b.mx && a.disposable === b.disposable &&
-    a.role === b.role && a.free === b.free && (a.domain === undefined) === (b.domain === undefined) &&
-    a.smtp === b.smtp && a.catchAll === b.catchAll &&
-    shape.error?.code === v.error?.code && shape.error?.message === v.error?.message;
-}
-
-const STATUS_BITS = { valid: 0, invalid: 1, risky: 2, unknown: 3 } as const;
-const tri = (b: boolean | undefined): number => (b === undefined ? 0 : b ? 1 : 2);
 
 /** Seeded per run, so that a list cannot be crafted in advance to pile its addresses into one run of slots. */
 const SEED = (Math.random() * 0x100000000) >>> 0;

@@ -88,11 +88,16 @@ let last:
   | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
   | undefined;
 
-/** Everything after the address: `"v11100-",0.95,"mailgun",1]` (see encodeVerdict). */
-function tailOf(v: Verdict, code: string): string {
+/**
+ * Everything after the address: `"v11100-",0.95,"mailgun",1]` (see
+ * encodeVerdict) — the one encoding of a verdict without its address. The
+ * domain is 1 when it is the own domain of `address`, the address the verdict
+ * is filed under.
+ */
+function tailOf(v: Verdict, code: string, address = v.email): string {
   const d = v.details;
   const c = v.confidence;
-  const own = d.domain !== undefined && isDomainOf(d.domain, v.email);
+  const own = d.domain !== undefined && isDomainOf(d.domain, address);
   // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
   const shared = d.suggestion === undefined && (d.domain === undefined || own);
   const domain = d.domain === undefined ? 0 : 1;
@@ -111,6 +116,17 @@ function tailOf(v: Verdict, code: string): string {
   tail += ']';
   if (shared) last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
   return tail;
+}
+
+/**
+ * The tail of `v` filed under `address` when other addresses can share it —
+ * no suggestion, and no domain but the address's own — else undefined. The
+ * dedupe memo keeps one verdict per distinct shared tail.
+ */
+export function sharedTail(v: Verdict, address: string): string | undefined {
+  const d = v.details;
+  if (d.suggestion !== undefined || (d.domain !== undefined && !isDomainOf(d.domain, address))) return undefined;
+  return tailOf(v, codeOf(v), address);
 }
 
 /** What follows a plain address up to the end of its line: `",` + tail + newline. */
