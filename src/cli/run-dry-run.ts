@@ -18,7 +18,7 @@ import type { RowWriter } from '../write/row-writer.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number } & TerminalFlags,
+  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -46,7 +46,7 @@ export async function runDryRun(
     requests: engine === 'api' ? counter.batches : 0,
     concurrency: options.concurrency,
   };
-  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options).color));
+  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

@@ -12,7 +12,8 @@ import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
-import { openStores } from '../stores/open-stores.js';
+import type { TerminalFlags } from '../terminal/style.js';
+import { openStores, type StoreOptions } from '../stores/open-stores.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
@@ -51,19 +52,23 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
+  // Each part gets the options it uses, not every flag of the command.
+  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
+  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
   const cleanUp = new CleanUp();
   return cleanUp.around(async () => {
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...flags, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
       cleanUp.defer(() => known?.close());
-      return runDryRun(input, choice.engine, flags, known, choice.engine === 'api' ? choice : undefined);
+      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
     }
 
     let interrupts: Interrupts | undefined;
     // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
     cleanUp.defer(() => interrupts?.dispose());
-    const { known } = await openStores(flags, job, runFiles);
+    const { known } = await openStores(stores, job, runFiles);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
@@ -98,7 +103,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 
     const reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
-      flags: flags.verbose ? { ...flags, progress: false } : flags,
+      flags: flags.verbose ? { ...terminal, progress: false } : terminal,
       failOn: flags.failOn,
       output: output.label,
       summaryFile: flags.summary,
