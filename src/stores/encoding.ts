@@ -91,13 +91,12 @@ let last:
 /**
  * Everything after the address: `"v11100-",0.95,"mailgun",1]` (see
  * encodeVerdict) — the one encoding of a verdict without its address. The
- * domain is 1 when it is the own domain of `address`, the address the verdict
- * is filed under.
+ * domain is 1 when it is `own`: the domain part of the address the verdict is
+ * filed under.
  */
-function tailOf(v: Verdict, code: string, address = v.email): string {
+function tailOf(v: Verdict, code: string, own = ownDomainTold(v.details, v.email)): string {
   const d = v.details;
   const c = v.confidence;
-  const own = d.domain !== undefined && isDomainOf(d.domain, address);
   // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
   const shared = d.suggestion === undefined && (d.domain === undefined || own);
   const domain = d.domain === undefined ? 0 : 1;
@@ -125,8 +124,14 @@ function tailOf(v: Verdict, code: string, address = v.email): string {
  */
 export function sharedTail(v: Verdict, address: string): string | undefined {
   const d = v.details;
-  if (d.suggestion !== undefined || (d.domain !== undefined && !isDomainOf(d.domain, address))) return undefined;
-  return tailOf(v, codeOf(v), address);
+  const own = ownDomainTold(d, address);
+  if (d.suggestion !== undefined || (d.domain !== undefined && !own)) return undefined;
+  return tailOf(v, codeOf(v), own);
+}
+
+/** The verdict tells a domain, and it is the domain part of `address`. */
+function ownDomainTold(d: Details, address: string): boolean {
+  return d.domain !== undefined && isDomainOf(d.domain, address);
 }
 
 /** What follows a plain address up to the end of its line: `",` + tail + newline. */
