@@ -53,6 +53,11 @@ export class Dedupe {
     }
   }
 
+  /** A hint: the keys of the next rows `take` will be given, in order (see VerdictMemo.lookAhead). */
+  lookAhead(keys: readonly (string | undefined)[]): void {
+    this.memo.lookAhead(keys);
+  }
+
   /** Files the verdict of an address `take` gave `ticket` to; returns the later rows that wait for it. */
   settle(ticket: number, key: string, verdict: Verdict): readonly number[] {
     this.memo.fulfil(ticket, key, verdict);

@@ -25,8 +25,8 @@ const MAX_SHAPES = WHOLE - 1;
 /** an answer's bit set while a verdict filed from a store has not been claimed (see Claim.Stored) */
 const STORED = 0x8000;
 
-/** A 32-bit hash of a key's bytes (see KeyArena): it chooses the slot, never decides equality. */
-export type KeyHash = (bytes: Uint8Array) => number;
+/** A 32-bit hash of a key: it chooses the slot, never decides equality. */
+export type KeyHash = (key: string) => number;
 
 /**
  * Every distinct address of the run, pending or answered, so that each is sent
@@ -101,9 +101,49 @@ export class VerdictMemo {
     return ticket < 0 || this.answers[ticket] === PENDING ? -1 : ticket;
   }
 
+  /** the keys `lookAhead` was given, their hashes, and the next one `claim` expects */
+  private ahead: readonly (string | undefined)[] = [];
+  private aheadHashes = new Uint32Array(64);
+  private aheadNext = 0;
+  /** a sum of the slots loaded ahead, kept so that the loads are not optimised away */
+  private touched = 0;
+
+  /**
+   * A hint: `keys` will be claimed next, in this order (undefined: a row that
+   * will not be). The table is too big for the CPU's caches, so a claim waits
+   * for memory; loading the slots of a window of keys side by side, first,
+   * lets those waits overlap. Claiming other keys, or in another order, is
+   * still right, only slower. Measured at 1M rows, windows of 64, runs
+   * alternating: the memo's own CPU time 352 → 177 ms, wall time 4–7% less.
+   */
+  lookAhead(keys: readonly (string | undefined)[]): void {
+    if (this.aheadHashes.length < keys.length) this.aheadHashes = new Uint32Array(keys.length);
+    const hashes = this.aheadHashes;
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[j];
+      if (key !== undefined) hashes[j] = this.keys.hashOf(key);
+    }
+    const t = this.table;
+    const mask = this.capacity - 1;
+    let touched = 0;
+    for (let j = 0; j < keys.length; j++) if (keys[j] !== undefined) touched += t[hashes[j]! & mask]!;
+    this.touched = touched;
+    this.ahead = keys;
+    this.aheadNext = 0;
+  }
+
+  /** The hash `lookAhead` took of `key` when it is the next key it was given, else -1. */
+  private hashedAhead(key: string): number {
+    let a = this.aheadNext;
+    while (a < this.ahead.length && this.ahead[a] === undefined) a++;
+    if (a === this.ahead.length || this.ahead[a] !== key) return -1;
+    this.aheadNext = a + 1;
+    return this.aheadHashes[a]!;
+  }
+
   /** The ticket of `key`, or ~slot: the empty slot where it would go. */
   private lookUp(key: string): number {
-    const h = this.keys.locate(key);
+    const h = this.keys.locate(key, this.hashedAhead(key));
     const t = this.table;
     const mask = this.capacity - 1;
     for (let i = h & mask; ; i = (i + 1) & mask) {
@@ -168,7 +208,7 @@ export class VerdictMemo {
     const t = (this.table = new Uint32Array(this.capacity));
     const mask = this.capacity - 1;
     for (let ticket = 0; ticket < this.count; ticket++) {
-      const h = this.keys.hashOf(ticket);
+      const h = this.keys.hashOfTicket(ticket);
       let i = h & mask;
       while (t[i] !== EMPTY) i = (i + 1) & mask;
       t[i] = this.slotOf(h, ticket);
@@ -184,8 +224,7 @@ export class VerdictMemo {
  * million strings cost about 60 MB more than their characters, and keep the
  * garbage collector busy). A UTF-16 code unit below 0xff is one byte, any other
  * is 0xff and its two bytes, so two keys are equal exactly when their bytes
- * are. The hash is taken over the bytes, so that growing the table can take it
- * again from the arena.
+ * are. Growing the table takes the hashes again from the bytes (hashEncoded).
  *
  * `locate(key)` writes the key's bytes after the last key added and hashes
  * them; `matches` compares them with a ticket's, and `add` keeps them. Keys
@@ -213,8 +252,11 @@ class KeyArena {
 
   constructor(private readonly hash?: KeyHash) {}
 
-  /** Takes `key` as the one to match or add; returns the hash that chooses its slot. */
-  locate(key: string): number {
+  /**
+   * Takes `key` as the one to match or add; returns the hash that chooses its
+   * slot (`hashed`, when the caller has it already: see VerdictMemo.lookAhead).
+   */
+  locate(key: string, hashed = -1): number {
     const n = key.length;
     let page = this.pages[this.pages.length - 1]!;
     if (this.used + n * 3 > page.length) {
@@ -224,12 +266,9 @@ class KeyArena {
       else this.pages.push(page);
       this.used = 0;
     }
-    // An ASCII key is the same bytes in UTF-8: Buffer#write copies it natively
-    // (1M keys of ~38 characters: 90 ms against 150 ms for encode's loop).
-    const written = page.write(key, this.used);
-    const at = written === n ? this.used + n : encode(key, page, this.used);
+    const at = write(key, page, this.used);
     this.length = at - this.used;
-    return (this.located = this.hashBytes(page, this.used, at));
+    return (this.located = hashed >= 0 ? hashed : this.hashOf(key));
   }
 
   /** Keeps the located key as `ticket`'s, which is the number of keys added so far. */
@@ -257,20 +296,16 @@ class KeyArena {
     return true;
   }
 
-  /** The hash of `ticket`'s key, as `locate` took it. */
-  hashOf(ticket: number): number {
-    const p = this.pageOf(ticket);
-    return this.hashBytes(this.pages[p]!, this.startOf(ticket, p), this.ends[ticket]!);
+  /** The hash that chooses `key`'s slot. */
+  hashOf(key: string): number {
+    return this.hash ? this.hash(key) >>> 0 : hashUnits(key);
   }
 
-  /** FNV-1a over the bytes four at a time, seeded per run, finished with murmur3's avalanche. */
-  private hashBytes(bytes: Uint8Array, from: number, to: number): number {
-    if (this.hash) return this.hash(bytes.subarray(from, to)) >>> 0;
-    let h = 0x811c9dc5 ^ SEED ^ (to - from);
-    let i = from;
-    for (; i + 3 < to; i += 4) h = Math.imul(h ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)), 0x01000193);
-    for (; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-    return mix(h);
+  /** The hash of `ticket`'s key, taken from its bytes (growing the table needs it again). */
+  hashOfTicket(ticket: number): number {
+    const p = this.pageOf(ticket);
+    const [page, from, to] = [this.pages[p]!, this.startOf(ticket, p), this.ends[ticket]!];
+    return this.hash ? this.hashOf(decode(page, from, to)) : hashEncoded(page, from, to);
   }
 
   private startOf(ticket: number, page: number): number {
@@ -297,6 +332,12 @@ const PAGE = 1 << 20;
 const SEED = (Math.random() * 0x100000000) >>> 0;
 
 /** Writes `key` at `at` as the arena's bytes (see KeyArena); returns where they end. */
+function write(key: string, page: Buffer, at: number): number {
+  // An ASCII key is the same bytes in UTF-8: Buffer#write copies it natively
+  // (1M keys of ~38 characters: 90 ms against 150 ms for encode's loop).
+  return page.write(key, at) === key.length ? at + key.length : encode(key, page, at);
+}
+
 function encode(key: string, page: Uint8Array, at: number): number {
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
@@ -308,6 +349,45 @@ function encode(key: string, page: Uint8Array, at: number): number {
     }
   }
   return at;
+}
+
+/** The key whose arena bytes are `bytes[from..to)` (for an injected hash, in tests). */
+function decode(bytes: Uint8Array, from: number, to: number): string {
+  let key = '';
+  for (let i = from; i < to; i++) key += String.fromCharCode(bytes[i] === 0xff ? (bytes[++i]! << 8) | bytes[++i]! : bytes[i]!);
+  return key;
+}
+
+/**
+ * A 32-bit hash of the UTF-16 code units of `key`, taken two at a time (it
+ * runs once per input row): FNV-1a-style, seeded per run, finished with
+ * murmur3's avalanche.
+ */
+function hashUnits(key: string): number {
+  let h = 0x811c9dc5 ^ SEED;
+  const last = key.length - 1;
+  let i = 0;
+  for (; i < last; i += 2) h = Math.imul(h ^ (key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i === last) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return mix(h ^ key.length);
+}
+
+/** hashUnits of the key whose arena bytes are `bytes[from..to)`, without building it. */
+function hashEncoded(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5 ^ SEED;
+  let units = 0;
+  let pending = -1;
+  for (let i = from; i < to; i++) {
+    const unit = bytes[i] === 0xff ? (bytes[++i]! << 8) | bytes[++i]! : bytes[i]!;
+    units++;
+    if (pending < 0) pending = unit;
+    else {
+      h = Math.imul(h ^ (pending | (unit << 16)), 0x01000193);
+      pending = -1;
+    }
+  }
+  if (pending >= 0) h = Math.imul(h ^ pending, 0x01000193);
+  return mix(h ^ units);
 }
 
 /** murmur3's avalanche */

@@ -13,6 +13,12 @@ import { Tally, type RunProgress } from './tally.js';
 
 export type { RunProgress } from './tally.js';
 
+/** rows whose addresses dedupe looks up together (see Dedupe.lookAhead) */
+const LOOKAHEAD = 64;
+
+/** The address key of a row, or undefined when the precheck rejects its address. */
+const keyOf = (row: InputRow): string | undefined => (precheck(row.email) === undefined ? addressKey(row.email) : undefined);
+
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
 
@@ -97,10 +103,16 @@ class Pipeline {
     await writer.begin();
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
       this.inputIdle = false;
-      for (const row of rows) {
-        if (this.halted) break reading;
-        this.route(row);
-        if (this.batch.emails.length >= batchSize) await this.dispatch();
+      // A window of rows at a time: their keys first, so that dedupe can look them up together.
+      for (let w = 0; w < rows.length; w += LOOKAHEAD) {
+        const window = rows.slice(w, w + LOOKAHEAD);
+        const keys = window.map(keyOf);
+        this.dedupe.lookAhead(keys);
+        for (let j = 0; j < window.length; j++) {
+          if (this.halted) break reading;
+          this.route(window[j]!, keys[j]);
+          if (this.batch.emails.length >= batchSize) await this.dispatch();
+        }
       }
       await this.release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.
@@ -122,17 +134,19 @@ class Pipeline {
     return { summary, complete: this.order.size === 0 && this.tally.inputDone };
   }
 
-  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
-  private route(row: InputRow): void {
+  /**
+   * Routes one row, whose address key is `key` (undefined: the precheck
+   * rejects it): a verdict now (precheck, duplicate, journal/cache) or into the batch.
+   */
+  private route(row: InputRow, key: string | undefined): void {
     const { tally, order } = this;
     const email = row.email;
     tally.rowsRead++;
-    if (precheck(email) !== undefined) {
+    if (key === undefined) {
       tally.counts.prechecked++;
       order.push(row, precheckVerdict(email));
       return;
     }
-    const key = addressKey(email);
     const seq = order.push(row);
     const found = this.dedupe.take(key, email, seq);
     if (found === 'wait') {

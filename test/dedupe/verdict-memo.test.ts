@@ -48,6 +48,29 @@ describe('the memo tells keys apart exactly', () => {
     expect(memo.find('v@d69999.io')).toBe(-1);
   });
 
+  for (const [name, hash] of [['the real hash', undefined], ['a hash where every key collides', () => 7]] as const) {
+    it(`claims right whatever it was told to look ahead for (${name})`, () => {
+      const memo = new VerdictMemo(hash);
+      memo.lookAhead(['a@x.io', undefined, 'b@x.io', 'c@x.io']);
+      const a = memo.claim('a@x.io');
+      const c = memo.claim('c@x.io'); // out of order: b is skipped
+      const b = memo.claim('b@x.io');
+      const d = memo.claim('d@x.io'); // never looked ahead for
+      expect(new Set([a, b, c, d]).size).toBe(4);
+      memo.lookAhead(['c@x.io', 'e@x.io', 'a@x.io']);
+      expect(memo.claim('c@x.io')).toBe(c);
+      expect(memo.claimed).toBe(Claim.Pending);
+      expect(memo.claim('a@x.io')).toBe(a);
+      expect(memo.claim('e@x.io')).toBe(4);
+      expect(memo.claimed).toBe(Claim.New);
+      memo.fulfil(b, 'b@x.io', verdict('b@x.io', 'invalid'));
+      memo.lookAhead(['b@x.io']);
+      expect(memo.verdictAt(memo.find('b@x.io'), 'b@x.io', 'b@x.io').status).toBe('invalid');
+      expect(memo.claim('b@x.io')).toBe(b);
+      expect(memo.claimed).toBe(Claim.Done);
+    });
+  }
+
   it('keeps keys exact across the pages of its arena, and keys longer than a page', () => {
     const memo = new VerdictMemo();
     // 100,000 keys of 20 to 25 bytes: two pages and more
@@ -99,6 +122,9 @@ describe('dedupe memory', () => {
   it('claims each address once, and gives back its verdict under the asking row’s spelling, through growth', () => {
     const memo = new VerdictMemo();
     const n = 1_200_000; // past the preallocated million: the table grows under pending claims
+    // keys the table must find again after growing rehashes them from their bytes
+    const wide = ['é@x.io', '\u4e00\u4e01@x.io', '\ud800@x', '\u00ff@x', 'ab\u0100', 'a'];
+    const wideTickets = wide.map((k) => memo.claim(k));
     const tickets: number[] = [];
     let fresh = 0;
     for (let i = 0; i < n; i++) {
@@ -129,7 +155,11 @@ describe('dedupe memory', () => {
     expect(memo.claimed).toBe(Claim.New);
     expect(memo.find(addressKey('nobody@d1.com'))).toBe(-1); // pending is not answered
     expect(memo.find(addressKey('u9@d2.com'))).toBe(memo.claim(addressKey('u9@d2.com')));
-    expect(memo.size).toBe(n + 2);
+    wide.forEach((k, i) => {
+      expect(memo.claim(k)).toBe(wideTickets[i]);
+      expect(memo.claimed).toBe(Claim.Pending);
+    });
+    expect(memo.size).toBe(n + 2 + wide.length);
   });
 
   it('gives back a domain that ends the address but is not its last part exactly as answered', () => {
