@@ -234,9 +234,7 @@ export class VerdictMemo {
  * (`npm run bench core`, runs alternating, same session) this throughput ratio
  * is 0.68–0.72 against 0.61–0.66 for interned domains in joined strings — the
  * domain table cost a cache miss per row that the rest of the run keeps
- * evicting — for peak RSS 173–186 MB against 169–199 MB. Looking the slots up
- * ahead, a window of rows at a time (as the hash-only memo did), paid nothing
- * on top: the key must be read twice for it.
+ * evicting — for peak RSS 173–186 MB against 169–199 MB.
  */
 class KeyArena {
   private readonly pages: Buffer[] = [Buffer.alloc(PAGE)];
