@@ -226,13 +226,14 @@ export class VerdictMemo {
  * is 0xff and its two bytes, so two keys are equal exactly when their bytes
  * are. Growing the table takes the hashes again from the bytes (hashEncoded).
  *
- * `locate(key)` writes the key's bytes after the last key added and hashes
- * them; `matches` compares them with a ticket's, and `add` keeps them. Keys
- * never straddle pages.
+ * `locate(key)` writes the key's bytes after the last key added and takes
+ * its hash; `matches` compares those bytes with a ticket's, and `add` keeps
+ * them. Keys never straddle pages.
  *
  * Whole keys, not a local part plus an interned domain: at 1M rows
- * (`npm run bench core`, runs alternating, same session) this throughput ratio
- * is 0.68–0.72 against 0.61–0.66 for interned domains in joined strings — the
+ * (`npm run bench core`, runs alternating, same session, before the lookahead
+ * and the native copy) the throughput ratio was 0.68–0.72 against 0.61–0.66
+ * for interned domains in joined strings — the
  * domain table cost a cache miss per row that the rest of the run keeps
  * evicting — for peak RSS 173–186 MB against 169–199 MB.
  */
