@@ -2,8 +2,8 @@ import ExcelJS from 'exceljs';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { describe, expect, it } from 'vitest';
+import { localDnsForFile } from '../support/local-dns.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
 
 // Excel workbooks and legacy encodings in, Excel out: the real binary on the
@@ -14,14 +14,8 @@ const file = (name: string, content: string | Buffer): string => {
   writeFileSync(path(name), content);
   return path(name);
 };
-let dns: TestDnsServer;
-beforeAll(async () => {
-  dns = await startDnsServer();
-});
-afterAll(async () => {
-  await dns.close();
-});
-const local = (): string[] => ['--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '-q'];
+const dns = localDnsForFile();
+const local = dns.localFlags;
 
 /** A workbook with a decoy first sheet, and the contacts on a sheet named Leads. */
 async function workbook(name: string): Promise<string> {

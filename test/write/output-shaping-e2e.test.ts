@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { describe, expect, it } from 'vitest';
+import { localDnsForFile } from '../support/local-dns.js';
 import { startFaultServer } from '../support/fault-server.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
 
@@ -14,14 +14,8 @@ const file = (name: string, content: string): string => {
   writeFileSync(path, content);
   return path;
 };
-let dns: TestDnsServer;
-beforeAll(async () => {
-  dns = await startDnsServer();
-});
-afterAll(async () => {
-  await dns.close();
-});
-const local = (): string[] => ['--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '-q'];
+const dns = localDnsForFile();
+const local = dns.localFlags;
 
 // one of each status: valid, invalid (precheck), risky (role), unknown (the resolver fails)
 const USERS =
