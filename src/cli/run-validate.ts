@@ -18,6 +18,7 @@ import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
+import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -55,7 +56,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   // Each part gets the options it uses, not every flag of the command.
   const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
   const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
+  // The pipeline keeps enough batches ready for the most the API client may put in flight;
+  // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
+  const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
   const cleanUp = new CleanUp();
   return cleanUp.around(async () => {
     if (flags.dryRun) {
@@ -94,6 +98,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           (await import('../engines/api/client.js')).createApiValidator({
             ...apiSettings(choice, flags, say),
             concurrency: flags.concurrency,
+            // --verbose: each change of the in-flight limit, with its reason
+            ...(flags.verbose ? { onConcurrencyChange: (c: LimitChange) => say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
           })
@@ -126,7 +132,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       validator,
       writer: output.writer,
       batchSize: flags.batchSize,
-      concurrency: flags.concurrency,
+      concurrency: batchesInFlight,
       only: flags.only,
       onProgress: (p) => Object.assign(progress, p),
       known,
