@@ -297,7 +297,8 @@ export class Governor {
   /** Tells onLimit when the limit in force has changed. */
   private showLimit(reason: string | undefined): void {
     const to = this.cap();
-    if (to === this.shownLimit || !this.probed) return;
+    // a pinned limit has no changes to tell: the probe opening to it is the governor's, not the limit's
+    if (to === this.shownLimit || !this.probed || this.concurrency.mode === 'fixed') return;
     const from = this.shownLimit;
     this.shownLimit = to;
     const planned = this.planBinds && to > this.concurrency.limit;
