@@ -8,20 +8,21 @@
  * sent during it comes back, so that a round is one round trip whatever the
  * latency. At the end of each round it looks at what the round taught:
  *
+ * - Little's law, the way TCP Vegas and Netflix's concurrency-limits read it:
+ *   with `limit` in flight, answers taking `rtt` where the server alone takes
+ *   `minRtt`, about `queued = limit × (1 − minRtt / rtt)` requests wait in a
+ *   queue at the server, and `limit − queued` is what it sustains without one.
  * - Slow start: from 1 in flight (the first request probes), the limit doubles
- *   each round while every answer comes back about as fast as the fastest
- *   seen. It ends at the first sign of a queue: one answer 25% slower than the
- *   minimum (the way HyStart ends TCP's slow start on delay, before any loss), or
- *   a refusal. Doubling, not +1: against a server 400 ms away, +1 per round
- *   takes 6 s to reach 16 in flight.
- * - Then Little's law, the way TCP Vegas and Netflix's concurrency-limits Vegas
- *   read it: with `limit` in flight, answers taking `rtt` where the server
- *   alone takes `minRtt`, about `limit × (1 − minRtt / rtt)` requests wait in
- *   a queue at the server. Fewer than alpha (3·log10 limit, at least 2): one more
- *   in flight. More than beta (6·log10 limit, at least 4): back to what the
- *   server sustains without queueing, `limit × minRtt / rtt` plus alpha — a
+ *   each round while less than one request waits (the way HyStart ends TCP's
+ *   slow start on delay, before any loss), and until a refusal. Doubling, not
+ *   +1: against a server 400 ms away, +1 per round takes 6 s to reach 16.
+ * - Then: fewer than alpha waiting (3·log10 limit, at least 2) → the limit
+ *   becomes what the server sustains plus alpha (Netflix's Gradient2 adds a
+ *   queue allowance the same way), a few more per round. More than beta
+ *   (6·log10 limit, at least 4) → what the server sustains plus alpha: a
  *   multiplicative decrease as deep as the queue is long, never less than the
- *   0.9 Vector's adaptive request concurrency takes off per round.
+ *   0.9 Vector's adaptive request concurrency takes off per round. In between,
+ *   it holds.
  * - A refusal (503, 429) or a request lost (timeout, reset connection) in the
  *   round: × 0.9 (Vector's decrease ratio), × 0.5 when nothing in the round
  *   got through at all.
@@ -95,8 +96,8 @@ export class FixedLimit implements ConcurrencyLimit {
   }
 }
 
-/** an answer this much slower than the fastest ends slow start */
-const SLOW_START_EXIT = 1.25;
+/** slow start ends once about this many requests wait at the server */
+const SLOW_START_EXIT = 1;
 /** on a refusal or a lost request: Vector's decrease ratio */
 const DECREASE = 0.9;
 /** how far the minimum round trip moves towards a slower round's fastest answer */
@@ -108,7 +109,6 @@ interface Round {
   rttSum: number;
   answers: number;
   fastest: number;
-  slowest: number;
   overloads: number;
   reachedLimit: boolean;
 }
@@ -148,7 +148,6 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       r.rttSum += sample.rttMs;
       r.answers++;
       r.fastest = Math.min(r.fastest, sample.rttMs);
-      r.slowest = Math.max(r.slowest, sample.rttMs);
       this.smoothed = smooth(this.smoothed, sample.rttMs);
     }
     if (ticket < r.firstTicket) return undefined;
@@ -174,25 +173,24 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       reason = `the server pushed back (${r.overloads} of ${r.overloads + r.answers} ${r.overloads + r.answers === 1 ? 'request' : 'requests'} refused or lost)`;
     } else if (rtt !== undefined && minRtt !== undefined) {
       const latency = `answers at ${ms(rtt)} (fastest ${ms(minRtt)})`;
-      if (this.slowStart && r.slowest > minRtt * SLOW_START_EXIT) this.slowStart = false;
+      const queued = this.value * (1 - minRtt / rtt);
+      const sustained = this.value - queued;
+      const log = Math.log10(Math.max(2, this.value));
+      const alpha = Math.max(2, 3 * log);
+      const beta = Math.max(4, 6 * log);
+      if (this.slowStart && queued >= SLOW_START_EXIT) this.slowStart = false;
       if (this.slowStart) {
         if (r.reachedLimit) {
           this.value = Math.min(MAX_IN_FLIGHT, this.value * 2);
           reason = `${latency}: no queue yet, doubling`;
         }
-      } else {
-        const queued = this.value * (1 - minRtt / rtt);
-        const log = Math.log10(Math.max(2, this.value));
-        const alpha = Math.max(2, 3 * log);
-        const beta = Math.max(4, 6 * log);
-        if (queued > beta) {
-          this.pushedBack = true;
-          this.value = Math.max(1, Math.min(this.value * DECREASE, (this.value * minRtt) / rtt + alpha));
-          reason = `${latency}: about ${Math.round(queued)} waiting at the server`;
-        } else if (queued < alpha && r.reachedLimit) {
-          this.value = Math.min(MAX_IN_FLIGHT, this.value + 1);
-          reason = `${latency}: steady`;
-        }
+      } else if (queued > beta) {
+        this.pushedBack = true;
+        this.value = Math.max(1, Math.min(this.value * DECREASE, sustained + alpha));
+        reason = `${latency}: about ${Math.round(queued)} waiting at the server`;
+      } else if (queued < alpha && r.reachedLimit) {
+        this.value = Math.min(MAX_IN_FLIGHT, Math.max(this.value + 1 / this.value, sustained + alpha));
+        reason = `${latency}: steady`;
       }
     }
     // the value keeps its fraction: small steps add up even when the whole number does not move yet
@@ -202,7 +200,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 }
 
 function newRound(firstTicket: number): Round {
-  return { firstTicket, rttSum: 0, answers: 0, fastest: Infinity, slowest: 0, overloads: 0, reachedLimit: false };
+  return { firstTicket, rttSum: 0, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false };
 }
 
 /** an EWMA with Vector's weight of 0.4 for the newest sample */

@@ -31,12 +31,12 @@ describe('AdaptiveLimit, round by round', () => {
   it.each([
     ['doubles while answers come back as fast as the fastest', times(7, { sample: ok(400) }), [2, 4, 8, 16, 32, 64, 64]],
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
-    ['leaves slow start at the first answer 25% slower, then grows by one', [
+    ['leaves slow start once about one request waits, then grows to what the server sustains plus a few', [
       ...times(3, { sample: ok(200) }),
       { sample: (i: number) => ok(i < 6 ? 200 : 260) },
       { sample: ok(210) },
       { sample: ok(210) },
-    ], [2, 4, 8, 16, 17, 18]],
+    ], [2, 4, 8, 16, 18, 21]],
     ['backs off by 0.9 when some requests are refused', [
       ...times(4, { sample: ok(200) }),
       { sample: (i: number) => (i < 2 ? refused : ok(200)) },
