@@ -1,4 +1,4 @@
-import { addressKey } from '../dedupe/address-key.js';
+import { addressKey } from '../codec/address-key.js';
 import { Dedupe } from '../dedupe/dedupe.js';
 import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
@@ -7,7 +7,7 @@ import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
-import type { KnownVerdicts } from './known-verdicts.js';
+import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunProgress } from './tally.js';
 

@@ -1,8 +1,8 @@
-import { addressKey } from '../dedupe/address-key.js';
-import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import { addressKey } from '../codec/address-key.js';
+import { VerdictMemo, type KeyHash } from '../codec/verdict-memo.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { TailPool } from './encoding.js';
+import { TailPool } from '../codec/verdict-encoding.js';
 import { lockFile } from './lock.js';
 import { appending, checkRegularFile, openVerdictFile, parseEntry } from './verdict-file.js';
 

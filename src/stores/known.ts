@@ -1,4 +1,4 @@
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 
 /**
  * One KnownVerdicts over several stores, asked in order (journal, then cache):

@@ -1,4 +1,4 @@
-import type { VerdictMemo } from '../dedupe/verdict-memo.js';
+import type { VerdictMemo } from '../codec/verdict-memo.js';
 import type { Verdict } from '../verdict.js';
 
 /**

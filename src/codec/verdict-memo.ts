@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import { sharedTail } from '../stores/encoding.js';
+import { sharedTail } from './verdict-encoding.js';
 import { domainOf } from './address-key.js';
 
 /** What `claim()` found for an address. */
