@@ -33,8 +33,8 @@ export type KeyHash = (key: string) => number;
  * once and a duplicate row later in the input gets its verdict without a second
  * request. The journal keeps its index in one too.
  *
- * It must hold a million addresses in little memory (PRODUCT.md §5: memory stays
- * flat), so it keeps no string or object per address: the keys as bytes, side
+ * It must hold a million addresses in little memory (a million-row job must not
+ * grow by an object per row), so it keeps no string or object per address: the keys as bytes, side
  * by side (see KeyArena), and the index of a shared verdict "shape" in two
  * bytes: a verdict without its address, known by its tail — the same encoding
  * the journal and the cache write after the address (see sharedTail). Most
