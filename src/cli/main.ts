@@ -43,9 +43,11 @@ export async function main(argv: string[]): Promise<void> {
     .addHelpText('before', EXAMPLES)
     .exitOverride()
     .configureOutput(OUTPUT);
-  program.addCommand(validateCommand());
+  // Each command declares its flags; what it runs is loaded only when it runs, from here,
+  // so that a command's declaration and its run never import each other.
+  program.addCommand(validateCommand(async (input, flags) => (await import('./run-validate.js')).runValidate(input, flags)));
   program.addCommand(checkCommand());
-  program.addCommand(serveCommand());
+  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(flags)));
   program.addCommand(keysCommand());
   program.addCommand(completionCommand(program));
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike
