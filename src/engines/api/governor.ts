@@ -18,9 +18,8 @@ import type { ConcurrencyStats } from '../../summary.js';
  *   windows count the requests *started* in them, so pacing at the window's
  *   average rate (Little's law: 20 per 10 s × 3 s latency = 6 in flight) would
  *   take twice as long as sending what the window allows at once. A plan binds
- *   when even the most requests in flight could not spend what the window still
- *   allows before it resets; a server that pushes back or queues takes the
- *   limit back to its own.
+ *   when the most requests in flight could send more than a window allows; a
+ *   server that pushes back or queues takes the limit back to its own.
  */
 export interface GovernorOptions {
   /** a number pins the requests in flight; 'auto' lets them follow the server */
@@ -73,6 +72,7 @@ export class Governor {
   private shownLimit = 1;
   /** the server's plan runs out before its window does: spend each window at once */
   private planBinds = false;
+  private longestWindowMs = 0;
   private peak = 0;
   private firstSentAt: number | undefined;
   private lastChangeAt = 0;
@@ -283,15 +283,16 @@ export class Governor {
   }
 
   /**
-   * Does the plan bind? When the window still allows fewer requests than the
-   * most in flight could send before it resets, the window and not the server
-   * is what holds the run back.
+   * Does the plan bind? When a window allows fewer requests than the most in
+   * flight could send in one, the window and not the server is what holds the
+   * run back. The window's length is not in the headers: the longest time to
+   * a reset seen so far stands for it.
    */
   private judgePlan(info: RateLimitInfo, now: number): void {
-    if (info.remaining === undefined || info.resetAt === undefined || this.limit === undefined || info.resetAt <= now) return;
+    if (info.resetAt === undefined || this.limit === undefined || info.resetAt <= now) return;
+    this.longestWindowMs = Math.max(this.longestWindowMs, info.resetAt - now);
     const rtt = Math.max(1, this.concurrency.rttMs ?? 1);
-    const couldSend = MAX_IN_FLIGHT * Math.max(1, (info.resetAt - now) / rtt);
-    this.planBinds = info.remaining < couldSend;
+    this.planBinds = this.limit < MAX_IN_FLIGHT * Math.max(1, this.longestWindowMs / rtt);
   }
 
   /** Tells onLimit when the limit in force has changed. */
