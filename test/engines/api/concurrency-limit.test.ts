@@ -185,6 +185,7 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
     expect(r.status429).toBe(0);
     expect(r.ms / ideal).toBeLessThanOrEqual(1.2);
     expect(r.inFlight.peak).toBeGreaterThanOrEqual(19);
+    expect(r.changes).toEqual(['1→20']); // the plan, once the probe told it
   });
 
   it('a plan that does not bind (400 ms, 1000 per s): at least as fast as 16 pinned, no 429', async () => {
@@ -193,6 +194,8 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
     const fixed = await simulate(16, server, 200);
     expect(auto.status429 + fixed.status429).toBe(0);
     expect(fixed.ms / auto.ms).toBeGreaterThanOrEqual(1);
+    // the plan allows more than 64 in flight could send: the limit is the server's, found by slow start
+    expect(auto.changes.slice(0, 3)).toEqual(['1→2', '2→4', '4→8']);
   });
 
   it('a server that queues past 6 and refuses past 12 (200 ms): ≤ 5% refused, within 1.3× its capacity', async () => {
