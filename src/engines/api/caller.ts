@@ -69,6 +69,8 @@ export class Caller {
   private refused: AuthError | undefined;
   /** some request of this run got an HTTP answer */
   private reached = false;
+  /** the call under way while none has been answered yet: the others wait for it */
+  private firstContact: Promise<void> | undefined;
   /** set when the API never answered and one request ran out of retries */
   private unreachable: { code: ErrorCode; message: string; failure: Failure } | undefined;
 
@@ -87,6 +89,31 @@ export class Caller {
     parse: (body: unknown) => T | undefined,
     signal: AbortSignal,
     /** a bulk request's size, checked against what the server is known to accept */
+    batch?: { size: number; limit: BatchLimit },
+  ): Promise<CallResult<T>> {
+    // Until the API has answered once, one call at a time, its retries included:
+    // a wrong URL costs one call's retries, not a first try from every batch
+    // waiting while that call backs off.
+    while (!this.reached && this.firstContact) await this.firstContact;
+    if (this.reached) return this.attempts(path, payload, parse, signal, batch);
+    const call = this.attempts(path, payload, parse, signal, batch);
+    const settled = call.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.firstContact = settled;
+    try {
+      return await call;
+    } finally {
+      if (this.firstContact === settled) this.firstContact = undefined;
+    }
+  }
+
+  private async attempts<T>(
+    path: string,
+    payload: unknown,
+    parse: (body: unknown) => T | undefined,
+    signal: AbortSignal,
     batch?: { size: number; limit: BatchLimit },
   ): Promise<CallResult<T>> {
     const deadline = this.clock.now() + (this.options.rateLimitMaxWaitMs ?? DEFAULT_RATE_LIMIT_MAX_WAIT_MS);
