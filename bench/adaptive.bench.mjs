@@ -20,7 +20,9 @@ const SERVER = join(ROOT, 'test', 'support', 'fault-server.mjs');
 const MINIMAL = join(ROOT, 'bench', 'minimal-client.mjs');
 const KEY = 'bench-adaptive-key';
 const BATCH = 1000;
+// ADAPTIVE_ROUNDS=3 for more runs per case; ADAPTIVE_CASES=b,c for some of them
 const ROUNDS = Number(process.env.ADAPTIVE_ROUNDS ?? 2);
+const CASES = (process.env.ADAPTIVE_CASES ?? 'a,b,c').split(',');
 
 async function server(args) {
   const s = await startServerProcess(SERVER, ['--api-key', KEY, ...args]);
@@ -99,7 +101,7 @@ const limitsLine = (limits) => (limits.length ? `limit 1 → ${limits.join(' →
 let failed = false;
 
 // (a) a plan that binds
-{
+if (CASES.includes('a')) {
   const N = 40_000;
   const [LIMIT, WINDOW, LATENCY] = [20, 10_000, 3000];
   const input = await addressFile(N);
@@ -120,7 +122,7 @@ let failed = false;
 }
 
 // (b) a roomy plan, against a simple client with 16 in flight
-{
+if (CASES.includes('b')) {
   const N = 200_000;
   const args = ['--delay-ms', '400', '--rate-limit', '1000/1000'];
   const input = await addressFile(N);
@@ -147,7 +149,7 @@ let failed = false;
 }
 
 // (c) a server at capacity
-{
+if (CASES.includes('c')) {
   const N = 200_000;
   const [CAPACITY, LATENCY] = [6, 200];
   const input = await addressFile(N);

@@ -9,9 +9,9 @@
  * latency. At the end of each round it looks at what the round taught:
  *
  * - Little's law, the way TCP Vegas and Netflix's concurrency-limits read it:
- *   with `limit` in flight, answers taking `rtt` where the server alone takes
- *   `minRtt`, about `queued = limit × (1 − minRtt / rtt)` requests wait in a
- *   queue at the server, and `limit − queued` is what it sustains without one.
+ *   with `load` in flight, answers taking `rtt` where the server alone takes
+ *   `minRtt`, about `queued = load × (1 − minRtt / rtt)` requests wait in a
+ *   queue at the server, and `load − queued` is what it sustains without one.
  * - Slow start: from 1 in flight (the first request probes), the limit doubles
  *   each round while less than one request waits (the way HyStart ends TCP's
  *   slow start on delay, before any loss), and until a refusal. Doubling, not
@@ -111,6 +111,8 @@ interface Round {
   fastest: number;
   overloads: number;
   reachedLimit: boolean;
+  /** the most in flight when a request left during the round */
+  peakInFlight: number;
 }
 
 export class AdaptiveLimit implements ConcurrencyLimit {
@@ -138,6 +140,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 
   dispatched(inFlight: number): number {
     if (inFlight >= this.limit) this.round.reachedLimit = true;
+    this.round.peakInFlight = Math.max(this.round.peakInFlight, inFlight);
     return this.ticket++;
   }
 
@@ -173,8 +176,10 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       reason = `the server pushed back (${r.overloads} of ${r.overloads + r.answers} ${r.overloads + r.answers === 1 ? 'request' : 'requests'} refused or lost)`;
     } else if (rtt !== undefined && minRtt !== undefined) {
       const latency = `answers at ${ms(rtt)} (fastest ${ms(minRtt)})`;
-      const queued = this.value * (1 - minRtt / rtt);
-      const sustained = this.value - queued;
+      // what was in flight, which a binding plan may have taken past the limit, or a slow input kept below it
+      const load = r.peakInFlight > 0 ? r.peakInFlight : this.value;
+      const queued = load * (1 - minRtt / rtt);
+      const sustained = load - queued;
       const log = Math.log10(Math.max(2, this.value));
       const alpha = Math.max(2, 3 * log);
       const beta = Math.max(4, 6 * log);
@@ -200,7 +205,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 }
 
 function newRound(firstTicket: number): Round {
-  return { firstTicket, rttSum: 0, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false };
+  return { firstTicket, rttSum: 0, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0 };
 }
 
 /** an EWMA with Vector's weight of 0.4 for the newest sample */

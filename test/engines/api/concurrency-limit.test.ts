@@ -36,7 +36,7 @@ describe('AdaptiveLimit, round by round', () => {
       { sample: (i: number) => ok(i < 6 ? 200 : 260) },
       { sample: ok(210) },
       { sample: ok(210) },
-    ], [2, 4, 8, 16, 18, 21]],
+    ], [2, 4, 8, 16, 18, 20]],
     ['backs off by 0.9 when some requests are refused', [
       ...times(4, { sample: ok(200) }),
       { sample: (i: number) => (i < 2 ? refused : ok(200)) },
