@@ -13,6 +13,7 @@
 // the server saw it). Wall times are the whole process, start-up included.
 // Needs `npm run build` first (npm run bench does it). Takes about a minute and a half.
 import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { addressFile, BIN, median, OUT, ROOT, startServerProcess, timed } from './lib.mjs';
 
@@ -99,6 +100,9 @@ function plot(trace, width = 60, height = 6) {
 const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const limitsLine = (limits) => (limits.length ? `limit 1 → ${limits.join(' → ')}` : 'limit unchanged');
 let failed = false;
+// the machine may be shared: say how busy it was, so a figure can be weighed
+const load = () => `load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores`;
+console.log(`${load()} at the start`);
 
 // (a) a plan that binds
 if (CASES.includes('a')) {
@@ -174,4 +178,5 @@ if (CASES.includes('c')) {
   console.log(plot(runs.at(-1).stats.trace));
 }
 
+console.log(`\n${load()} at the end`);
 process.exitCode = failed ? 1 : 0;
