@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: Record<string, number> = {
   // what every layer shares: the verdict, the summary, the error types
   verdict: 0,
+  delay: 0,
   summary: 0,
   errors: 0,
   version: 0,
