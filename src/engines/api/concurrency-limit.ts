@@ -9,7 +9,7 @@
  * latency. At the end of each round it looks at what the round taught:
  *
  * - Little's law, the way TCP Vegas and Netflix's concurrency-limits read it:
- *   with `load` in flight, answers taking `rtt` where the server alone takes
+ *   with `load` in flight, answers taking `rtt` (the round's median) where the server alone takes
  *   `minRtt`, about `queued = load × (1 − minRtt / rtt)` requests wait in a
  *   queue at the server, and `load − queued` is what it sustains without one.
  * - Slow start: from 1 in flight (the first request probes), the limit doubles
@@ -106,7 +106,8 @@ const MIN_RTT_DRIFT = 1 / 50;
 interface Round {
   /** tickets from here on were dispatched during this round */
   firstTicket: number;
-  rttSum: number;
+  /** the round trips of the answers in the round */
+  rtts: number[];
   answers: number;
   fastest: number;
   overloads: number;
@@ -148,7 +149,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
     const r = this.round;
     if (sample.overload) r.overloads++;
     else if (sample.rttMs !== undefined) {
-      r.rttSum += sample.rttMs;
+      r.rtts.push(sample.rttMs);
       r.answers++;
       r.fastest = Math.min(r.fastest, sample.rttMs);
       this.smoothed = smooth(this.smoothed, sample.rttMs);
@@ -162,7 +163,9 @@ export class AdaptiveLimit implements ConcurrencyLimit {
     this.round = newRound(this.ticket);
     const from = this.limit;
     let reason = '';
-    const rtt = r.answers > 0 ? r.rttSum / r.answers : undefined;
+    // the median: a queue at the server delays every answer, a busy client or a
+    // garbage collection only some; the median sees the first and not the second
+    const rtt = r.answers > 0 ? median(r.rtts) : undefined;
     if (rtt !== undefined) {
       this.minRtt = this.minRtt === undefined || r.fastest < this.minRtt ? r.fastest : this.minRtt + (r.fastest - this.minRtt) * MIN_RTT_DRIFT;
     }
@@ -205,7 +208,13 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 }
 
 function newRound(firstTicket: number): Round {
-  return { firstTicket, rttSum: 0, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0 };
+  return { firstTicket, rtts: [], answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0 };
+}
+
+function median(values: number[]): number {
+  const sorted = values.sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** an EWMA with Vector's weight of 0.4 for the newest sample */

@@ -33,10 +33,15 @@ describe('AdaptiveLimit, round by round', () => {
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
     ['leaves slow start once about one request waits, then grows to what the server sustains plus a few', [
       ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 6 ? 200 : 260) },
+      { sample: (i: number) => ok(i < 2 ? 200 : 260) }, // most answers a quarter slower: a queue
       { sample: ok(210) },
       { sample: ok(210) },
-    ], [2, 4, 8, 16, 18, 20]],
+    ], [2, 4, 8, 16, 16, 18]],
+    ['takes no notice of a few late answers (a busy client, not a queue at the server)', [
+      ...times(3, { sample: ok(200) }),
+      { sample: (i: number) => ok(i < 2 ? 600 : 200) },
+      { sample: ok(200) },
+    ], [2, 4, 8, 16, 32]],
     ['backs off by 0.9 when some requests are refused', [
       ...times(4, { sample: ok(200) }),
       { sample: (i: number) => (i < 2 ? refused : ok(200)) },
@@ -51,7 +56,7 @@ describe('AdaptiveLimit, round by round', () => {
     const limit = new AdaptiveLimit();
     const seen = rounds(limit, [
       ...times(4, { sample: ok(200) }),
-      { sample: (i) => ok(i < 14 ? 200 : 260) }, // the end of slow start
+      { sample: (i) => ok(i < 4 ? 200 : 260) }, // the end of slow start
       ...times(2, { sample: ok(800) }), // then answers four times slower: about 3/4 of those in flight wait
     ]);
     expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 32, 32]);
