@@ -16,10 +16,10 @@
  *   each round while less than one request waits (the way HyStart ends TCP's
  *   slow start on delay, before any loss), and until a refusal. Doubling, not
  *   +1: against a server 400 ms away, +1 per round takes 6 s to reach 16.
- * - Then: fewer than alpha waiting (3·log10 limit, at least 2) → the limit
+ * - Then: fewer than alpha waiting (3·log10 load, at least 2) → the limit
  *   becomes what the server sustains plus alpha (Netflix's Gradient2 adds a
  *   queue allowance the same way), a few more per round. More than beta
- *   (6·log10 limit, at least 4) → what the server sustains plus alpha: a
+ *   (6·log10 load, at least 4) → what the server sustains plus alpha: a
  *   multiplicative decrease as deep as the queue is long, never less than the
  *   0.9 Vector's adaptive request concurrency takes off per round. In between,
  *   it holds.
@@ -183,7 +183,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       const load = r.peakInFlight > 0 ? r.peakInFlight : this.value;
       const queued = load * (1 - minRtt / rtt);
       const sustained = load - queued;
-      const log = Math.log10(Math.max(2, this.value));
+      const log = Math.log10(Math.max(2, load));
       const alpha = Math.max(2, 3 * log);
       const beta = Math.max(4, 6 * log);
       if (this.slowStart && queued >= SLOW_START_EXIT) this.slowStart = false;
