@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
-import { concurrencyLimit, MAX_IN_FLIGHT, type ConcurrencyLimit, type ConcurrencySetting } from './concurrency-limit.js';
+import { concurrencyLimit, MAX_IN_FLIGHT, type ConcurrencyLimit, type ConcurrencySetting, type LimitChange } from './concurrency-limit.js';
 import type { RateLimitInfo } from './rate-limit-headers.js';
 import type { ConcurrencyStats } from '../../summary.js';
 
@@ -25,7 +25,7 @@ export interface GovernorOptions {
   /** a number pins the requests in flight; 'auto' lets them follow the server */
   concurrency: ConcurrencySetting;
   /** told each change of the in-flight limit, with its reason (--verbose) */
-  onLimit?: (change: { from: number; to: number; reason: string }) => void;
+  onLimit?: (change: LimitChange) => void;
   clock?: Clock;
   /** dispatch this long after a reset, so a request never arrives a hair early */
   resetMarginMs?: number;
@@ -50,7 +50,6 @@ export interface Outcome {
   overloaded?: boolean;
 }
 
-
 export interface Permit {
   /** report how the request ended; exactly once (later calls are ignored) */
   done(outcome?: Outcome): void;
@@ -70,8 +69,9 @@ export class Governor {
   private readonly onLimit: GovernorOptions['onLimit'];
   /** the in-flight limit last told to onLimit */
   private shownLimit = 1;
-  /** the server's plan runs out before its window does: spend each window at once */
+  /** a window allows fewer requests than the most in flight could send in it: spend each at once */
   private planBinds = false;
+  /** the longest time to a reset seen: the window's length, which no header tells */
   private longestWindowMs = 0;
   private peak = 0;
   private firstSentAt: number | undefined;
