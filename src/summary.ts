@@ -1,3 +1,5 @@
+import type { Reason } from './reason.js';
+
 /** The run's summary (PRODUCT.md §3); printed on stderr, written by --summary. */
 export interface Summary {
   total: number;
@@ -5,10 +7,14 @@ export interface Summary {
   invalid: number;
   risky: number;
   unknown: number;
+  /** rows by reason (see src/reason.ts), duplicates included; only the reasons that occurred, in the vocabulary's order */
+  reasons: Partial<Record<Reason, number>>;
   /** rows carrying an `error` (no verdict could be obtained) */
   errors: number;
   /** rows whose address already appeared earlier in the input */
   duplicates: number;
+  /** --unique: the duplicates left out of the output */
+  duplicatesRemoved?: number;
   requests: number;
   retries: number;
   /** 429 answers */
@@ -56,6 +62,7 @@ export function emptySummary(engine: 'api' | 'local'): Summary {
     invalid: 0,
     risky: 0,
     unknown: 0,
+    reasons: {},
     errors: 0,
     duplicates: 0,
     requests: 0,

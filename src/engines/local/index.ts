@@ -188,6 +188,7 @@ const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
 function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
+  if (f?.failure !== undefined) c.smtpFailure = f.failure;
 }
 
 /** `work`'s value, or undefined once `ms` have passed (work goes on). */
