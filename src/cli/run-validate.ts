@@ -110,7 +110,11 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
             stop: stopSending.signal,
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
+          (await import('../engines/local/index.js')).createLocalValidator({
+            ...localSettings(flags, smtp, notice),
+            // the progress line moves while a batch waits on DNS or SMTP
+            onChecked: (addresses) => (progress.addressesChecked += addresses),
+          });
     cleanUp.defer(() => validator.close());
 
     const reporter = new RunReporter(progress, {

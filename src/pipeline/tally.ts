@@ -12,6 +12,8 @@ export interface RunProgress {
   /** distinct addresses answered so far (engine, journal or cache) */
   addressesDone: number;
   rowsWritten: number;
+  /** of addressesDone, those answered from the journal or the cache (not by the engine) */
+  addressesReused: number;
   /** true once the whole input has been read: the totals above are then final */
   inputDone: boolean;
 }
@@ -71,7 +73,8 @@ export class Tally {
 
   progress(): RunProgress {
     const { rowsRead, addressesQueued, addressesDone, inputDone } = this;
-    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, inputDone };
+    const addressesReused = this.counts.fromJournal + this.counts.fromCache;
+    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, addressesReused, inputDone };
   }
 
   /** The run's summary: the rows' counts with the engine's own. */
