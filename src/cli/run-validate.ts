@@ -18,8 +18,8 @@ import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
-import { ADDRESS_SHARE, checkAddressColumn } from '../pipeline/address-check.js';
-import { surveySheets } from '../read/sheet-survey.js';
+import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
+import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -45,19 +45,27 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   }
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
+  const addressCheck = {
+    name: inputPath === '-' ? 'stdin' : inputPath,
+    sheet: flags.sheet,
+    otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
+  };
   const opened = await openInput({
     path: inputPath,
     column: flags.column,
     sheet: flags.sheet,
     encoding: flags.encoding,
     onNotice: notice,
+  }).catch(async (err: unknown) => {
+    // a sheet in which no column holds an "@": perhaps another sheet does
+    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
+      const advice = await sheetAdvice(addressCheck);
+      if (advice !== undefined) throw new UsageError(advice);
+    }
+    throw err;
   });
   // An address column without addresses stops here, before anything is sent.
-  const input = await checkAddressColumn(opened, {
-    name: inputPath === '-' ? 'stdin' : inputPath,
-    sheet: flags.sheet,
-    otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
-  }).catch((err: unknown) => {
+  const input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
     opened.close();
     throw err;
   });
@@ -173,3 +181,4 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
+

@@ -64,17 +64,24 @@ async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckO
   if (better !== undefined) {
     return `${here} holds no addresses; column ${quoted(input.header[better]!)} does: use --column ${columnArg(input.header, better)}`;
   }
-  if (input.kind === 'xlsx' && o.otherSheets) {
-    const sheets = await o.otherSheets().catch(() => []);
-    const current = sheets.find((s) => (o.sheet === undefined ? s.position === 1 : s.name === o.sheet || String(s.position) === o.sheet));
-    const good = sheets.filter((s) => s.holdsAddresses && s !== current);
-    if (good.length > 0) {
-      const sheet = current ? `sheet ${quoted(current.name)}` : 'the sheet read';
-      const names = good.map((s) => quoted(s.name)).join(', ');
-      return `${sheet} holds no addresses; ${good.length === 1 ? `sheet ${names} does` : `sheets ${names} do`}: use --sheet ${shellWord(good[0]!.name)}`;
-    }
-  }
+  const sheets = input.kind === 'xlsx' ? await sheetAdvice(o) : undefined;
+  if (sheets !== undefined) return sheets;
   return `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells contain "@"); name the address column with --column`;
+}
+
+/**
+ * For a workbook whose chosen sheet holds no addresses: which sheets do, as
+ * the message to give, or undefined when none does (or it cannot be told).
+ */
+export async function sheetAdvice(o: AddressCheckOptions): Promise<string | undefined> {
+  if (!o.otherSheets) return undefined;
+  const sheets = await o.otherSheets().catch(() => []);
+  const current = sheets.find((s) => (o.sheet === undefined ? s.position === 1 : s.name === o.sheet || String(s.position) === o.sheet));
+  const good = sheets.filter((s) => s.holdsAddresses && s !== current);
+  if (good.length === 0) return undefined;
+  const sheet = current ? `sheet ${quoted(current.name)}` : 'the sheet read';
+  const names = good.map((s) => quoted(s.name)).join(', ');
+  return `${sheet} holds no addresses; ${good.length === 1 ? `sheet ${names} does` : `sheets ${names} do`}: use --sheet ${shellWord(good[0]!.name)}`;
 }
 
 /** The column with the most cells that contain "@", if enough of its cells do. */

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 
 /** A sheet of a workbook and whether its first rows hold addresses. */
 export interface SheetSurvey {
@@ -52,4 +52,20 @@ export async function surveySheets(path: string, share: number): Promise<SheetSu
 interface Sheet {
   name?: string;
   parse(): AsyncIterable<{ eventType: string; value: { values: unknown[] } }[]>;
+}
+
+/** A file that starts as a zip archive (an .xlsx workbook), whatever its name. */
+export function isWorkbook(path: string): boolean {
+  if (path === '-') return false;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const head = Buffer.alloc(4);
+      return readSync(fd, head, 0, 4, 0) === 4 && head.readUInt32BE(0) === 0x504b0304;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
