@@ -3,7 +3,7 @@ import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
 import { credentialsPath, readStoredKey } from './credentials.js';
-import { isLoopback } from '../serve/config.js';
+import { isLoopback } from './serve-config.js';
 import type { EngineFlags } from './shared-options.js';
 
 export interface EngineChoiceInput {
