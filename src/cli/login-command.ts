@@ -46,7 +46,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 /** Reads a line from the terminal without echoing it; Ctrl-C or Ctrl-D gives up. */
 function hiddenPrompt(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let text = '';
     const done = (err?: Error) => {
@@ -66,7 +65,9 @@ function hiddenPrompt(prompt: string): Promise<string> {
       }
     };
     stdin.setEncoding('utf8');
+    // echo off before the prompt shows: a key typed at once is never shown
     stdin.setRawMode(true);
+    process.stderr.write(prompt);
     stdin.on('data', onData);
     stdin.resume();
   });
