@@ -11,7 +11,7 @@ export const ENGINE_OPTIONS = {
     new Option('--engine <engine>', 'api, or local (alias offline) for the offline engine (default: api when a key is configured)')
       .choices(['api', 'local', 'offline'])),
   baseUrl: spec<string | undefined>(() => new Option('--base-url <url>', 'the API base address (env MAILSIFT_BASE_URL)')),
-  apiKeyFile: spec<string | undefined>(() => new Option('--api-key-file <file>', 'read the API key from this file (env MAILSIFT_API_KEY)')),
+  apiKeyFile: spec<string | undefined>(() => new Option('--api-key-file <file>', 'read the API key from this file (else env MAILSIFT_API_KEY, else the key stored by mailsift login)')),
   timeout: spec<number>(() => new Option('--timeout <seconds>', 'per-request timeout, API engine').argParser(positiveNumber).default(30)),
   retries: spec<number>(() =>
     new Option('--retries <n>', 'retries per request for retryable failures, API engine').argParser(intIn(0, 100)).default(5)),

@@ -42,7 +42,7 @@ Exit status:
   0    every row has a verdict
   1    an unexpected error (a bug: please report it)
   2    usage or input error (bad flag, unreadable file, no address column)
-  3    the API refused the key
+  3    the API refused the key, or the API is configured and no key was found
   4    finished, but some rows carry an error (the causes are printed)
   5    finished, but a --fail-on rule holds
   74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
