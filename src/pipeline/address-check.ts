@@ -1,3 +1,4 @@
+import { withDeadline } from '../delay.js';
 import { UsageError } from '../errors.js';
 import type { Input, InputRow } from '../read/input-row.js';
 
@@ -5,6 +6,8 @@ import type { Input, InputRow } from '../read/input-row.js';
 const SAMPLE_CELLS = 1000;
 /** below this share of cells with an "@", the column holds no addresses */
 export const ADDRESS_SHARE = 0.1;
+/** an input that pauses this long is judged on what it gave (the pipeline's idle flush waits as long) */
+const PAUSE_MS = 250;
 
 export interface AddressCheckOptions {
   /** the input's name in messages */
@@ -32,8 +35,18 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
   let cells = 0;
   let withAt = 0;
   let ended = false;
+  /** a chunk asked for while the input paused: the rows that follow start with it */
+  let next: Promise<IteratorResult<InputRow[]>> | undefined;
   while (cells < SAMPLE_CELLS) {
-    const r = await source.next();
+    next ??= source.next();
+    // A live feed (`tail -f`) may take hours to give 1000 cells: once it
+    // pauses, what has come is the sample.
+    const r = await withDeadline(next, PAUSE_MS);
+    if (r === undefined) {
+      if (cells > 0) break;
+      continue;
+    }
+    next = undefined;
     if (r.done) {
       ended = true;
       break;
@@ -52,7 +65,13 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
   async function* replay(): AsyncGenerator<InputRow[]> {
     yield* held;
     held.length = 0;
-    if (!ended) yield* { [Symbol.asyncIterator]: () => source };
+    if (ended) return;
+    if (next) {
+      const r = await next;
+      if (r.done) return;
+      yield r.value;
+    }
+    yield* { [Symbol.asyncIterator]: () => source };
   }
   return { ...input, rows: replay() };
 }
