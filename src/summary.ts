@@ -1,5 +1,3 @@
-import type { Reason } from './reason.js';
-
 /** The run's summary; printed on stderr, written by --summary. */
 export interface Summary {
   total: number;
@@ -7,8 +5,12 @@ export interface Summary {
   invalid: number;
   risky: number;
   unknown: number;
-  /** rows by reason (see src/reason.ts), duplicates included; only the reasons that occurred, in the vocabulary's order */
-  reasons: Partial<Record<Reason, number>>;
+  /**
+   * rows by reason (a token of REASONS in reason.ts, which sits above this
+   * module), duplicates included; only the reasons that occurred, in the
+   * vocabulary's order
+   */
+  reasons: Record<string, number>;
   /** rows carrying an `error` (no verdict could be obtained) */
   errors: number;
   /** rows whose address already appeared earlier in the input */

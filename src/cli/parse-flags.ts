@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseTokens, type RowToken } from '../pipeline/row-filter.js';
+import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 
 /** commander argument parsers: each names the problem in one line. */

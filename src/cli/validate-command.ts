@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
-import type { RowToken } from '../pipeline/row-filter.js';
+import type { RowToken } from '../write/row-filter.js';
 import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';

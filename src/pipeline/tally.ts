@@ -2,7 +2,7 @@ import { emptySummary, type Summary } from '../summary.js';
 import type { ValidatorStats } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
 import { reasonOf, REASONS, type Reason } from '../reason.js';
-import { keeps, type RowFilter } from './row-filter.js';
+import { keeps, type RowFilter } from '../write/row-filter.js';
 
 /** How far a run has got: what the progress line shows. */
 export interface RunProgress {

@@ -10,7 +10,7 @@ import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunProgress } from './tally.js';
-import type { RowFilter } from './row-filter.js';
+import type { RowFilter } from '../write/row-filter.js';
 
 export type { RunProgress } from './tally.js';
 

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Status } from '../verdict.js';
-import { statusesKept, type RowFilter } from '../pipeline/row-filter.js';
+import { statusesKept, type RowFilter } from './row-filter.js';
 import { isVerdictColumn, VERDICT_COLUMNS, type VerdictColumn } from './verdict-columns.js';
 
 export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keeps, parseTokens, statusesKept, type RowFilter } from '../../src/pipeline/row-filter.js';
+import { keeps, parseTokens, statusesKept, type RowFilter } from '../../src/write/row-filter.js';
 import { decide } from '../../src/engines/local/decide.js';
 import type { Verdict } from '../../src/verdict.js';
 
