@@ -52,12 +52,32 @@ const DISK_TROUBLE: Record<string, string> = {
 };
 
 /**
- * The error for a failed write to `label` (`--journal run.journal`, `out.csv`):
- * a full disk or a device error exits EXIT.ioError with what to do; anything
- * else stays unexpected. `after` says what a re-run keeps (e.g. of a journal).
+ * Path problems: the path given cannot be written (or read) at all, which the
+ * user fixes by giving another — a usage error (exit 2), like a bad flag.
+ */
+const PATH_TROUBLE: Record<string, string> = {
+  ENOENT: 'no such directory',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EISDIR: 'it is a directory',
+  ENAMETOOLONG: 'the name is too long',
+  ELOOP: 'too many symbolic links',
+};
+
+/**
+ * The error for a failed write to `label` (`--journal run.journal`, `out.csv`).
+ * One rule for every file mailsift writes: a path that cannot be written
+ * (missing directory, permission denied, read-only file system, a directory)
+ * exits EXIT.usage; a full disk or a device error exits EXIT.ioError with what
+ * to do; anything else stays unexpected. `after` says what a re-run keeps (e.g.
+ * of a journal).
  */
 export function writeError(label: string, err: unknown, after = ''): MailsiftError {
   const code = (err as NodeJS.ErrnoException).code;
+  const path = code === undefined ? undefined : PATH_TROUBLE[code];
+  if (path !== undefined) return new UsageError(`cannot write ${label}: ${path} (${code})`, { cause: err });
   const trouble = code === undefined ? undefined : DISK_TROUBLE[code];
   if (trouble === undefined) {
     return new MailsiftError(`cannot write ${label}: ${code ?? (err instanceof Error ? err.message : String(err))}`, EXIT.unexpected, { cause: err });
@@ -65,4 +85,12 @@ export function writeError(label: string, err: unknown, after = ''): MailsiftErr
   return new MailsiftError(`cannot write ${label}: ${code} (${trouble}); make room or give another path, then run again${after}`, EXIT.ioError, {
     cause: err,
   });
+}
+
+/** The error for an input that cannot be read: what the system said, in words (exit 2). */
+export function readError(label: string, err: unknown): UsageError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const words = code === 'ENOENT' ? 'no such file' : code === undefined ? undefined : (PATH_TROUBLE[code] ?? DISK_TROUBLE[code]);
+  const detail = words === undefined ? (code ?? (err instanceof Error ? err.message : String(err))) : `${words} (${code})`;
+  return new UsageError(`cannot read ${label}: ${detail}`, { cause: err });
 }
