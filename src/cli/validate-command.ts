@@ -63,6 +63,8 @@ export const VALIDATE_OPTIONS = {
   encoding: spec<string | undefined>(() =>
     new Option('--encoding <name>', "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)")),
   only: spec<Set<Status> | undefined>(() => new Option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky').argParser(statusList)),
+  escapeFormulas: spec<boolean | undefined>(() =>
+    new Option('--escape-formulas', "also defuse input cells a spreadsheet would execute (=, +, -, @, tab, CR): a leading ' (CSV)")),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
   batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
   concurrency: spec<number>(() => new Option('--concurrency <n>', 'requests in flight at most, 1..64').argParser(intIn(1, 64)).default(4)),

@@ -53,6 +53,7 @@ export interface OutputFlags {
   columns?: string;
   split?: string;
   only?: ReadonlySet<Status>;
+  escapeFormulas?: boolean;
 }
 
 /** Where and how the verdicts go, once the flags are known to fit together. */
@@ -64,6 +65,8 @@ export interface OutputPlan {
   split?: { dir: string; statuses: readonly Status[] };
   /** a file, or undefined for stdout */
   file?: string;
+  /** --escape-formulas: CSV input cells a spreadsheet would execute get a leading ' too */
+  escapeFormulas: boolean;
 }
 
 /**
@@ -89,7 +92,7 @@ export function planOutput(flags: OutputFlags): OutputPlan {
   const split = flags.split === undefined
     ? undefined
     : { dir: flags.split, statuses: STATUSES.filter((s) => !flags.only || flags.only.has(s)) };
-  return { format, columns, split, file };
+  return { format, columns, split, file, escapeFormulas: flags.escapeFormulas === true };
 }
 
 /** The columns of a run, now that the input's kind is known. */

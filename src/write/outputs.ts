@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { openAtomic, type AtomicFile } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
-import type { Columns, OutputFormat, OutputPlan } from './output-plan.js';
+import type { Columns, OutputPlan } from './output-plan.js';
 import { createRowWriter, type RowWriter } from './row-writer.js';
 import { Sink } from './sink.js';
 import { createXlsxWriter } from './xlsx-writer.js';
@@ -51,14 +51,14 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     const parts: Opened[] = [];
     try {
-      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan.format, header, columns));
+      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns));
     } catch (err) {
       await Promise.allSettled(parts.map((p) => p.file?.discard()));
       throw err;
     }
     return splitOutput(dir, statuses, parts);
   }
-  return single(await openOne(plan.file, plan.format, header, columns));
+  return single(await openOne(plan.file, plan, header, columns));
 }
 
 /** One destination opened: its writer, how to flush and close it, and the file behind it (none for stdout). */
@@ -70,7 +70,8 @@ interface Opened {
   file?: AtomicFile;
 }
 
-async function openOne(path: string | undefined, format: OutputFormat, header: readonly string[], columns: Columns): Promise<Opened> {
+async function openOne(path: string | undefined, plan: OutputPlan, header: readonly string[], columns: Columns): Promise<Opened> {
+  const { format, escapeFormulas } = plan;
   const file = path === undefined ? undefined : await openAtomic(path, path);
   const dest = file?.stream ?? process.stdout;
   const label = path ?? 'stdout';
@@ -80,7 +81,7 @@ async function openOne(path: string | undefined, format: OutputFormat, header: r
       return { writer, gone: writer.gone, label, close: () => writer.close(), file };
     }
     const sink = new Sink(dest, label);
-    return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
+    return { writer: createRowWriter(format, sink, header, columns, { escapeFormulas }), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
   } catch (err) {
     await file?.discard();
     throw err;

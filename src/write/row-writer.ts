@@ -1,8 +1,8 @@
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
-import { csvCell } from './csv-cell.js';
+import { csvCell, defusedCsvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
-import { ALL_COLUMNS, columnNames, type Columns, type OutputFormat } from './output-plan.js';
+import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
 import { cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
@@ -16,13 +16,21 @@ export interface RowWriter {
   end(summary: Summary): Promise<void>;
 }
 
+export interface RowWriterOptions {
+  /** --escape-formulas: defuse the input's own cells too (the appended ones always are) */
+  escapeFormulas?: boolean;
+}
+
 /** Text formats go through a Sink; `xlsx` has its own writer (xlsx-writer.ts). */
 export function createRowWriter(
   format: Exclude<OutputFormat, 'xlsx'>,
   sink: Sink,
   header: readonly string[],
   columns: Columns = ALL_COLUMNS,
+  options: RowWriterOptions = {},
 ): RowWriter {
+  /** an input cell: as read, unless asked to defuse it */
+  const inputCell = options.escapeFormulas ? defusedCsvCell : csvCell;
   /** what every text format shares: rows buffered in the sink, flushed at the end */
   const writer = (own: Pick<RowWriter, 'row'> & Partial<RowWriter>): RowWriter => ({
     begin: async () => {},
@@ -33,16 +41,17 @@ export function createRowWriter(
   switch (format) {
     case 'csv':
       return writer({
-        begin: async () => sink.write(csvCells(columnNames(columns, header)) + '\n'),
+        // the input's header cells are input cells; the verdict columns' names are ours
+        begin: async () => sink.write(columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
         row: columns.standard
-          ? (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n')
+          ? (fields, v) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, defusedCsvCell) + '\n')
           : (fields, v) => {
               const cells: string[] = [];
               for (const c of columns.order) {
-                if (c === 'input') for (const f of fields) cells.push(f);
-                else cells.push(cellText(verdictValue(v, c)));
+                if (c === 'input') for (const f of fields) cells.push(inputCell(f));
+                else cells.push(defusedCsvCell(cellText(verdictValue(v, c))));
               }
-              sink.write(csvCells(cells) + '\n');
+              sink.write(cells.join(',') + '\n');
             },
       });
     case 'txt':
@@ -68,8 +77,8 @@ export function createRowWriter(
   }
 }
 
-function csvCells(cells: readonly string[]): string {
+function cellsOf(cells: readonly string[], cell: (s: string) => string): string {
   let line = '';
-  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
+  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + cell(cells[i]!);
   return line;
 }
