@@ -84,12 +84,19 @@ class Pipeline {
   private inputIdle = false;
   private readonly stop: AbortSignal;
   private readonly cancel: AbortSignal;
+  /** settles when `cancel` aborts: waits for answers race it, so a call that never settles cannot hold the run */
+  private readonly cancelled: Promise<void>;
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine);
     this.dedupe = options.dedupe ?? new Dedupe({ journal: options.known?.memo });
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
+    const cancel = this.cancel;
+    this.cancelled = new Promise((resolve) => {
+      if (cancel.aborted) resolve();
+      else cancel.addEventListener('abort', () => resolve(), { once: true });
+    });
   }
 
   /** The one stop condition: interrupted, the reader gone, or a batch failed. */
@@ -126,7 +133,7 @@ class Pipeline {
       this.tally.inputDone = true;
       await this.dispatch();
     }
-    while (this.inFlight.size) await this.nextAnswer();
+    while (this.inFlight.size && !this.cancel.aborted) await this.nextAnswer();
     if (this.fatal !== undefined) throw this.fatal;
     await this.release();
     const summary = this.tally.summary(this.options.validator.stats());
@@ -184,7 +191,7 @@ class Pipeline {
     if (this.batch.emails.length === 0) return;
     const b = this.batch;
     this.batch = newBatch();
-    while (this.inFlight.size >= this.options.concurrency) await Promise.race(this.inFlight);
+    while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race([...this.inFlight, this.cancelled]);
     // Stopped, or failed, while waiting for a free slot: this batch is never
     // sent (nor paid for), its rows never written.
     if (this.halted) return;
@@ -207,6 +214,8 @@ class Pipeline {
       const fresh = verdicts.filter((v) => !v.error);
       if (fresh.length) await known.record(fresh);
     }
+    // Given up on (see `cancel`): recorded above if it came, but no longer written — the run has ended.
+    if (this.cancel.aborted) return;
     // Validators answer under the address as asked (see Validator), usually in
     // the order asked: take that fast path, and look up the rest.
     let byEmail: Map<string, Verdict> | undefined;
@@ -245,7 +254,7 @@ class Pipeline {
   }
 
   private async nextAnswer(): Promise<void> {
-    await Promise.race(this.inFlight);
+    await Promise.race([...this.inFlight, this.cancelled]);
     await this.release();
   }
 

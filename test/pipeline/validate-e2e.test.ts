@@ -129,7 +129,7 @@ describe('validate against the API', () => {
     expect(parseCsv(r.stdout).map((row) => row[0])).toEqual(['email', 'a@example.com', 'risky.c@example.com']);
   });
 
-  it('keeps input cells that a spreadsheet would execute as they were (--escape-formulas defuses them)', async () => {
+  it('keeps input cells that a spreadsheet would execute as they were', async () => {
     await serverWith();
     const input = file('formula.csv', 'name,email,amount\n=HYPERLINK("http://x"),+a@example.com,-5\n@SUM(A1),b@example.com,-1+2\n');
     const r = await runCli(['validate', input], { env: api() });

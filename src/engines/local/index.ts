@@ -7,6 +7,7 @@ import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
 import { SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
 import type { SmtpStats } from '../../summary.js';
+import { checkInteger, checkMs } from '../../check-options.js';
 
 export { parseDnsServer } from './dns.js';
 
@@ -56,6 +57,7 @@ export type LocalValidator = Validator & {
 };
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
+  checkLocalOptions(options);
   const lists = domainLists();
   const warnings: string[] = [];
   const warn = (message: string) => {
@@ -231,4 +233,19 @@ let sharedChecker: ((email: string) => Checks) | undefined;
 export function checkOffline(email: string): Verdict {
   sharedChecker ??= createOfflineChecker();
   return decide(email, sharedChecker(email));
+}
+
+/**
+ * A library caller's numbers, checked at the call (the CLI's flags are checked
+ * by their parsers): 0 sessions per host or a NaN timeout would hang a run.
+ */
+function checkLocalOptions(o: LocalEngineOptions): void {
+  checkMs('dnsTimeoutMs', o.dnsTimeoutMs, 1);
+  checkInteger('dnsConcurrency', o.dnsConcurrency, 1);
+  if (!o.smtp) return;
+  checkInteger('smtp.port', o.smtp.port, 1, 65_535);
+  checkMs('smtp.timeoutMs', o.smtp.timeoutMs, 1);
+  checkInteger('smtp.concurrency', o.smtp.concurrency, 1);
+  checkInteger('smtp.perHost', o.smtp.perHost, 1);
+  checkMs('smtp.retryDelayMs', o.smtp.retryDelayMs, 0);
 }
