@@ -66,6 +66,13 @@ const PATH_TROUBLE: Record<string, string> = {
   ELOOP: 'too many symbolic links',
 };
 
+/** What a path problem (see PATH_TROUBLE) is, in words with its code (`permission denied (EACCES)`), or undefined for another error. */
+export function pathTrouble(err: unknown): string | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const words = code === undefined ? undefined : PATH_TROUBLE[code];
+  return words === undefined ? undefined : `${words} (${code})`;
+}
+
 /**
  * The error for a failed write to `label` (`--journal run.journal`, `out.csv`).
  * One rule for every file mailsift writes: a path that cannot be written
@@ -76,8 +83,8 @@ const PATH_TROUBLE: Record<string, string> = {
  */
 export function writeError(label: string, err: unknown, after = ''): MailsiftError {
   const code = (err as NodeJS.ErrnoException).code;
-  const path = code === undefined ? undefined : PATH_TROUBLE[code];
-  if (path !== undefined) return new UsageError(`cannot write ${label}: ${path} (${code})`, { cause: err });
+  const path = pathTrouble(err);
+  if (path !== undefined) return new UsageError(`cannot write ${label}: ${path}`, { cause: err });
   const trouble = code === undefined ? undefined : DISK_TROUBLE[code];
   if (trouble === undefined) {
     return new MailsiftError(`cannot write ${label}: ${code ?? (err instanceof Error ? err.message : String(err))}`, EXIT.unexpected, { cause: err });
@@ -85,12 +92,4 @@ export function writeError(label: string, err: unknown, after = ''): MailsiftErr
   return new MailsiftError(`cannot write ${label}: ${code} (${trouble}); make room or give another path, then run again${after}`, EXIT.ioError, {
     cause: err,
   });
-}
-
-/** The error for an input that cannot be read: what the system said, in words (exit 2). */
-export function readError(label: string, err: unknown): UsageError {
-  const code = (err as NodeJS.ErrnoException).code;
-  const words = code === 'ENOENT' ? 'no such file' : code === undefined ? undefined : (PATH_TROUBLE[code] ?? DISK_TROUBLE[code]);
-  const detail = words === undefined ? (code ?? (err instanceof Error ? err.message : String(err))) : `${words} (${code})`;
-  return new UsageError(`cannot read ${label}: ${detail}`, { cause: err });
 }
