@@ -4,7 +4,7 @@ import { constants, createWriteStream, unlinkSync, type WriteStream } from 'node
 import { access, link, open, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeError } from '../errors.js';
-import { syncDirectory } from '../stores/verdict-file.js';
+import { syncDirectory } from '../durable.js';
 
 /**
  * A file written whole or not at all: the content goes to a temporary file in
