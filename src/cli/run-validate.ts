@@ -159,7 +159,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     if (failures.length && choice.engine === 'api') {
       summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
     }
-    await summaryFile?.write(summary, result.complete ? 'complete' : 'partial');
+    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+    }
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { openAtomic, type AtomicFile } from './atomic-file.js';
 import type { Summary } from '../summary.js';
@@ -44,8 +44,9 @@ export function splitFiles(plan: OutputPlan): string[] {
 export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns): Promise<Output> {
   if (plan.split) {
     const { dir, statuses } = plan.split;
+    let created: string | undefined;
     try {
-      await fs.mkdir(dir, { recursive: true });
+      created = await fs.mkdir(dir, { recursive: true });
     } catch (err) {
       throw new UsageError(`--split ${dir}: cannot create the directory: ${describe(err)}`);
     }
@@ -54,9 +55,10 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
       for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns));
     } catch (err) {
       await Promise.allSettled(parts.map((p) => p.file?.discard()));
+      if (created) await removeEmptyDirs(created, dir);
       throw err;
     }
-    return splitOutput(dir, statuses, parts);
+    return splitOutput(dir, statuses, parts, created);
   }
   return single(await openOne(plan.file, plan, header, columns));
 }
@@ -114,7 +116,7 @@ async function finish(parts: readonly Opened[], outcome: Outcome): Promise<strin
 }
 
 /** `--split`: each row goes to the file of its status. */
-function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[]): Output {
+function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], created: string | undefined): Output {
   const byStatus = new Map(statuses.map((s, i) => [s, parts[i]!.writer]));
   const writers = parts.map((p) => p.writer);
   return {
@@ -133,8 +135,22 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[]):
         for (const w of writers) await w.end(summary);
       },
     },
-    end: (outcome) => finish(parts, outcome),
+    end: async (outcome) => {
+      try {
+        return await finish(parts, outcome);
+      } finally {
+        // a directory this run created and left empty (the run failed) goes too; rmdir keeps one with files
+        if (created && outcome === 'failed') await removeEmptyDirs(created, dir);
+      }
+    },
   };
+}
+
+/** Removes `dir` and its parents up to `top` (the first that mkdir created), as long as each is empty. */
+async function removeEmptyDirs(top: string, dir: string): Promise<void> {
+  for (let d = resolve(dir); d.startsWith(resolve(top)); d = dirname(d)) {
+    if (!(await fs.rmdir(d).then(() => true, () => false))) return;
+  }
 }
 
 function describe(err: unknown): string {
