@@ -79,24 +79,26 @@ class Pipeline {
   private inputIdle = false;
   private readonly stop: AbortSignal;
   private readonly cancel: AbortSignal;
-  /** settles when `cancel` aborts: waits for answers race it, so a call that never settles cannot hold the run */
-  private readonly cancelled: Promise<void>;
+  /**
+   * Frees the place of each call in flight: called when its answer has been
+   * taken, or when `cancel` aborts — so a call that never settles cannot hold
+   * the run. (One listener on `cancel` for the run, not one per call.)
+   */
+  private readonly giveUp = new Set<() => void>();
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine);
     this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
-    const cancel = this.cancel;
-    this.cancelled = new Promise((resolve) => {
-      if (cancel.aborted) resolve();
-      else cancel.addEventListener('abort', () => resolve(), { once: true });
-    });
+    this.cancel.addEventListener('abort', () => {
+      for (const free of this.giveUp) free();
+    }, { once: true });
   }
 
   /** The one stop condition: interrupted, the reader gone, or a batch failed. */
   private get halted(): boolean {
-    return this.stop.aborted || this.fatal !== undefined;
+    return this.stop.aborted || this.cancel.aborted || this.fatal !== undefined;
   }
 
   async run(): Promise<RunResult> {
@@ -178,11 +180,11 @@ class Pipeline {
     if (this.batch.emails.length === 0) return;
     const b = this.batch;
     this.batch = newBatch();
-    while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race([...this.inFlight, this.cancelled]);
+    while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race(this.inFlight);
     // Stopped, or failed, while waiting for a free slot: this batch is never
     // sent (nor paid for), its rows never written.
     if (this.halted) return;
-    const job = this.options.validator
+    const answered = this.options.validator
       .validate(b.emails, this.cancel)
       .then((verdicts) => this.settle(b, verdicts))
       .catch((err: unknown) => {
@@ -190,8 +192,16 @@ class Pipeline {
         // its rows stay unwritten, which is no failure.
         if (this.cancel.aborted || this.stop.aborted) return;
         this.fatal ??= err;
-      })
-      .finally(() => this.inFlight.delete(job));
+      });
+    let free!: () => void;
+    const job: Promise<void> = new Promise<void>((resolve) => {
+      free = resolve;
+      void answered.then(resolve);
+    }).finally(() => {
+      this.giveUp.delete(free);
+      this.inFlight.delete(job);
+    });
+    this.giveUp.add(free);
     this.inFlight.add(job);
   }
 
@@ -241,7 +251,7 @@ class Pipeline {
   }
 
   private async nextAnswer(): Promise<void> {
-    await Promise.race([...this.inFlight, this.cancelled]);
+    await Promise.race(this.inFlight);
     await this.release();
   }
 
