@@ -36,12 +36,13 @@ Output columns (appended to the input's own; a text or stdin list gets "email" f
 Exit status:
   0    every row has a verdict
   1    an unexpected error (a bug: please report it)
-  2    usage or input error (bad flag, unreadable file, no address column)
+  2    usage or input error (bad flag, unreadable file, no address column,
+       an output that is the input or another output, a path that cannot be written)
   3    the API refused the key
   4    finished, but some rows carry an error (the causes are printed)
   5    finished, but a --fail-on rule holds
   74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
-  130  interrupted (Ctrl-C) after flushing the output and the journal; 143 on SIGTERM
+  130  interrupted (Ctrl-C) after flushing the journal (an existing output is left as it was); 143 on SIGTERM
 
 Environment:
   MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never pass it as a flag
