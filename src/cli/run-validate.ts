@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
@@ -47,6 +47,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   await refuseCollisions([
     { flag: 'input', path: inputPath },
     { flag: '-o', path: plan.file },
+    // `>> in.csv` would append the verdicts to the input while it is read
+    { flag: 'stdout', path: plan.file === undefined && !plan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
     ...splitFiles(plan).map((path) => ({ flag: '--split', path })),
     { flag: '--summary', path: flags.summary },
     { flag: '--journal', path: flags.journal },
@@ -173,4 +175,13 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
+}
+
+/** Whether stdout is redirected to a regular file (`> out.csv`), which may then be the input. */
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
 }

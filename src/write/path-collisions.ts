@@ -43,6 +43,9 @@ export async function refuseCollisions(named: readonly { flag: string; path?: st
 
 function collision(a: NamedPath, b: NamedPath, via: string): UsageError {
   // the input listed first in a pair is always `a` (the caller puts it first)
+  if (a.flag === 'input' && b.flag === 'stdout') {
+    return new UsageError(`stdout is the input file ${a.path}${via}: the verdicts would be written into the input as it is read; redirect them to another file`);
+  }
   if (a.flag === 'input') {
     return new UsageError(`${b.flag} ${b.path} is the input file ${a.path}${via}: writing it would destroy the input; give ${b.flag} another path`);
   }
@@ -51,6 +54,7 @@ function collision(a: NamedPath, b: NamedPath, via: string): UsageError {
 
 /** How two different spellings came to name one file, for the message. */
 function how(a: NamedPath, b: NamedPath, pa: Place, pb: Place): string {
+  if (a.flag === 'stdout' || b.flag === 'stdout') return ''; // /dev/stdout is always a link
   if (pa.real !== pb.real) return ' (a hard link)';
   if (resolve(a.path) !== pa.real || resolve(b.path) !== pb.real) return ' (through a symbolic link)';
   return '';
