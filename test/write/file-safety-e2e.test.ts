@@ -146,6 +146,15 @@ describe('an output that cannot be written: one line naming what, exit 2', () =>
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('mailsift: cannot write locked/out.csv: permission denied (EACCES)');
   });
+
+  it.skipIf(process.getuid?.() === 0)('an existing output made read-only is not replaced behind its back (EACCES)', async () => {
+    const dir = dirWith({ 'in.csv': INPUT, 'out.csv': 'protected\n' });
+    chmodSync(join(dir, 'out.csv'), 0o444);
+    const r = await runCli(['validate', 'in.csv', '-o', 'out.csv', ...LOCAL], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('mailsift: cannot write out.csv: permission denied (EACCES)');
+    expect(readFileSync(join(dir, 'out.csv'), 'utf8')).toBe('protected\n');
+  });
 });
 
 describe('input cells come out as they were read', () => {
