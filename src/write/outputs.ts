@@ -5,7 +5,7 @@ import { openAtomic, type AtomicFile } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
-import { createRowWriter, type RowWriter } from './row-writer.js';
+import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
 import { createXlsxWriter } from './xlsx-writer.js';
 
@@ -41,7 +41,8 @@ export function splitFiles(plan: OutputPlan): string[] {
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns): Promise<Output> {
+export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number): Promise<Output> {
+  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
   if (plan.split) {
     const { dir, statuses } = plan.split;
     let created: string | undefined;
@@ -52,7 +53,7 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     const parts: Opened[] = [];
     try {
-      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns));
+      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns, text));
     } catch (err) {
       await Promise.allSettled(parts.map((p) => p.file?.discard()));
       if (created) await removeEmptyDirs(created, dir);
@@ -60,7 +61,7 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     return splitOutput(dir, statuses, parts, created);
   }
-  return single(await openOne(plan.file, plan, header, columns));
+  return single(await openOne(plan.file, plan, header, columns, text));
 }
 
 /** One destination opened: its writer, how to flush and close it, and the file behind it (none for stdout). */
@@ -72,8 +73,14 @@ interface Opened {
   file?: AtomicFile;
 }
 
-async function openOne(path: string | undefined, plan: OutputPlan, header: readonly string[], columns: Columns): Promise<Opened> {
-  const { format, escapeFormulas } = plan;
+async function openOne(
+  path: string | undefined,
+  plan: OutputPlan,
+  header: readonly string[],
+  columns: Columns,
+  text: TextOptions,
+): Promise<Opened> {
+  const { format } = plan;
   const file = path === undefined ? undefined : await openAtomic(path, path);
   const dest = file?.stream ?? process.stdout;
   const label = path ?? 'stdout';
@@ -83,7 +90,7 @@ async function openOne(path: string | undefined, plan: OutputPlan, header: reado
       return { writer, gone: writer.gone, label, close: () => writer.close(), file };
     }
     const sink = new Sink(dest, label);
-    return { writer: createRowWriter(format, sink, header, columns, { escapeFormulas }), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
+    return { writer: createRowWriter(format, sink, header, columns, text), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
   } catch (err) {
     await file?.discard();
     throw err;

@@ -3,7 +3,7 @@ import type { Verdict } from '../verdict.js';
 import { csvCell, defusedCsvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
 import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
-import { cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
+import { cellText, inputKeys, inputObject, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
@@ -16,7 +16,12 @@ export interface RowWriter {
   end(summary: Summary): Promise<void>;
 }
 
-export interface RowWriterOptions {
+/** What a text format needs to know of the input and the flags beyond its columns. */
+export interface TextOptions {
+  /** the address column: JSON's `input` holds the row's other cells */
+  emailColumn?: number;
+  /** --bom: a UTF-8 byte order mark first (CSV), for Excel on Windows */
+  bom?: boolean;
   /** --escape-formulas: defuse the input's own cells too (the appended ones always are) */
   escapeFormulas?: boolean;
 }
@@ -27,8 +32,10 @@ export function createRowWriter(
   sink: Sink,
   header: readonly string[],
   columns: Columns = ALL_COLUMNS,
-  options: RowWriterOptions = {},
+  options: TextOptions = {},
 ): RowWriter {
+  const keys = options.emailColumn === undefined ? undefined : inputKeys(header, options.emailColumn);
+  const result = (fields: readonly string[], v: Verdict) => JSON.stringify(resultObject(v, keys && inputObject(keys, fields)));
   /** an input cell: as read, unless asked to defuse it */
   const inputCell = options.escapeFormulas ? defusedCsvCell : csvCell;
   /** what every text format shares: rows buffered in the sink, flushed at the end */
@@ -42,7 +49,7 @@ export function createRowWriter(
     case 'csv':
       return writer({
         // the input's header cells are input cells; the verdict columns' names are ours
-        begin: async () => sink.write(columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
+        begin: async () => sink.write((options.bom ? '\ufeff' : '') + columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
         row: columns.standard
           ? (fields, v) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, defusedCsvCell) + '\n')
           : (fields, v) => {
@@ -59,13 +66,13 @@ export function createRowWriter(
       // inside a (then invalid) cell would split it in two.
       return writer({ row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n') });
     case 'ndjson':
-      return writer({ row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n') });
+      return writer({ row: (fields, v) => sink.write(result(fields, v) + '\n') });
     case 'json': {
       let first = true;
       return writer({
         begin: async () => sink.write('{"results":['),
-        row: (_fields, v) => {
-          sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
+        row: (fields, v) => {
+          sink.write((first ? '\n' : ',\n') + result(fields, v));
           first = false;
         },
         end: async (summary) => {
