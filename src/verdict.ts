@@ -21,6 +21,13 @@ export interface Details {
   smtp?: boolean;
   /** the domain's mail server accepts any mailbox */
   catchAll?: boolean;
+  /**
+   * why the mailbox check could not tell (smtp empty): unreachable (refused or
+   * dropped), timeout (timed out, or the per-host budget ran out), greylisted
+   * (asked again and still deferred), blocked (the checker itself was refused:
+   * 5.7.x, a blocklist, reverse DNS)
+   */
+  smtpFailure?: 'unreachable' | 'timeout' | 'greylisted' | 'blocked';
 }
 
 /** Codes for rows that got no verdict; see PRODUCT.md §3. */
@@ -53,6 +60,8 @@ export interface Verdict {
   details: Details;
   /** set when no verdict could be obtained; status is then `unknown` */
   error?: VerdictError;
+  /** why the mailbox check was not made or could not tell, in words (serve's rawResponse) */
+  smtpNote?: string;
 }
 
 export function errorVerdict(email: string, code: ErrorCode, message: string): Verdict {

@@ -65,6 +65,13 @@ export function serveCommand(): Command {
       const config = await loadServeConfig(flags);
       if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
       const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
+      if (smtp) {
+        // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
+        smtp.publicOnly = !flags.smtpAllowPrivate;
+        smtp.maxPending = SERVE_SMTP_MAX_PENDING;
+        // serve runs for months: a host's time budget is renewed, never spent for good
+        smtp.hostBudgetWindowMs = SERVE_SMTP_BUDGET_WINDOW_MS;
+      }
       if (config.redis && maskPasswordInArgv(config.redis.target)) {
         say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
       }
@@ -102,6 +109,7 @@ export function serveCommand(): Command {
         onLog: say,
         metrics,
         ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
+        ...(smtp ? { smtpState: () => engine.smtpState() } : {}),
       }).catch(async (err: unknown) => {
         await engine.close();
         await redis?.close();
@@ -123,6 +131,16 @@ export function serveCommand(): Command {
       });
     });
 }
+
+/**
+ * Addresses whose mailbox check may be pending at once in `serve --smtp`.
+ * Past it a request is answered from DNS and the lists (smtp empty), as at
+ * the deadline. A pending check holds a few KiB (bench/smtp.bench.mjs
+ * measures it), so this bounds the check's memory to a few MiB.
+ */
+export const SERVE_SMTP_MAX_PENDING = 1000;
+/** the per-host time budget (--smtp-budget) is renewed this often in serve */
+export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
 
 /** --smtp-lease: long enough to be renewed in time, short enough to free a dead instance's hosts */
 function leaseSeconds(value: string): number {

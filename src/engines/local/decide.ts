@@ -24,7 +24,9 @@
  *   - undetermined (port 25 blocked, timeouts, a dropped connection, a block
  *     of the checker's IP, greylisting that outlasted the retry, a provider
  *     known to accept everything) → nothing changes: the status is what DNS
- *     and the lists decided. A blocked checker is not evidence.
+ *     and the lists decided. A blocked checker is not evidence. `smtpFailure`
+ *     says why (unreachable, timeout, greylisted, blocked), so the row can
+ *     carry the reason.
  *
  * Confidence is how sure the engine is of that status, from 0 to 1:
  *   invalid: syntax 1.00 · null MX 0.99 · NXDOMAIN / no mail host 0.95
@@ -36,7 +38,7 @@
  *   unknown: 0.30
  * A free-mail provider changes neither status nor confidence.
  */
-import type { Status, Verdict } from '../../verdict.js';
+import type { Details, Status, Verdict } from '../../verdict.js';
 
 export const PROVIDER = 'mailsift-local';
 
@@ -65,6 +67,10 @@ export interface Checks {
   mailbox?: 'accepted' | 'refused' | 'full';
   /** whether the domain accepts any mailbox; absent when not known */
   catchAll?: boolean;
+  /** why the mailbox check could not tell; only when it was asked and `mailbox` is absent */
+  smtpFailure?: Details['smtpFailure'];
+  /** the same in words, or why it was not made (serve's queue, its SSRF guard) */
+  smtpNote?: string;
 }
 
 const MX_DETAIL: Record<DnsOutcome, boolean | undefined> = {
@@ -79,7 +85,7 @@ const MX_DETAIL: Record<DnsOutcome, boolean | undefined> = {
 
 export function decide(email: string, c: Checks): Verdict {
   const [status, confidence] = statusOf(c);
-  return {
+  const verdict: Verdict = {
     email,
     isValid: status === 'unknown' ? undefined : status !== 'invalid',
     status,
@@ -96,9 +102,12 @@ export function decide(email: string, c: Checks): Verdict {
           suggestion: c.suggestion,
           ...(c.mailbox !== undefined ? { smtp: c.mailbox === 'accepted' } : {}),
           ...(c.catchAll !== undefined ? { catchAll: c.catchAll } : {}),
+          ...(c.mailbox === undefined && c.smtpFailure !== undefined ? { smtpFailure: c.smtpFailure } : {}),
         }
       : { syntax: false },
   };
+  if (c.syntax && c.mailbox === undefined && c.smtpNote !== undefined) verdict.smtpNote = c.smtpNote;
+  return verdict;
 }
 
 function statusOf(c: Checks): [Status, number] {

@@ -53,6 +53,8 @@ export interface LocalEngineStats extends ValidatorStats {
 export type LocalValidator = Validator & {
   validateOne(email: string, signal?: AbortSignal): Promise<Verdict>;
   stats(): LocalEngineStats;
+  /** the mailbox check: 'blocked' while outbound SMTP is judged unusable (tried again later), 'off' without --smtp */
+  smtpState(): 'ok' | 'blocked' | 'off';
 };
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
@@ -166,6 +168,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       const [verdict] = await validate([email], signal);
       return verdict!;
     },
+    smtpState: () => smtp?.state ?? 'off',
     stats: () => ({
       requests,
       retries: 0,
@@ -188,12 +191,15 @@ const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
 function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
+  if (f?.failure !== undefined) c.smtpFailure = f.failure;
+  if (f?.note !== undefined) c.smtpNote = f.note;
 }
 
 /** `work`'s value, or undefined once `ms` have passed (work goes on). */
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
+    // setTimeout fires at once past 2^31-1 ms; 24 days is as good as never
+    const timer = setTimeout(() => resolve(undefined), Math.min(ms, 2 ** 31 - 1));
     work.then(
       (v) => {
         clearTimeout(timer);
