@@ -5,7 +5,7 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
-import { SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
+import { DEFAULT_HOST_BUDGET_MS, SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
 import type { SmtpStats } from '../../summary.js';
 
 export { parseDnsServer } from './dns.js';
@@ -148,12 +148,18 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       if (list) list.push(i);
       else byEmail.set(email, [i]);
     }
-    const work = smtp!.checkDomains(jobs, signal, (found) => {
+    // serve: a check that outlives its answer goes on to fill the cache, but for
+    // one host budget at most — leftover work is bounded, whatever the tarpit
+    const limit =
+      deadline === undefined
+        ? signal
+        : AbortSignal.any([AbortSignal.timeout(Math.min(deadline + (options.smtp!.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
+    const work = smtp!.checkDomains(jobs, limit, (found) => {
       if (!open) return;
       for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
     });
     if (deadline === undefined) await work;
-    else await withDeadline(work, deadline);
+    else await withDeadline(work.catch(() => undefined), deadline);
     open = false;
   };
 

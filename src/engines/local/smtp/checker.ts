@@ -435,6 +435,8 @@ export class SmtpChecker {
   }
 
   private async session(host: string, domain: string, rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt | NoSession> {
+    // waited in the run-wide queue past the caller's interest (serve's background limit)
+    signal?.throwIfAborted();
     if (this.closing.signal.aborted) return nothing('timeout');
     const skip = this.hosts.skip(host);
     if (skip) return { next: true, why: skip === 'spent' || skip === 'timeout' ? 'timeout' : 'unreachable', note: `${host}: ${skip === 'spent' ? 'the time allowed for this mail server (--smtp-budget) is spent' : SKIPPED[skip]}` };
