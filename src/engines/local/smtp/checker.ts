@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { abortable, delay } from '../../../delay.js';
 import pLimit from 'p-limit';
 import { classifyRcpt, classifyStep, isBusy, type RcptOutcome, type StepOutcome } from './classify.js';
 import { providerRule, PROVIDER_RULES, type ProviderRule } from './providers.js';
@@ -328,7 +329,7 @@ export class SmtpChecker {
       if (pending().length > 0) {
         // Greylisting, or a host that was busy: ask once more after the delay. Only
         // these domains wait; their session slots are free for the others meanwhile.
-        await delay(this.o.retryDelayMs, signal, this.closing.signal);
+        await pause(this.o.retryDelayMs, signal, this.closing.signal);
         if (!this.closing.signal.aborted && !signal?.aborted) settle(await this.attempt(hosts, domain, pending(), signal));
       }
     } finally {
@@ -406,8 +407,8 @@ export class SmtpChecker {
 
   private async onHost(host: string, domain: string, rcpts: readonly string[], signal?: AbortSignal): Promise<Attempt | NoSession> {
     // a host that said "too many connections" gets a pause, then one session at a time
-    const pause = this.hosts.pause(host);
-    if (pause > 0) await delay(Math.min(pause, this.hosts.remaining(host)), signal, this.closing.signal);
+    const busyFor = this.hosts.pause(host);
+    if (busyFor > 0) await pause(Math.min(busyFor, this.hosts.remaining(host)), signal, this.closing.signal);
     // waiting for a session slot counts against the host's budget too: a tarpit's queue ends
     const waitMs = Math.max(0, this.hosts.remaining(host));
     const waitSignal = anySignal(signal, this.closing.signal, AbortSignal.timeout(waitMs));
@@ -625,40 +626,9 @@ function randomLocal(): string {
   return 'x' + randomBytes(15).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 19);
 }
 
-/** setTimeout fires at once past 2^31-1 ms; longer waits are taken in steps */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function delay(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
-  return new Promise((resolve) => {
-    const until = Date.now() + ms;
-    let timer = setTimeout(step, Math.min(ms, MAX_TIMER_MS));
-    function step() {
-      const left = until - Date.now();
-      if (left > 0) timer = setTimeout(step, Math.min(left, MAX_TIMER_MS));
-      else done();
-    }
-    const live = signals.filter((s): s is AbortSignal => s !== undefined);
-    function done() {
-      clearTimeout(timer);
-      for (const s of live) s.removeEventListener('abort', done);
-      resolve();
-    }
-    for (const s of live) {
-      if (s.aborted) return done();
-      s.addEventListener('abort', done, { once: true });
-    }
-  });
-}
-
-/** `work`, or a rejection with the signal's reason once it aborts (work goes on for others). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+/** Waits `ms`; ends early (without an error) when any signal aborts. */
+function pause(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+  return delay(ms, anySignal(...signals)).catch(() => undefined);
 }
 
 function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal {
