@@ -39,7 +39,7 @@ export const SMTP_OPTIONS = {
       .argParser(nonNegativeSeconds)
       .default(SMTP_DEFAULTS.retryDelaySeconds)),
   smtpBudget: spec<number>(() =>
-    new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (MX host); rows left unchecked are unknown (smtp_timeout). The banner may take up to 60 s of it')
+    new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (MX host); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it')
       .argParser(positiveNumber)
       .default(SMTP_DEFAULTS.budgetSeconds)),
 };
