@@ -10,6 +10,7 @@ import { isIpLiteralName, privateAddress } from './guard.js';
 import { HostHealth } from './hosts.js';
 import { Outbound } from './outbound.js';
 import type { SmtpStats } from '../../../summary.js';
+import type { SmtpFailure } from '../../../verdict.js';
 import { MemorySessionBudget, MemorySmtpCache, type MailboxFinding, type SessionBudget, type SessionLease, type SmtpCache } from './stores.js';
 
 export interface SmtpCheckOptions {
@@ -70,13 +71,8 @@ export interface SmtpCheckOptions {
 
 export type SessionOutcome = 'completed' | 'deferred' | 'blocked' | 'refused' | 'failed';
 
-/**
- * Why the check could not tell (the row's reason): unreachable (refused,
- * dropped, no usable address), timeout (timed out, or the host's budget ran
- * out), greylisted (asked again and still deferred), blocked (the checker
- * itself was refused: 5.7.x, a blocklist, reverse DNS).
- */
-export type SmtpFailure = 'unreachable' | 'timeout' | 'greylisted' | 'blocked';
+/** Why the check could not tell (the row's reason): see Details.smtpFailure. */
+export type { SmtpFailure };
 
 /** What the check found for one address; mailbox and catchAll absent when it could not tell. */
 export interface SmtpFinding {
