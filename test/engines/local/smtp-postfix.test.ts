@@ -97,13 +97,13 @@ describe.skipIf(missing !== undefined)('the mailbox check against real Postfix a
     const seconds = (Date.now() - started) / 1000;
     expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
     expect(r.code).toBe(0);
-    const results = JSON.parse(r.stdout).results as { email: string; status: string; details: { smtp?: boolean; smtpFailure?: string } }[];
+    const results = JSON.parse(r.stdout).results as { email: string; status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
     const wrong = results.filter((res, i) => res.details.smtp !== rows[i]!.expect).map((res) => `${res.email}: smtp ${res.details.smtp} (${res.details.smtpFailure ?? ''})`);
     // every row a server answers is right (the done-when asks >= 98%); dead domains are left empty, never invalid
     expect(wrong, lab.log().slice(-4000)).toEqual([]);
     for (const [i, res] of results.entries()) {
       if (rows[i]!.expect === true) expect(res.status).toBe('valid');
-      if (rows[i]!.expect === undefined) expect([res.status, res.details.smtpFailure]).toEqual(['valid', 'unreachable']);
+      if (rows[i]!.expect === undefined) expect([res.status, res.reason, res.details.smtpFailure]).toEqual(['valid', 'smtp_unreachable', 'unreachable']);
     }
     const log = lab.log();
     // what the servers did: postgrey deferred, anvil refused a second connection, postscreen held the greeting
@@ -126,7 +126,7 @@ describe.skipIf(missing !== undefined)('the mailbox check against real Postfix a
       timeoutMs: 30_000,
     });
     expect(r.code).toBe(0);
-    const results = JSON.parse(r.stdout).results as { status: string; details: { smtp?: boolean; smtpFailure?: string } }[];
-    for (const res of results) expect([res.status, res.details.smtp, res.details.smtpFailure]).toEqual(['valid', undefined, 'timeout']);
+    const results = JSON.parse(r.stdout).results as { status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
+    for (const res of results) expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['valid', 'smtp_timeout', undefined, 'timeout']);
   }, 60_000);
 });
