@@ -27,7 +27,7 @@ export const SMTP_OPTIONS = {
   smtpFrom: spec<string | undefined>(() => new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')),
   smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(intIn(1, 65535)).default(SMTP_DEFAULTS.port)),
   smtpTimeout: spec<number>(() =>
-    new Option('--smtp-timeout <ms>', 'per SMTP reply, the banner included').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
+    new Option('--smtp-timeout <ms>', 'per SMTP reply and TCP handshake; the banner may take up to 60 s (or this, when longer), within --smtp-budget').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
   smtpProxy: spec<string | undefined>(() =>
     new Option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')),
   smtpConcurrency: spec<number>(() =>
