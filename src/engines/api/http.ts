@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
+import { request } from './undici.js';
 import { networkFailure, type Failure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
@@ -73,7 +74,7 @@ export class ApiHttp {
     };
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.dispatcher.request({
+      res = await request(this.dispatcher, {
         origin: this.origin,
         path: this.prefix + path,
         method: 'POST',
