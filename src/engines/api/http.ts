@@ -2,7 +2,6 @@ import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
-import { request } from './undici.js';
 import { networkFailure, type Failure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
@@ -74,7 +73,7 @@ export class ApiHttp {
     };
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(this.dispatcher, {
+      res = await this.dispatcher.request({
         origin: this.origin,
         path: this.prefix + path,
         method: 'POST',
