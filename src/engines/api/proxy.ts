@@ -1,4 +1,5 @@
-import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { loadEnvHttpProxyAgent, Pool } from './undici.js';
 import { UsageError } from '../../errors.js';
 
 type Env = Record<string, string | undefined>;
@@ -35,5 +36,6 @@ export function apiDispatcher(origin: string, connections: number, env: Env = pr
   if (!proxy.httpProxy && !proxy.httpsProxy) return new Pool(origin, agentOptions);
   checkProxyUrl('HTTP_PROXY', proxy.httpProxy);
   checkProxyUrl('HTTPS_PROXY', proxy.httpsProxy);
+  const EnvHttpProxyAgent = loadEnvHttpProxyAgent();
   return new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
 }
