@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { loadEnvHttpProxyAgent, Pool } from './undici.js';
+import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
 import { UsageError } from '../../errors.js';
 
 type Env = Record<string, string | undefined>;
@@ -36,6 +35,5 @@ export function apiDispatcher(origin: string, connections: number, env: Env = pr
   if (!proxy.httpProxy && !proxy.httpsProxy) return new Pool(origin, agentOptions);
   checkProxyUrl('HTTP_PROXY', proxy.httpProxy);
   checkProxyUrl('HTTPS_PROXY', proxy.httpsProxy);
-  const EnvHttpProxyAgent = loadEnvHttpProxyAgent();
   return new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
 }
