@@ -11,5 +11,5 @@ export type { SmtpCache, SessionBudget, SessionLease, MailboxFinding } from './e
 export type { Validator, ValidatorStats } from './engines/validator.js';
 export type { Verdict, Details, Status, VerdictError } from './verdict.js';
 export type { Summary, SmtpStats } from './summary.js';
-export { MailsiftError, UsageError, AuthError, EXIT } from './errors.js';
+export { MailsiftError, UsageError, XlsxError, AuthError, EXIT } from './errors.js';
 export { VERSION } from './version.js';

@@ -18,7 +18,7 @@ import type { RowWriter } from '../write/row-writer.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
+  options: { batchSize: number; concurrency: number; terminal: TerminalFlags; stop?: AbortSignal },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -32,6 +32,7 @@ export async function runDryRun(
     batchSize: options.batchSize,
     concurrency: options.concurrency,
     known,
+    ...(options.stop ? { stop: options.stop } : {}),
   });
   const alreadyKnown = summary.fromJournal + summary.fromCache;
   const figures = {

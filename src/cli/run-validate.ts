@@ -40,34 +40,56 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
+  let reporter: RunReporter | undefined;
+  // Listening from the first moment: a Ctrl-C while a workbook is copied from
+  // stdin or its shared strings are read ends the run at once, exit 130, and
+  // the temp copy goes with it.
+  const interrupts: Interrupts = watchInterrupts({
+    graceMs: INTERRUPT_GRACE_MS,
+    reading: true,
+    notice: (line) => {
+      reporter?.stop();
+      say(line);
+    },
+  });
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const input = await openInput({
-    path: inputPath,
-    column: flags.column,
-    sheet: flags.sheet,
-    encoding: flags.encoding,
-    onNotice: notice,
-  });
-  const columns = resolveColumns(plan.columns, input.kind);
-  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-  const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
-  // Each part gets the options it uses, not every flag of the command.
-  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
-  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
+  let input;
+  try {
+    input = await openInput({
+      path: inputPath,
+      column: flags.column,
+      sheet: flags.sheet,
+      encoding: flags.encoding,
+      onNotice: notice,
+      signal: interrupts.stop,
+    });
+  } catch (err) {
+    interrupts.dispose();
+    throw err;
+  }
+  interrupts.sending();
   const cleanUp = new CleanUp();
+  // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
+  cleanUp.defer(() => interrupts.dispose());
+  cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
+    const columns = resolveColumns(plan.columns, input.kind);
+    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
+    const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
+    // Each part gets the options it uses, not every flag of the command.
+    const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
+    const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+    const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
       cleanUp.defer(() => known?.close());
-      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
+      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop }, known, choice.engine === 'api' ? choice : undefined);
+      if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
+      return;
     }
 
-    let interrupts: Interrupts | undefined;
-    // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
-    cleanUp.defer(() => interrupts?.dispose());
     const { known } = await openStores(stores, job, runFiles);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
@@ -101,7 +123,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
     cleanUp.defer(() => validator.close());
 
-    const reporter = new RunReporter(progress, {
+    reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
       flags: flags.verbose ? { ...terminal, progress: false } : terminal,
       failOn: flags.failOn,
@@ -109,17 +131,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       summaryFile: flags.summary,
     });
     await reporter.start();
-    cleanUp.defer(() => reporter.stop());
-    interrupts = watchInterrupts({
-      graceMs: INTERRUPT_GRACE_MS,
-      notice: (line) => {
-        reporter.stop();
-        say(line);
-      },
-    });
+    cleanUp.defer(() => reporter?.stop());
     const { stop, abandon } = interrupts;
+    if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
-    cleanUp.defer(() => input.close());
 
     result = await validateStream({
       input,

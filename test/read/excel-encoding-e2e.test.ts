@@ -74,7 +74,7 @@ describe('Excel in and out', () => {
     const cases: [string[], RegExp][] = [
       [[input, '--sheet', 'Leeds'], /--sheet Leeds: no such sheet in .*bad-sheet\.xlsx \(sheets: Notes, Leads\)/],
       [[file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
-      [[file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook: save it as \.xlsx or CSV/],
+      [[file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/],
       [[file('plain.csv', 'email\na@mx.test\n'), '--sheet', '1'], /--sheet 1: .*plain\.csv is not an Excel workbook/],
     ];
     for (const [args, message] of cases) {
