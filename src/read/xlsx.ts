@@ -38,7 +38,11 @@ export interface XlsxOptions {
   signal?: AbortSignal;
   /** compressed bytes read, for progress */
   onRead?: (bytes: number) => void;
+  /** lower limits, for tests that cannot afford a 256 MB part */
+  limits?: Partial<Limits>;
 }
+
+type Limits = { -readonly [K in keyof typeof XLSX_LIMITS]: number };
 
 /**
  * The rows of one sheet of a workbook file, as the text a user sees in its
@@ -49,12 +53,13 @@ export interface XlsxOptions {
 export async function* xlsxRecords(path: string, name: string, options: XlsxOptions = {}): AsyncGenerator<string[][]> {
   const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${reason}`);
   const zip = await ZipFile.open(path, fail);
+  const limits: Limits = { ...XLSX_LIMITS, ...options.limits };
   try {
-    const book = await readWorkbook(zip, fail, options);
+    const book = await readWorkbook(zip, fail, options, limits);
     const target = pickSheet(book.sheets, options.sheet, name);
     const entry = zip.entry(target.path);
     if (!entry) throw fail(`the sheet "${target.name}" (${target.path}) is missing from the archive`);
-    yield* sheetRows(zip, entry, book, fail, name, options);
+    yield* sheetRows(zip, entry, book, fail, name, options, limits);
   } catch (err) {
     if (options.signal?.aborted) throw interruptedReading(name, options.signal);
     if (err instanceof UsageError) throw err;
@@ -72,7 +77,7 @@ interface Workbook {
   date1904: boolean;
 }
 
-async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions): Promise<Workbook> {
+async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<Workbook> {
   const rootRels = await relationships(zip, '', fail, options);
   const bookPath = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target ?? 'xl/workbook.xml';
   const bookEntry = zip.entry(bookPath);
@@ -102,8 +107,8 @@ async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, o
   const stylesEntry = part('/styles', 'xl/styles.xml');
   return {
     sheets,
-    strings: stringsEntry ? await sharedStrings(zip, stringsEntry, fail, options) : new StringTable(fail),
-    formats: stylesEntry ? await cellFormats(zip, stylesEntry, fail, options) : [],
+    strings: stringsEntry ? await sharedStrings(zip, stringsEntry, fail, options, limits) : new StringTable(fail, limits),
+    formats: stylesEntry ? await cellFormats(zip, stylesEntry, fail, options, limits) : [],
     date1904,
   };
 }
@@ -189,16 +194,19 @@ class StringTable {
   count = 0;
   private bytes = 0;
 
-  constructor(private readonly fail: (reason: string) => XlsxError) {}
+  constructor(
+    private readonly fail: (reason: string) => XlsxError,
+    private readonly limits: Limits,
+  ) {}
 
   add(text: string): void {
-    if (this.count >= XLSX_LIMITS.sharedStrings) {
-      throw this.fail(`more than ${XLSX_LIMITS.sharedStrings.toLocaleString('en-US')} shared strings (the limit)`);
+    if (this.count >= this.limits.sharedStrings) {
+      throw this.fail(`more than ${this.limits.sharedStrings.toLocaleString('en-US')} shared strings (the limit)`);
     }
     const length = Buffer.byteLength(text);
     this.bytes += length;
-    if (this.bytes > XLSX_LIMITS.sharedStringBytes) {
-      throw this.fail(`shared strings over ${XLSX_LIMITS.sharedStringBytes / 1024 / 1024} MB (the limit)`);
+    if (this.bytes > this.limits.sharedStringBytes) {
+      throw this.fail(`shared strings over ${mb(this.limits.sharedStringBytes)} (the limit)`);
     }
     let page = this.pages.length - 1;
     if (page < 0 || this.used[page]! + length > StringTable.PAGE) {
@@ -207,7 +215,7 @@ class StringTable {
       page++;
     }
     if (this.count === this.starts.length) {
-      const grown = new Uint32Array(Math.min(this.starts.length * 2, XLSX_LIMITS.sharedStrings + 1));
+      const grown = new Uint32Array(Math.min(this.starts.length * 2, this.limits.sharedStrings + 1));
       grown.set(this.starts);
       this.starts = grown;
     }
@@ -225,8 +233,8 @@ class StringTable {
   }
 }
 
-async function sharedStrings(zip: ZipFile, entry: ZipEntry, fail: (reason: string) => XlsxError, options: XlsxOptions): Promise<StringTable> {
-  const table = new StringTable(fail);
+async function sharedStrings(zip: ZipFile, entry: ZipEntry, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<StringTable> {
+  const table = new StringTable(fail, limits);
   let text = '';
   let inItem = false;
   let inText = false;
@@ -254,25 +262,25 @@ async function sharedStrings(zip: ZipFile, entry: ZipEntry, fail: (reason: strin
     },
     text(t) {
       text += t;
-      if (text.length > XLSX_LIMITS.cell) throw fail(`a shared string longer than ${XLSX_LIMITS.cell / 1024 / 1024} MB (the limit)`);
+      if (text.length > limits.cell) throw fail(`a shared string longer than ${mb(limits.cell)} (the limit)`);
     },
   });
   return table;
 }
 
 /** The number format of each cell style (`s="3"` on a cell is the fourth `xf` of `cellXfs`). */
-async function cellFormats(zip: ZipFile, entry: ZipEntry, fail: (reason: string) => XlsxError, options: XlsxOptions): Promise<NumberFormat[]> {
+async function cellFormats(zip: ZipFile, entry: ZipEntry, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<NumberFormat[]> {
   const custom = new Map<number, string>();
   const ids: number[] = [];
   let inCellXfs = false;
   await parsePart(zip, entry, fail, options, {
     wantText: false,
     open(tag, attrs, selfClosing) {
-      if (tag === 'numFmt' && custom.size < XLSX_LIMITS.styles) {
+      if (tag === 'numFmt' && custom.size < limits.styles) {
         custom.set(Number(attr(attrs, 'numFmtId')), attr(attrs, 'formatCode') ?? 'General');
       } else if (tag === 'cellXfs') inCellXfs = !selfClosing;
       else if (tag === 'xf' && inCellXfs) {
-        if (ids.length >= XLSX_LIMITS.styles) throw fail(`more than ${XLSX_LIMITS.styles} cell styles (the limit)`);
+        if (ids.length >= limits.styles) throw fail(`more than ${limits.styles} cell styles (the limit)`);
         ids.push(Number(attr(attrs, 'numFmtId') ?? 0));
       }
     },
@@ -292,6 +300,8 @@ async function cellFormats(zip: ZipFile, entry: ZipEntry, fail: (reason: string)
     return f;
   });
 }
+
+const mb = (bytes: number): string => (bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MB` : `${bytes} bytes`);
 
 /** `B12` → 1 (0-based column), or -1 when the reference holds no letters. */
 function columnOf(ref: string): number {
@@ -320,6 +330,7 @@ async function* sheetRows(
   fail: (reason: string) => XlsxError,
   name: string,
   options: XlsxOptions,
+  limits: Limits,
 ): AsyncGenerator<string[][]> {
   let ready: string[][] = [];
   let width = -1;
@@ -352,7 +363,7 @@ async function* sheetRows(
     }
     if (text === '') return;
     rowLength += text.length;
-    if (rowLength > XLSX_LIMITS.cell) throw tooLong(name, 'row', rowNumber);
+    if (rowLength > limits.cell) throw tooLong(name, 'row', rowNumber);
     while (cells.length < col) cells.push('');
     cells[col] = text;
   };
@@ -376,7 +387,7 @@ async function* sheetRows(
           const ref = attr(attrs, 'r');
           const at = ref === undefined ? -1 : columnOf(ref);
           col = at >= 0 ? at : col + 1;
-          if (col >= XLSX_LIMITS.columns) throw fail(`row ${rowNumber} is wider than ${XLSX_LIMITS.columns} columns (the limit)`);
+          if (col >= limits.columns) throw fail(`row ${rowNumber} is wider than ${limits.columns} columns (the limit)`);
           type = attr(attrs, 't') ?? 'n';
           style = Number(attr(attrs, 's') ?? 0);
           value = '';
@@ -426,7 +437,7 @@ async function* sheetRows(
     text(t) {
       if (into === 'v') value += t;
       else inline += t;
-      if (value.length + inline.length > XLSX_LIMITS.cell) throw tooLong(name, 'row', rowNumber);
+      if (value.length + inline.length > limits.cell) throw tooLong(name, 'row', rowNumber);
     },
   };
   for await (const _ of parseChunks(zip, entry, fail, options, handler)) {
