@@ -10,6 +10,8 @@ export interface ZipPart {
   compressed?: Buffer;
   /** the size the headers declare, instead of the true one */
   declaredSize?: number;
+  /** the CRC-32 of these bytes is declared instead of the data's own */
+  crcOf?: string | Buffer;
 }
 
 /** A zip archive with its members in the order given, its central directory at the end. */
@@ -23,7 +25,7 @@ export function zip(parts: ZipPart[]): Buffer {
     const body = p.compressed ?? (method === 0 ? data : deflateRawSync(data));
     const name = Buffer.from(p.name);
     const size = p.declaredSize ?? data.length;
-    const crc = crc32(data);
+    const crc = crc32(p.crcOf ?? data);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
