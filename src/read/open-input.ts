@@ -47,7 +47,13 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   if (isZip(head)) {
     if (options.encoding !== undefined) throw new UsageError(`--encoding: ${name} is an Excel workbook (.xlsx), not text`);
     if (!named(/\.xlsx$/i)) options.onNotice?.(`${name} is an Excel workbook (.xlsx), not text: reading it as one`);
-    return openWorkbook(options, name, regular ? undefined : all, bytes, size);
+    try {
+      return await openWorkbook(options, name, regular ? undefined : all, bytes, size);
+    } catch (err) {
+      // an open pipe (stdin) would keep the process alive after the error
+      (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+      throw err;
+    }
   } else {
     if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook or a password-protected .xlsx: save it as .xlsx (no password) or CSV`);
     if (named(/\.xlsx$/i)) throw new UsageError(`${name}: not an Excel workbook (an .xlsx file is a zip archive)`);

@@ -27,8 +27,9 @@ export interface Spooled {
 
 /** The error of a read stopped by Ctrl-C (or SIGTERM) before anything was sent. */
 export function interruptedReading(name: string, signal: AbortSignal): MailsiftError {
-  const code = (signal.reason as { exitCode?: number } | undefined)?.exitCode ?? EXIT.sigint;
-  return new MailsiftError(`interrupted while reading ${name}; nothing was sent`, code);
+  const reason = signal.reason as { exitCode?: number; message?: string } | undefined;
+  const word = reason?.message === 'terminated' ? 'terminated' : 'interrupted';
+  return new MailsiftError(`${word} while reading ${name}; nothing was sent`, reason?.exitCode ?? EXIT.sigint);
 }
 
 /**
