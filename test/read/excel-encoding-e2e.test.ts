@@ -99,6 +99,26 @@ describe('encodings', () => {
     }
   });
 
+  it('reads UTF-16 without a byte-order mark (some Windows exports) and UTF-32, with or without one', async () => {
+    const text = 'Name\tEmail\r\nZoë\tJane@mx.test\r\n';
+    const utf32 = (bigEndian: boolean): Buffer => {
+      const out = Buffer.alloc([...text].length * 4);
+      [...text].forEach((ch, k) => (bigEndian ? out.writeUInt32BE(ch.codePointAt(0)!, k * 4) : out.writeUInt32LE(ch.codePointAt(0)!, k * 4)));
+      return out;
+    };
+    const inputs: [string, Buffer][] = [
+      ['le16.csv', Buffer.from(text, 'utf16le')],
+      ['be16.csv', Buffer.from(text, 'utf16le').swap16()],
+      ['le32.csv', utf32(false)],
+      ['be32-bom.csv', Buffer.concat([Buffer.from([0, 0, 0xfe, 0xff]), utf32(true)])],
+    ];
+    for (const [name, bytes] of inputs) {
+      const r = await runCli(['validate', file(name, bytes), '--columns', 'status', ...local()]);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+      expect(parseCsv(r.stdout), name).toEqual([['Name', 'Email', 'status'], ['Zoë', 'Jane@mx.test', 'valid']]);
+    }
+  });
+
   it('names the byte of invalid UTF-8 and suggests --encoding, which then reads a Windows-1252 export', async () => {
     // "José" and "Müller" in Windows-1252; the first bad byte is 0xE9 at offset 14
     const input = file('legacy.csv', Buffer.from('name,email\nJos\xe9,Jane@mx.test\nM\xfcller,admin@mx.test\n', 'latin1'));
