@@ -51,7 +51,7 @@ type Limits = { -readonly [K in keyof typeof XLSX_LIMITS]: number };
  * matter; only the shared strings are held, the sheet is streamed.
  */
 export async function* xlsxRecords(path: string, name: string, options: XlsxOptions = {}): AsyncGenerator<string[][]> {
-  const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${reason}`);
+  const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${printable(reason)}`);
   const zip = await ZipFile.open(path, fail);
   const limits: Limits = { ...XLSX_LIMITS, ...options.limits };
   try {
@@ -64,10 +64,16 @@ export async function* xlsxRecords(path: string, name: string, options: XlsxOpti
     if (options.signal?.aborted) throw interruptedReading(name, options.signal);
     if (err instanceof UsageError) throw err;
     // anything else the file does to us is still the file's fault, said in one line
-    throw new XlsxError(`${name}: not a readable .xlsx: ${(err as Error).message}`, { cause: err });
+    throw new XlsxError(`${name}: not a readable .xlsx: ${printable((err as Error).message)}`, { cause: err });
   } finally {
     await zip.close();
   }
+}
+
+/** A reason fit for one line of a terminal: a damaged file's part names can hold any bytes. */
+function printable(reason: string): string {
+  const clean = reason.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
+  return clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
 }
 
 interface Workbook {
@@ -101,8 +107,15 @@ async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, o
     text() {},
   });
   if (sheets.length === 0) throw fail('the workbook has no worksheet');
-  const part = (type: string, fallback: string): ZipEntry | undefined =>
-    zip.entry(rels.find((r) => r.type.endsWith(type))?.target ?? fallback) ?? zip.entry(fallback);
+  // A part the workbook names must be there: read without its styles, a zip
+  // code 01234 would quietly become 1234.
+  const part = (type: string, fallback: string): ZipEntry | undefined => {
+    const named = rels.find((r) => r.type.endsWith(type))?.target;
+    if (named === undefined) return zip.entry(fallback);
+    const entry = zip.entry(named);
+    if (!entry) throw fail(`${named} is missing from the archive`);
+    return entry;
+  };
   const stringsEntry = part('/sharedStrings', 'xl/sharedStrings.xml');
   const stylesEntry = part('/styles', 'xl/styles.xml');
   return {

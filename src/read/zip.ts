@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
-import { crc32, createInflateRaw } from 'node:zlib';
+import { crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
 import type { XlsxError } from '../errors.js';
 
 /** One member of the archive, as its central directory describes it. */
@@ -16,6 +16,13 @@ export interface ZipEntry {
 /** More members than any workbook has (a sheet, its rels and drawings each count): a bound on the directory's memory. */
 const MAX_ENTRIES = 100_000;
 const CHUNK = 64 * 1024;
+/**
+ * A file this small is read in one go, and a part this small inflated in one
+ * call (bounded by its declared size): a workbook of a few rows is then a
+ * handful of system calls, not a few per part.
+ */
+const SMALL_FILE = 8 * 1024 * 1024;
+const SMALL_PART = 4 * 1024 * 1024;
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
@@ -30,19 +37,24 @@ const LOCAL = 0x04034b50;
  */
 export class ZipFile {
   private constructor(
-    private readonly file: FileHandle,
+    private readonly file: FileHandle | Buffer,
     private readonly fileSize: number,
     private readonly entries: Map<string, ZipEntry>,
     private readonly fail: (reason: string) => XlsxError,
   ) {}
 
   static async open(path: string, fail: (reason: string) => XlsxError): Promise<ZipFile> {
-    const file = await open(path, 'r');
+    const handle = await open(path, 'r');
+    let file: FileHandle | Buffer = handle;
     try {
-      const { size } = await file.stat();
-      return new ZipFile(file, size, await readDirectory(file, size, fail), fail);
+      const { size } = await handle.stat();
+      if (size <= SMALL_FILE) {
+        file = await handle.readFile();
+        await handle.close();
+      }
+      return new ZipFile(file, size, await readDirectory((buf, at) => readInto(file, buf, at), size, fail), fail);
     } catch (err) {
-      await file.close();
+      if (file === handle) await handle.close();
       throw err;
     }
   }
@@ -66,8 +78,13 @@ export class ZipFile {
     if (entry.method !== 0 && entry.method !== 8) {
       throw this.fail(`${entry.name} uses compression method ${entry.method}; a workbook uses deflate (8) or none (0)`);
     }
-    const raw = Readable.from(this.range(start, entry.compressedSize, entry.name, onRead));
-    const body: AsyncIterable<Buffer> = entry.method === 0 ? raw : pipeline(raw, createInflateRaw({ chunkSize: CHUNK }), () => {});
+    const small = entry.compressedSize <= SMALL_PART && entry.size <= SMALL_PART * 8;
+    const raw = small ? undefined : Readable.from(this.range(start, entry.compressedSize, entry.name, onRead));
+    const body: AsyncIterable<Buffer> = raw
+      ? entry.method === 0
+        ? raw
+        : pipeline(raw, createInflateRaw({ chunkSize: CHUNK }), () => {})
+      : this.whole(entry, start, onRead);
     let size = 0;
     let crc = 0;
     try {
@@ -89,7 +106,25 @@ export class ZipFile {
   }
 
   close(): Promise<void> {
-    return this.file.close();
+    return Buffer.isBuffer(this.file) ? Promise.resolve() : this.file.close();
+  }
+
+  /** A small part read and inflated in one go; its declared size bounds the output (an inflate bomb stops there). */
+  private async *whole(entry: ZipEntry, start: number, onRead?: (bytes: number) => void): AsyncGenerator<Buffer> {
+    const raw = Buffer.allocUnsafe(entry.compressedSize);
+    await this.readAt(raw, start, entry.name);
+    onRead?.(raw.length);
+    let data: Buffer;
+    if (entry.method === 0) data = raw;
+    else {
+      try {
+        data = inflateRawSync(raw, { maxOutputLength: Math.max(entry.size, 1) + 1 });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw this.fail(`${entry.name} holds more data than its declared size`);
+        throw err;
+      }
+    }
+    for (let at = 0; at < data.length; at += CHUNK) yield data.subarray(at, at + CHUNK);
   }
 
   private async *range(start: number, length: number, name: string, onRead?: (bytes: number) => void): AsyncGenerator<Buffer> {
@@ -102,16 +137,25 @@ export class ZipFile {
   }
 
   private async readAt(buf: Buffer, position: number, name: string): Promise<void> {
-    const { bytesRead } = await this.file.read(buf, 0, buf.length, position);
-    if (bytesRead < buf.length) throw this.fail(`${name} runs past the end of the file (cut short?)`);
+    if ((await readInto(this.file, buf, position)) < buf.length) throw this.fail(`${name} runs past the end of the file (cut short?)`);
   }
 }
 
-async function readDirectory(file: FileHandle, fileSize: number, fail: (reason: string) => XlsxError): Promise<Map<string, ZipEntry>> {
+/** Fills `buf` from `position` of the file (or of the file's bytes in memory); the count read. */
+async function readInto(file: FileHandle | Buffer, buf: Buffer, position: number): Promise<number> {
+  if (Buffer.isBuffer(file)) return file.copy(buf, 0, position, Math.min(file.length, position + buf.length));
+  return (await file.read(buf, 0, buf.length, position)).bytesRead;
+}
+
+async function readDirectory(
+  read: (buf: Buffer, position: number) => Promise<number>,
+  fileSize: number,
+  fail: (reason: string) => XlsxError,
+): Promise<Map<string, ZipEntry>> {
   // The end record sits in the last 22 bytes, or before a comment of at most 64 KB.
   const tailLength = Math.min(fileSize, 22 + 0xffff);
   const tail = Buffer.alloc(tailLength);
-  await file.read(tail, 0, tailLength, fileSize - tailLength);
+  await read(tail, fileSize - tailLength);
   let eocd = -1;
   for (let i = tailLength - 22; i >= 0; i--) {
     if (tail.readUInt32LE(i) === EOCD) {
@@ -130,7 +174,7 @@ async function readDirectory(file: FileHandle, fileSize: number, fail: (reason: 
   if (dirOffset + dirSize > eocdAt) throw fail('its zip directory points past the end of the file (cut short?)');
   if (count > MAX_ENTRIES) throw fail(`more than ${MAX_ENTRIES} parts`);
   const dir = Buffer.alloc(dirSize);
-  await file.read(dir, 0, dirSize, dirOffset);
+  await read(dir, dirOffset);
   const entries = new Map<string, ZipEntry>();
   let p = 0;
   for (let k = 0; k < count; k++) {
