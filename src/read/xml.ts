@@ -111,20 +111,15 @@ export class XmlTokenizer {
   }
 }
 
-/** Index of the `>` closing the tag whose name starts at `from` (quoted `>` skipped), or -1. */
+/** Index of the `>` closing the tag whose name starts at `from` (a quoted `>` skipped), or -1. A tag is short: one pass over it. */
 function tagEnd(buf: string, from: number): number {
-  const gt = buf.indexOf('>', from);
-  if (gt < 0) return -1;
-  const dq = buf.indexOf('"', from);
-  const sq = buf.indexOf("'", from);
-  if ((dq < 0 || dq > gt) && (sq < 0 || sq > gt)) return gt;
   let quote = 0;
   for (let j = from; j < buf.length; j++) {
     const c = buf.charCodeAt(j);
     if (quote) {
       if (c === quote) quote = 0;
-    } else if (c === 0x22 || c === 0x27) quote = c;
-    else if (c === 0x3e) return j;
+    } else if (c === 0x3e) return j;
+    else if (c === 0x22 || c === 0x27) quote = c;
   }
   return -1;
 }
