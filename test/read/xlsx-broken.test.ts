@@ -98,3 +98,15 @@ describe('a hostile .xlsx is refused at a documented limit', () => {
     expect((error as Error).message).toMatch(message);
   });
 });
+
+describe('reading stopped by a signal', () => {
+  it('is neither a damaged file nor a short sheet: the error says interrupted and carries the exit code of the signal', async () => {
+    const path = file('signalled.xlsx', zip(parts()));
+    const stop = new AbortController();
+    stop.abort(Object.assign(new Error('terminated'), { exitCode: 143 }));
+    const error = await readAll(path, { signal: stop.signal }).then(() => undefined, (err: unknown) => err);
+    expect(error).not.toBeInstanceOf(XlsxError);
+    expect((error as Error).message).toBe('terminated while reading book.xlsx; nothing was sent');
+    expect((error as { exitCode: number }).exitCode).toBe(143);
+  });
+});
