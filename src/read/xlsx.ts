@@ -83,7 +83,43 @@ interface Workbook {
   date1904: boolean;
 }
 
+/** The names of a workbook's worksheets, in tab order (chart sheets left out). */
+export async function xlsxSheetNames(path: string, name: string): Promise<string[]> {
+  const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${printable(reason)}`);
+  const zip = await ZipFile.open(path, fail);
+  try {
+    return (await sheetList(zip, fail, {})).sheets.map((s) => s.name);
+  } finally {
+    await zip.close();
+  }
+}
+
 async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<Workbook> {
+  const { sheets, date1904, rels } = await sheetList(zip, fail, options);
+  // A part the workbook names must be there: read without its styles, a zip
+  // code 01234 would quietly become 1234.
+  const part = (type: string, fallback: string): ZipEntry | undefined => {
+    const named = rels.find((r) => r.type.endsWith(type))?.target;
+    if (named === undefined) return zip.entry(fallback);
+    const entry = zip.entry(named);
+    if (!entry) throw fail(`${named} is missing from the archive`);
+    return entry;
+  };
+  const stringsEntry = part('/sharedStrings', 'xl/sharedStrings.xml');
+  const stylesEntry = part('/styles', 'xl/styles.xml');
+  return {
+    sheets,
+    strings: stringsEntry ? await sharedStrings(zip, stringsEntry, fail, options, limits) : new StringTable(fail, limits),
+    formats: stylesEntry ? await cellFormats(zip, stylesEntry, fail, options, limits) : [],
+    date1904,
+  };
+}
+
+async function sheetList(
+  zip: ZipFile,
+  fail: (reason: string) => XlsxError,
+  options: XlsxOptions,
+): Promise<{ sheets: { name: string; path: string }[]; date1904: boolean; rels: Relationship[] }> {
   const rootRels = await relationships(zip, '', fail, options);
   const bookPath = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target ?? 'xl/workbook.xml';
   const bookEntry = zip.entry(bookPath);
@@ -107,23 +143,7 @@ async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, o
     text() {},
   });
   if (sheets.length === 0) throw fail('the workbook has no worksheet');
-  // A part the workbook names must be there: read without its styles, a zip
-  // code 01234 would quietly become 1234.
-  const part = (type: string, fallback: string): ZipEntry | undefined => {
-    const named = rels.find((r) => r.type.endsWith(type))?.target;
-    if (named === undefined) return zip.entry(fallback);
-    const entry = zip.entry(named);
-    if (!entry) throw fail(`${named} is missing from the archive`);
-    return entry;
-  };
-  const stringsEntry = part('/sharedStrings', 'xl/sharedStrings.xml');
-  const stylesEntry = part('/styles', 'xl/styles.xml');
-  return {
-    sheets,
-    strings: stringsEntry ? await sharedStrings(zip, stringsEntry, fail, options, limits) : new StringTable(fail, limits),
-    formats: stylesEntry ? await cellFormats(zip, stylesEntry, fail, options, limits) : [],
-    date1904,
-  };
+  return { sheets, date1904, rels };
 }
 
 function pickSheet(sheets: { name: string; path: string }[], sheet: string | undefined, name: string): { name: string; path: string } {
