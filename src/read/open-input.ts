@@ -90,12 +90,13 @@ async function openWorkbook(
   const onAbort = (): void => opening.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
-  // progress counts the compressed bytes of the parts read, against the file's size
+  // progress counts the sheet's compressed bytes read, against its compressed size
   size.read = 0;
+  delete size.total;
   const records = xlsxRecords(spooled?.path ?? options.path, name, {
     ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
     signal: opening.signal,
-    onRead: (n) => (size.read += n),
+    progress: size,
   });
   const close = (): void => {
     void records.return(undefined).catch(() => {});

@@ -36,8 +36,8 @@ export interface XlsxOptions {
   sheet?: string;
   /** stops the reading of shared strings and rows (Ctrl-C) */
   signal?: AbortSignal;
-  /** compressed bytes read, for progress */
-  onRead?: (bytes: number) => void;
+  /** progress: the sheet's compressed size, and how much of it has been read (the other parts are small beside it) */
+  progress?: { read: number; total?: number };
   /** lower limits, for tests that cannot afford a 256 MB part */
   limits?: Partial<Limits>;
 }
@@ -194,10 +194,11 @@ async function* parseChunks(
   fail: (reason: string) => XlsxError,
   options: XlsxOptions,
   handler: XmlHandler,
+  onRead?: (bytes: number) => void,
 ): AsyncGenerator<void> {
   const xml = new XmlTokenizer(handler, (reason) => fail(`${entry.name}: ${reason}`));
   const decoder = new TextDecoder('utf-8');
-  for await (const chunk of zip.read(entry, options.onRead)) {
+  for await (const chunk of zip.read(entry, onRead)) {
     options.signal?.throwIfAborted();
     xml.write(decoder.decode(chunk, { stream: true }));
     yield;
@@ -473,7 +474,13 @@ async function* sheetRows(
       if (value.length + inline.length > limits.cell) throw tooLong(name, 'row', rowNumber);
     },
   };
-  for await (const _ of parseChunks(zip, entry, fail, options, handler)) {
+  const progress = options.progress;
+  if (progress) {
+    progress.read = 0;
+    progress.total = entry.compressedSize;
+  }
+  const onRead = progress ? (bytes: number): void => void (progress.read += bytes) : undefined;
+  for await (const _ of parseChunks(zip, entry, fail, options, handler, onRead)) {
     void _;
     if (ready.length >= ROWS_PER_CHUNK) {
       yield ready;

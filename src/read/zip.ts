@@ -113,7 +113,6 @@ export class ZipFile {
   private async *whole(entry: ZipEntry, start: number, onRead?: (bytes: number) => void): AsyncGenerator<Buffer> {
     const raw = Buffer.allocUnsafe(entry.compressedSize);
     await this.readAt(raw, start, entry.name);
-    onRead?.(raw.length);
     let data: Buffer;
     if (entry.method === 0) data = raw;
     else {
@@ -124,7 +123,16 @@ export class ZipFile {
         throw err;
       }
     }
-    for (let at = 0; at < data.length; at += CHUNK) yield data.subarray(at, at + CHUNK);
+    // progress told as the data is handed on, in proportion: it was read all at once
+    let told = 0;
+    for (let at = 0; at < data.length; at += CHUNK) {
+      const part = data.subarray(at, at + CHUNK);
+      const upTo = Math.round((raw.length * (at + part.length)) / data.length);
+      onRead?.(upTo - told);
+      told = upTo;
+      yield part;
+    }
+    if (data.length === 0) onRead?.(raw.length);
   }
 
   private async *range(start: number, length: number, name: string, onRead?: (bytes: number) => void): AsyncGenerator<Buffer> {
