@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
@@ -6,7 +6,8 @@ import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
 import { planOutput, resolveColumns } from '../write/output-plan.js';
-import { openOutputs } from '../write/outputs.js';
+import { openOutputs, splitFiles } from '../write/outputs.js';
+import { refuseCollisions } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
@@ -44,6 +45,18 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
+  // No file written may be the input or another output, under any name: refused
+  // before the input is read or anything is created.
+  await refuseCollisions([
+    { flag: 'input', path: inputPath },
+    { flag: '-o', path: plan.file },
+    // `>> in.csv` would append the verdicts to the input while it is read
+    { flag: 'stdout', path: plan.file === undefined && !plan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
+    ...splitFiles(plan).map((path) => ({ flag: '--split', path })),
+    { flag: '--summary', path: flags.summary },
+    { flag: '--journal', path: flags.journal },
+    { flag: '--cache', path: flags.cache },
+  ]);
   let reporter: RunReporter | undefined;
   // Listening from the first moment: a Ctrl-C while a workbook is copied from
   // stdin or its shared strings are read ends the run at once, exit 130, and
@@ -97,21 +110,20 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   return cleanUp.around(async () => {
     const columns = resolveColumns(plan.columns, input.kind);
     const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-    const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
     // Each part gets the options it uses, not every flag of the command.
     const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
     const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
     const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
       await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop }, known, choice.engine === 'api' ? choice : undefined);
       if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
       return;
     }
 
-    const { known, journal } = await openStores(stores, job, runFiles);
+    const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
@@ -122,7 +134,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
-      await output.end();
+      // only a complete run replaces an output; an interrupted one fills only an empty place
+      const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
+      if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
       ended = result !== undefined;
     });
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
@@ -186,7 +200,9 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     if (failures.length && choice.engine === 'api') {
       summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
     }
-    await summaryFile?.write(summary);
+    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+    }
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));
@@ -200,3 +216,11 @@ function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
 
+/** Whether stdout is redirected to a regular file (`> out.csv`), which may then be the input. */
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
+}
