@@ -19,7 +19,7 @@ import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags },
+  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags; stop?: AbortSignal },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -33,6 +33,7 @@ export async function runDryRun(
     batchSize: options.batchSize,
     concurrency: options.batchesInFlight,
     known,
+    ...(options.stop ? { stop: options.stop } : {}),
   });
   const alreadyKnown = summary.fromJournal + summary.fromCache;
   const figures = {

@@ -58,6 +58,18 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     { flag: '--journal', path: flags.journal },
     { flag: '--cache', path: flags.cache },
   ]);
+  let reporter: RunReporter | undefined;
+  // Listening from the first moment: a Ctrl-C while a workbook is copied from
+  // stdin or its shared strings are read ends the run at once, exit 130, and
+  // the temp copy goes with it.
+  const interrupts: Interrupts = watchInterrupts({
+    graceMs: INTERRUPT_GRACE_MS,
+    reading: true,
+    notice: (line) => {
+      reporter?.stop();
+      say(line);
+    },
+  });
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const addressCheck = {
@@ -65,46 +77,56 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     sheet: flags.sheet,
     otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
   };
-  const opened = await openInput({
-    path: inputPath,
-    column: flags.column,
-    sheet: flags.sheet,
-    encoding: flags.encoding,
-    onNotice: notice,
-  }).catch(async (err: unknown) => {
-    // a sheet in which no column holds an "@": perhaps another sheet does
-    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
-      const advice = await sheetAdvice(addressCheck);
-      if (advice !== undefined) throw new UsageError(advice);
-    }
+  let input;
+  try {
+    const opened = await openInput({
+      path: inputPath,
+      column: flags.column,
+      sheet: flags.sheet,
+      encoding: flags.encoding,
+      onNotice: notice,
+      signal: interrupts.stop,
+    }).catch(async (err: unknown) => {
+      // a sheet in which no column holds an "@": perhaps another sheet does
+      if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
+        const advice = await sheetAdvice(addressCheck);
+        if (advice !== undefined) throw new UsageError(advice);
+      }
+      throw err;
+    });
+    // An address column without addresses stops here, before anything is sent.
+    input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
+      opened.close();
+      throw err;
+    });
+  } catch (err) {
+    interrupts.dispose();
     throw err;
-  });
-  // An address column without addresses stops here, before anything is sent.
-  const input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
-    opened.close();
-    throw err;
-  });
-  const columns = resolveColumns(plan.columns, input.kind);
-  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-  // Each part gets the options it uses, not every flag of the command.
-  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
-  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  // The pipeline keeps enough batches ready for the most the API client may put in flight;
-  // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
-  const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
+  }
+  interrupts.sending();
   const cleanUp = new CleanUp();
+  // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
+  cleanUp.defer(() => interrupts.dispose());
+  cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
+    const columns = resolveColumns(plan.columns, input.kind);
+    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
+    // Each part gets the options it uses, not every flag of the command.
+    const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
+    const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+    // The pipeline keeps enough batches ready for the most the API client may put in flight;
+    // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
+    const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+    const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
-      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
+      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop }, known, choice.engine === 'api' ? choice : undefined);
+      if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
+      return;
     }
 
-    let interrupts: Interrupts | undefined;
-    // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
-    cleanUp.defer(() => interrupts?.dispose());
     const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
@@ -146,7 +168,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           });
     cleanUp.defer(() => validator.close());
 
-    const reporter = new RunReporter(progress, {
+    reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
       flags: flags.verbose ? { ...terminal, progress: false } : terminal,
       failOn: flags.failOn,
@@ -154,17 +176,10 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       summaryFile: flags.summary,
     });
     await reporter.start();
-    cleanUp.defer(() => reporter.stop());
-    interrupts = watchInterrupts({
-      graceMs: INTERRUPT_GRACE_MS,
-      notice: (line) => {
-        reporter.stop();
-        say(line);
-      },
-    });
+    cleanUp.defer(() => reporter?.stop());
     const { stop, abandon } = interrupts;
+    if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
-    cleanUp.defer(() => input.close());
 
     result = await validateStream({
       input,
