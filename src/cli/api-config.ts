@@ -13,10 +13,13 @@ export interface EngineChoiceInput {
   smtp?: boolean;
 }
 
-interface ApiChoice {
+export interface ApiChoice {
   engine: 'api';
   baseUrl: string;
-  apiKey: string;
+  /** the key, when it came from the environment */
+  apiKey?: string;
+  /** the file to read it from when the run starts (choosing reads no file) */
+  apiKeyFile?: string;
   /** where each came from, as the user would name it: a flag or an environment variable */
   baseUrlSource: string;
   keySource: string;
@@ -27,15 +30,16 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
 /**
  * Which engine a run uses, and the API's address and key. Precedence: flags >
  * environment > defaults. The key comes only from a file or the environment —
- * never from argv, where `ps` and shell history would show it.
+ * never from argv, where `ps` and shell history would show it. Reads no file:
+ * a key file is read by `withApiKey` when the run starts.
  */
-export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv = process.env): EngineChoice {
+export function resolveEngine(input: EngineChoiceInput, env: Readonly<Record<string, string | undefined>> = process.env): EngineChoice {
   if (input.engine !== undefined && input.engine !== 'api' && input.engine !== 'local') {
     throw new UsageError(`--engine ${input.engine}: expected api or local`);
   }
   if (input.engine === 'local') return { engine: 'local' };
-  const apiKey = readApiKey(input.apiKeyFile, env);
-  if (!apiKey) {
+  const apiKey = input.apiKeyFile === undefined ? keyFromEnv(env) : undefined;
+  if (!apiKey && input.apiKeyFile === undefined) {
     if (input.engine === 'api') {
       throw new UsageError('no API key: set MAILSIFT_API_KEY or pass --api-key-file FILE (or use --engine local)');
     }
@@ -49,7 +53,8 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   if (!raw) throw new UsageError('no API address: pass --base-url URL or set MAILSIFT_BASE_URL');
   const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
   const keySource = input.apiKeyFile === undefined ? 'MAILSIFT_API_KEY' : `--api-key-file ${input.apiKeyFile}`;
-  const choice: ApiChoice = { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
+  const key = input.apiKeyFile === undefined ? { apiKey } : { apiKeyFile: input.apiKeyFile };
+  const choice: ApiChoice = { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), ...key, baseUrlSource, keySource };
   if (input.smtp) throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   return choice;
 }
@@ -63,7 +68,7 @@ export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined
 export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
   return {
     baseUrl: choice.baseUrl,
-    apiKey: choice.apiKey,
+    apiKey: apiKeyOf(choice),
     timeoutMs: flags.timeout * 1000,
     retries: flags.retries,
     keySource: choice.keySource,
@@ -72,13 +77,24 @@ export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: s
   };
 }
 
-function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (file === undefined) {
-    const key = env.MAILSIFT_API_KEY?.trim();
-    // never quoted: it is the key
-    if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
-    return key || undefined;
-  }
+function keyFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const key = env.MAILSIFT_API_KEY?.trim();
+  // never quoted: it is the key
+  if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
+  return key || undefined;
+}
+
+/**
+ * The choice with its API key in hand: read from --api-key-file now, when the
+ * run starts and before it creates anything, so a bad key file leaves no trace.
+ */
+export function withApiKey<C extends EngineChoice>(choice: C): C {
+  return choice.engine === 'api' ? { ...choice, apiKey: apiKeyOf(choice) } : choice;
+}
+
+function apiKeyOf(choice: ApiChoice): string {
+  if (choice.apiKey !== undefined) return choice.apiKey;
+  const file = choice.apiKeyFile!;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -1,14 +1,12 @@
 import { existsSync } from 'node:fs';
-import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
-import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
-import { planOutput, resolveColumns } from '../write/output-plan.js';
+import { resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { apiSettings, localSettings, resolveEngine } from './api-config.js';
+import { apiSettings, localSettings, withApiKey } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -17,29 +15,24 @@ import { openStores, type StoreOptions } from '../stores/open-stores.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
-import { smtpSettings } from './smtp-flags.js';
+import { hideProxyPassword } from './smtp-flags.js';
+import type { ValidatePlan } from './plan-validate.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
 };
 
-/** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
-export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
-  const choice = resolveEngine(flags);
+/** `mailsift validate`: runs a plan through the pipeline, and maps its result to an exit code. */
+export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<void> {
+  const { flags, smtp } = plan;
+  const choice = withApiKey(plan.engine);
   /** what --quiet silences: everything on stderr but errors (warnings stay in the --summary JSON) */
   const notice = (line: string): void => {
     if (!flags.quiet) say(line);
   };
-  const smtp = smtpSettings(flags, process.env, (line) => notice(`warning: ${line}`));
-  const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
-  if (inputPath === undefined) {
-    throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
-  }
-  // Flags that do not fit together fail before the input is even opened.
-  const plan = planOutput(flags);
-  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
-    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
-  }
+  for (const line of plan.warnings) notice(line);
+  hideProxyPassword(flags, smtp);
+  const inputPath = plan.input;
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const input = await openInput({
@@ -49,7 +42,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     encoding: flags.encoding,
     onNotice: notice,
   });
-  const columns = resolveColumns(plan.columns, input.kind);
+  const columns = resolveColumns(plan.output.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
   const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   // Each part gets the options it uses, not every flag of the command.
@@ -75,7 +68,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     /** a result in hand and every output flushed: the summary may be written */
     let ended = false;
     cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
-    const output = await openOutputs(plan, input.header, columns);
+    const output = await openOutputs(plan.output, input.header, columns);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {

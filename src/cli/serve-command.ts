@@ -1,7 +1,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT, UsageError } from '../errors.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS, smtpSettings } from './smtp-flags.js';
+import { hideProxyPassword, SMTP_DEADLINE_OPTION, SMTP_OPTIONS, smtpSettings } from './smtp-flags.js';
+import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
+import { checkServeFlags, type ServeSettings } from '../serve/config.js';
+import type { SmtpSettings } from '../engines/local/index.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../serve/redis-url.js';
 
@@ -62,9 +65,11 @@ export function serveCommand(): Command {
           import('../serve/redis-cache.js'),
           import('../serve/redis-smtp.js'),
         ]);
-      const config = await loadServeConfig(flags);
-      if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
-      const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
+      const plan = servePlan(flags, processContext());
+      for (const line of plan.warnings) say(line);
+      hideProxyPassword(flags, plan.smtp);
+      const { smtp } = plan;
+      const config = await loadServeConfig(flags, plan.settings);
       if (config.redis && maskPasswordInArgv(config.redis.target)) {
         say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
       }
@@ -122,6 +127,32 @@ export function serveCommand(): Command {
         await redis?.close();
       });
     });
+}
+
+/** What `mailsift serve` will do, decided before any file is read or port taken. */
+export interface ServePlan {
+  /** what the flags alone decide; the keys and TLS files are read when serving starts */
+  settings: ServeSettings;
+  /** the mailbox check's settings, when --smtp is on */
+  smtp?: SmtpSettings;
+  /** lines for stderr before serving */
+  warnings: string[];
+  /** every flag as the command's option table parsed it */
+  flags: ServeFlags;
+}
+
+/** serve's flags as a plan; a flag that does not fit is a UsageError. Reads nothing of `process`. */
+export function servePlan(flags: ServeFlags, context: PlanContext): ServePlan {
+  const settings = checkServeFlags(flags);
+  if (flags.smtp && !settings.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
+  const warnings: string[] = [];
+  const smtp = smtpSettings(flags, context.env, (line) => warnings.push(`warning: ${line}`));
+  return { settings, ...(smtp ? { smtp } : {}), warnings, flags };
+}
+
+/** `mailsift serve ARGV…` planned in-process, as the CLI plans it: nothing read, no port taken. */
+export function planServe(argv: readonly string[], context: PlanContext): Promise<Planned<ServePlan>> {
+  return planWith(serveCommand(), argv, context, (_args, flags: ServeFlags) => servePlan(flags, context));
 }
 
 /** --smtp-lease: long enough to be renewed in time, short enough to free a dead instance's hosts */

@@ -1,0 +1,44 @@
+import type { SmtpSettings } from '../engines/local/index.js';
+import { UsageError } from '../errors.js';
+import { knownEncoding } from '../read/decode.js';
+import { planOutput, type OutputFlags, type OutputPlan } from '../write/output-plan.js';
+import { resolveEngine, type EngineChoice, type EngineChoiceInput } from './api-config.js';
+import type { PlanContext } from './plan.js';
+import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
+
+/** The flags that decide a validate run's plan; the command has more, which the plan carries as they are. */
+export type ValidatePlanFlags = EngineChoiceInput & OutputFlags & SmtpFlags & { encoding?: string };
+
+/** What `mailsift validate` will do, decided before anything is opened or sent. */
+export interface ValidatePlan<F extends ValidatePlanFlags = ValidatePlanFlags> {
+  /** a file's path, or - for stdin */
+  input: string;
+  engine: EngineChoice;
+  output: OutputPlan;
+  /** the mailbox check's settings, when --smtp is on */
+  smtp?: SmtpSettings;
+  /** lines for stderr (unless --quiet) before the run */
+  warnings: string[];
+  /** every flag as the command's option table parsed it: the run reads the rest from here */
+  flags: F;
+}
+
+/**
+ * Turns validate's argument and flags into a plan: every flag that does not fit,
+ * alone or with another, is a UsageError naming it, before the input is even
+ * opened. Reads no file and nothing of `process`: the context says the rest.
+ */
+export async function validatePlan<F extends ValidatePlanFlags>(inputArg: string | undefined, flags: F, context: PlanContext): Promise<ValidatePlan<F>> {
+  const engine = resolveEngine(flags, context.env);
+  const warnings: string[] = [];
+  const smtp = smtpSettings(flags, context.env, (line) => warnings.push(`warning: ${line}`));
+  const input = inputArg ?? (context.stdinIsTTY ? undefined : '-');
+  if (input === undefined) {
+    throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
+  }
+  const output = planOutput(flags, context.stdoutIsTTY);
+  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
+    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
+  }
+  return { input, engine, output, ...(smtp ? { smtp } : {}), warnings, flags };
+}
