@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import type { SmtpSettings } from '../engines/local/index.js';
+import { parseDnsServer } from '../engines/local/dns.js';
 import { apiSettings, localSettings, resolveEngine, withApiKey, type EngineChoice } from './api-config.js';
 import { addOptions } from './option-table.js';
 import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
@@ -61,6 +62,7 @@ export function checkPlan(email: string, flags: CheckFlags, context: PlanContext
   const engine = resolveEngine(flags, context.env);
   const warnings: string[] = [];
   const smtp = smtpSettings(flags as SmtpFlags, context.env, (line) => warnings.push(`warning: ${line}`));
+  if (engine.engine === 'local' && flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
   return { email: email.trim(), engine, ...(smtp ? { smtp } : {}), warnings, flags };
 }
 

@@ -1,13 +1,15 @@
 import type { SmtpSettings } from '../engines/local/index.js';
 import { UsageError } from '../errors.js';
+import { parseDnsServer } from '../engines/local/dns.js';
 import { knownEncoding } from '../read/decode.js';
+import { parseDuration } from '../stores/duration.js';
 import { planOutput, type OutputFlags, type OutputPlan } from '../write/output-plan.js';
 import { resolveEngine, type EngineChoice, type EngineChoiceInput } from './api-config.js';
 import type { PlanContext } from './plan.js';
 import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
 /** The flags that decide a validate run's plan; the command has more, which the plan carries as they are. */
-export type ValidatePlanFlags = EngineChoiceInput & OutputFlags & SmtpFlags & { encoding?: string };
+export type ValidatePlanFlags = EngineChoiceInput & OutputFlags & SmtpFlags & { encoding?: string; dnsServer?: string; cacheTtl?: string };
 
 /** What `mailsift validate` will do, decided before anything is opened or sent. */
 export interface ValidatePlan<F extends ValidatePlanFlags = ValidatePlanFlags> {
@@ -37,6 +39,8 @@ export async function validatePlan<F extends ValidatePlanFlags>(inputArg: string
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
   const output = planOutput(flags, context.stdoutIsTTY);
+  if (engine.engine === 'local' && flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
+  if (flags.cacheTtl !== undefined) parseDuration(flags.cacheTtl);
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }

@@ -49,6 +49,8 @@ export async function planWith<P, F>(
   try {
     cmd.parse([...argv], { from: 'user' });
   } catch (err) {
+    // an option's parser may throw our own UsageError
+    if (err instanceof UsageError) return { error: err };
     if (!(err instanceof CommanderError)) throw err;
     // --help and --version "fail" with exit code 0
     return err.exitCode === 0 ? { shown } : { error: new UsageError(err.message.replace(/^error: /, '')) };

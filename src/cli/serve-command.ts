@@ -5,6 +5,7 @@ import { hideProxyPassword, SMTP_DEADLINE_OPTION, SMTP_OPTIONS, smtpSettings } f
 import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
 import { checkServeFlags, type ServeSettings } from '../serve/config.js';
 import type { SmtpSettings } from '../engines/local/index.js';
+import { parseDnsServer } from '../engines/local/dns.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../serve/redis-url.js';
 
@@ -147,6 +148,7 @@ export function servePlan(flags: ServeFlags, context: PlanContext): ServePlan {
   if (flags.smtp && !settings.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
   const warnings: string[] = [];
   const smtp = smtpSettings(flags, context.env, (line) => warnings.push(`warning: ${line}`));
+  if (flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
   return { settings, ...(smtp ? { smtp } : {}), warnings, flags };
 }
 

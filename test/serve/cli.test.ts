@@ -80,9 +80,8 @@ describe('mailsift serve (spawned)', () => {
     expect(tls.stderr).not.toMatch(/\n\s+at /);
   });
 
+  // serve's flags, alone and together: test/cli/plan.test.ts
   it.each([
-    [['serve', '--host', '0.0.0.0'], /refusing plain HTTP/],
-    [['serve', '--rate-limit', 'lots'], /--rate-limit/],
     [['keys', 'create'], /--keys-file/],
   ])('%j is a usage error (exit 2, one line, no stack)', (args, message) => {
     const r = spawnSync(process.execPath, [BIN, ...args, '--port', '0'], { encoding: 'utf8', timeout: 10_000 });

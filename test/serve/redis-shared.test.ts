@@ -206,17 +206,7 @@ describe.skipIf(!REDIS_SERVER)(`serve instances sharing one Redis${NO_REDIS}`, (
 });
 
 describe('a wrong --redis URL at start-up', () => {
-  it.each([
-    ['unparseable', 'redis://[::1', /--redis: not a URL/],
-    ['another scheme', 'http://127.0.0.1:6379', /--redis: scheme "http" is not redis or rediss/],
-    ['a path that is no database', 'redis://127.0.0.1:6379/cache', /--redis: the path must be a database number/],
-  ])('%s: exit 2, one line', (_name, url, message) => {
-    const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', '--redis', url], { encoding: 'utf8', timeout: 10_000, env: envWithout() });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
-
+  // a --redis URL that is wrong in itself: test/cli/plan.test.ts
   it('nothing answering: exit 2, one line, before listening', async () => {
     const port = await freePort();
     const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns'], {

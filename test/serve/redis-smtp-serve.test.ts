@@ -7,7 +7,6 @@ import { post } from './helpers.js';
 import { startServe, type Served } from './spawn.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
-import { runCli } from '../support/run-cli.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 // `serve --redis --smtp` instances sharing one real redis-server, a loopback
@@ -168,10 +167,4 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
   });
 });
 
-describe('--smtp-lease', () => {
-  it('wants seconds from 0.5 to 3600: anything else is a usage error', async () => {
-    const r = await runCli(['serve', '--port', '0', '--smtp-lease', '0']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--smtp-lease <seconds>.* argument '0' is invalid\. expected seconds from 0\.5 to 3600/);
-  });
-});
+// --smtp-lease out of range: test/cli/plan.test.ts
