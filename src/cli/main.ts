@@ -5,6 +5,9 @@ import { completionCommand } from './completion-command.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
+import { processContext } from './plan.js';
+import { servePlan } from './plan-serve.js';
+import { validatePlan } from './plan-validate.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -43,9 +46,15 @@ export async function main(argv: string[]): Promise<void> {
     .addHelpText('before', EXAMPLES)
     .exitOverride()
     .configureOutput(OUTPUT);
-  program.addCommand(validateCommand());
+  // Each command declares its flags; what it runs is loaded only when it runs, from here,
+  // so that a command's declaration and its run never import each other.
+  // A command line is planned first (pure: it reads, opens and sends nothing), then the plan runs.
+  program.addCommand(validateCommand(async (input, flags) => {
+    const plan = await validatePlan(input, flags, processContext());
+    return (await import('./run-validate.js')).runValidate(plan);
+  }));
   program.addCommand(checkCommand());
-  program.addCommand(serveCommand());
+  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(servePlan(flags, processContext()))));
   program.addCommand(keysCommand());
   program.addCommand(completionCommand(program));
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike

@@ -5,8 +5,9 @@ import { knownEncoding } from '../read/decode.js';
 import { parseDuration } from '../stores/duration.js';
 import { planOutput, type OutputFlags, type OutputPlan } from '../write/output-plan.js';
 import { resolveEngine, type EngineChoice, type EngineChoiceInput } from './api-config.js';
-import type { PlanContext } from './plan.js';
+import { planWith, type PlanContext, type Planned } from './plan.js';
 import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { validateCommand, type ValidateFlags } from './validate-command.js';
 
 /** The flags that decide a validate run's plan; the command has more, which the plan carries as they are. */
 export type ValidatePlanFlags = EngineChoiceInput & OutputFlags & SmtpFlags & { encoding?: string; dnsServer?: string; cacheTtl?: string };
@@ -45,4 +46,10 @@ export async function validatePlan<F extends ValidatePlanFlags>(inputArg: string
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
   return { input, engine, output, ...(smtp ? { smtp } : {}), warnings, flags };
+}
+
+/** `mailsift validate ARGV…` planned in-process, as the CLI plans it: nothing opened, nothing sent. */
+export function planValidate(argv: readonly string[], context: PlanContext): Promise<Planned<ValidatePlan<ValidateFlags>>> {
+  const declared = validateCommand(async () => {});
+  return planWith(declared, argv, context, ([input], flags: ValidateFlags) => validatePlan(input as string | undefined, flags, context));
 }

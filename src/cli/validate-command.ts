@@ -4,8 +4,6 @@ import type { Status } from '../verdict.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
-import { validatePlan, type ValidatePlan } from './plan-validate.js';
 import { intIn, outputFormat, statusList } from './parse-flags.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
@@ -87,21 +85,13 @@ export const VALIDATE_OPTIONS = {
 /** Everything `validate` takes, typed from the tables that declare it. */
 export type ValidateFlags = FlagsOf<typeof VALIDATE_OPTIONS> & EngineFlags & SmtpFlags;
 
-export function validateCommand(): Command {
+export function validateCommand(run: (input: string | undefined, flags: ValidateFlags) => Promise<void>): Command {
   const cmd = new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER);
   for (const table of [VALIDATE_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
-  return cmd.action(async (input: string | undefined, flags: ValidateFlags) => {
-    const plan = await validatePlan(input, flags, processContext());
-    // the pipeline is loaded when the command runs, not for --help or --version
-    return (await import('./run-validate.js')).runValidate(plan);
-  });
-}
-
-/** `mailsift validate ARGV…` planned in-process, as the CLI plans it: nothing opened, nothing sent. */
-export function planValidate(argv: readonly string[], context: PlanContext): Promise<Planned<ValidatePlan<ValidateFlags>>> {
-  return planWith(validateCommand(), argv, context, ([input], flags: ValidateFlags) => validatePlan(input as string | undefined, flags, context));
+  // the pipeline is loaded when the command runs, not for --help or --version (main.ts wires `run`)
+  return cmd.action(run);
 }

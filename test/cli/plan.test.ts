@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { planCheck } from '../../src/cli/check-command.js';
 import type { PlanContext, Planned } from '../../src/cli/plan.js';
-import { planServe } from '../../src/cli/serve-command.js';
-import { planValidate } from '../../src/cli/validate-command.js';
+import { planServe } from '../../src/cli/plan-serve.js';
+import { planValidate } from '../../src/cli/plan-validate.js';
 
 const KEY = 'sk_test_SECRET_4f9d2c';
 const API = { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'https://api.example.com' };
