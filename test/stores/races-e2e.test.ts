@@ -13,7 +13,7 @@ import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';
  * The promises "nothing paid twice, nothing lost" under races between runs of
  * the real binary (issue 13). Each race is tried a bounded number of times;
  * the cache race and the collision failed every time before the fix, the lock
- * race in some runs (see lock-race.test.ts for the reliable one).
+ * race in some runs (see lock-race-e2e.test.ts for the reliable one).
  */
 
 let dir: string;
@@ -66,7 +66,7 @@ describe('a stale journal lock taken over by many runs at once', () => {
     server = await startFaultServer({ apiKey: API_KEY, delayMs: 600 });
   });
 
-  // The whole binary, a few times (lock-race.test.ts races the lock itself many times, and fails reliably on the old lock).
+  // The whole binary, a few times (lock-race-e2e.test.ts races the lock itself many times, and fails reliably on the old lock).
   it('lets exactly one in; the others exit 2 and nothing is paid twice', async () => {
     const TRIALS = 2;
     const STARTERS = 6;
