@@ -92,7 +92,7 @@ exit $rc
     npx,
     `#!/usr/bin/env bash
 if [ "$1" = mailsift ]; then shift; exec "${mailsift}" "$@"; fi
-echo "recipes test: npx $1 is not provided; add it to test/docs/recipes.test.ts" >&2
+echo "recipes test: npx $1 is not provided; add it to test/docs/recipes-e2e.test.ts" >&2
 exit 127
 `,
   );
