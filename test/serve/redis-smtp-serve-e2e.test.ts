@@ -149,7 +149,9 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       const stopAt = Date.now();
       d.child.kill('SIGTERM');
       expect(await d.exit).toBe(0);
-      expect(Date.now() - stopAt).toBeLessThan(3000);
+      // a d kept alive by its wait would not exit at all (c renews its lease until it is killed,
+      // below): the bound need only be far from that, and was too tight at 3 s under load
+      expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
       await new Promise((r) => setTimeout(r, 1200));
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
