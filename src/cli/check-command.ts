@@ -1,9 +1,10 @@
 import { Command } from 'commander';
 import { EXIT } from '../errors.js';
+import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 import { parseDnsServer } from '../engines/local/dns.js';
-import { apiSettings, localSettings, resolveEngine, withApiKey, type EngineChoice } from './api-config.js';
+import { apiSettings, localSettings, resolveEngine, type EngineChoice } from './api-config.js';
 import { addOptions } from './option-table.js';
 import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
@@ -74,7 +75,7 @@ export function planCheck(argv: readonly string[], context: PlanContext): Promis
 /** One verdict from whichever engine the plan names; notices and warnings go to `say`. */
 export async function check(plan: CheckPlan, say: (line: string) => void): Promise<Verdict> {
   const { email, flags } = plan;
-  const choice = withApiKey(plan.engine);
+  const choice = plan.engine;
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../engines/api/client.js');
@@ -99,18 +100,20 @@ export async function check(plan: CheckPlan, say: (line: string) => void): Promi
 const yesNo = (b: boolean | undefined) => (b === undefined ? '' : b ? 'yes' : 'no');
 
 /**
- * `--json`: one object, the API's Shape A fields (plus `error`). Otherwise one
- * `key: value` line per field, aligned on a terminal; an unknown value is empty.
+ * `--json`: one object, the API's Shape A fields plus `reason` (and `error`),
+ * as `validate` writes a result. Otherwise one `key: value` line per field,
+ * aligned on a terminal; an unknown value is empty.
  */
 export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }): string {
   if (how.json) {
     const { email, isValid, status, confidence, provider, details, error } = v;
-    return `${JSON.stringify({ email, isValid, status, confidence, provider, details, error }, null, 2)}\n`;
+    return `${JSON.stringify({ email, isValid, status, reason: reasonOf(v), confidence, provider, details, error }, null, 2)}\n`;
   }
   const d = v.details;
   const rows: [string, string][] = [
     ['email', v.email],
     ['status', v.status],
+    ['reason', reasonOf(v)],
     ['confidence', v.confidence === undefined ? '' : v.confidence.toFixed(2)],
     ['syntax', yesNo(d.syntax)],
     ['domain', d.domain ?? ''],

@@ -3,6 +3,7 @@ import { EXIT, MailsiftError } from '../errors.js';
 import { checkCommand } from './check-command.js';
 import { completionCommand } from './completion-command.js';
 import { keysCommand } from './keys-command.js';
+import { loginCommands } from './login-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { processContext } from './plan.js';
@@ -69,6 +70,7 @@ export function createProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(servePlan(flags, processContext()))));
   program.addCommand(keysCommand());
+  for (const cmd of loginCommands()) program.addCommand(cmd);
   program.addCommand(completionCommand(program));
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike
   const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];

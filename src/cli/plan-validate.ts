@@ -4,13 +4,14 @@ import { parseDnsServer } from '../engines/local/dns.js';
 import { knownEncoding } from '../read/decode.js';
 import { parseDuration } from '../stores/duration.js';
 import { planOutput, type OutputFlags, type OutputPlan } from '../write/output-plan.js';
+import type { RowFilter } from '../write/row-filter.js';
 import { resolveEngine, type EngineChoice, type EngineChoiceInput } from './api-config.js';
 import { planWith, type PlanContext, type Planned } from './plan.js';
 import { smtpSettings, type SmtpFlags } from './smtp-flags.js';
 import { validateCommand, type ValidateFlags } from './validate-command.js';
 
 /** The flags that decide a validate run's plan; the command has more, which the plan carries as they are. */
-export type ValidatePlanFlags = EngineChoiceInput & OutputFlags & SmtpFlags & { encoding?: string; dnsServer?: string; cacheTtl?: string };
+export type ValidatePlanFlags = EngineChoiceInput & Omit<OutputFlags, 'filter'> & SmtpFlags & RowFilter & { encoding?: string; dnsServer?: string; cacheTtl?: string };
 
 /** What `mailsift validate` will do, decided before anything is opened or sent. */
 export interface ValidatePlan<F extends ValidatePlanFlags = ValidatePlanFlags> {
@@ -18,6 +19,8 @@ export interface ValidatePlan<F extends ValidatePlanFlags = ValidatePlanFlags> {
   input: string;
   engine: EngineChoice;
   output: OutputPlan;
+  /** which rows are written: --only, --except, --unique */
+  filter: RowFilter;
   /** the mailbox check's settings, when --smtp is on */
   smtp?: SmtpSettings;
   /** lines for stderr (unless --quiet) before the run */
@@ -39,13 +42,14 @@ export async function validatePlan<F extends ValidatePlanFlags>(inputArg: string
   if (input === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
-  const output = planOutput(flags, context.stdoutIsTTY);
+  const filter = { only: flags.only, except: flags.except, unique: flags.unique };
+  const output = planOutput({ ...flags, filter }, context.stdoutIsTTY);
   if (engine.engine === 'local' && flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
   if (flags.cacheTtl !== undefined) parseDuration(flags.cacheTtl);
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
-  return { input, engine, output, ...(smtp ? { smtp } : {}), warnings, flags };
+  return { input, engine, output, filter, ...(smtp ? { smtp } : {}), warnings, flags };
 }
 
 /** `mailsift validate ARGV…` planned in-process, as the CLI plans it: nothing opened, nothing sent. */

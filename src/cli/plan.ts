@@ -1,5 +1,5 @@
 import { type Command, CommanderError } from 'commander';
-import { UsageError } from '../errors.js';
+import { MailsiftError, UsageError } from '../errors.js';
 
 /**
  * What a command's plan may depend on besides its argv — passed in, never read
@@ -20,10 +20,10 @@ export function processContext(): PlanContext {
 }
 
 /**
- * A command line, planned: what to do, or the one-line usage error (exit 2)
- * the CLI would print, or the text --help or --version would show.
+ * A command line, planned: what to do, or the one-line error the CLI would
+ * print with its exit code (2 for usage), or the text --help or --version would show.
  */
-export type Planned<P> = { plan: P } | { error: UsageError } | { shown: string };
+export type Planned<P> = { plan: P } | { error: MailsiftError } | { shown: string };
 
 /**
  * Plans a command line in-process, as the CLI would: `cmd` (the command's own
@@ -50,7 +50,7 @@ export async function planWith<P, F>(
     cmd.parse([...argv], { from: 'user' });
   } catch (err) {
     // an option's parser may throw our own UsageError
-    if (err instanceof UsageError) return { error: err };
+    if (err instanceof MailsiftError) return { error: err };
     if (!(err instanceof CommanderError)) throw err;
     // --help and --version "fail" with exit code 0
     return err.exitCode === 0 ? { shown } : { error: new UsageError(err.message.replace(/^error: /, '')) };
@@ -65,7 +65,7 @@ export async function planWith<P, F>(
     }
     return { plan: await toPlan(cmd.processedArgs, cmd.opts<F & object>()) };
   } catch (err) {
-    if (err instanceof UsageError) return { error: err };
+    if (err instanceof MailsiftError) return { error: err };
     if (err instanceof CommanderError) return { error: new UsageError(err.message.replace(/^error: /, '')) };
     throw err;
   }

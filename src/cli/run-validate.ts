@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import { openInput } from '../read/open-input.js';
@@ -6,7 +7,7 @@ import type { Validator } from '../engines/validator.js';
 import { resolveColumns } from '../write/output-plan.js';
 import { openOutputs } from '../write/outputs.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { apiSettings, localSettings, withApiKey } from './api-config.js';
+import { apiSettings, localSettings } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -18,6 +19,8 @@ import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts
 import { failureLines } from '../terminal/failure-advice.js';
 import { hideProxyPassword } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
+import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
+import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -25,8 +28,7 @@ const say = (line: string): void => {
 
 /** `mailsift validate`: runs a plan through the pipeline, and maps its result to an exit code. */
 export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<void> {
-  const { flags, smtp } = plan;
-  const choice = withApiKey(plan.engine);
+  const { flags, smtp, engine: choice } = plan;
   /** what --quiet silences: everything on stderr but errors (warnings stay in the --summary JSON) */
   const notice = (line: string): void => {
     if (!flags.quiet) say(line);
@@ -36,12 +38,29 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   const inputPath = plan.input;
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const input = await openInput({
+  const addressCheck = {
+    name: inputPath === '-' ? 'stdin' : inputPath,
+    sheet: flags.sheet,
+    otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
+  };
+  const opened = await openInput({
     path: inputPath,
     column: flags.column,
     sheet: flags.sheet,
     encoding: flags.encoding,
     onNotice: notice,
+  }).catch(async (err: unknown) => {
+    // a sheet in which no column holds an "@": perhaps another sheet does
+    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
+      const advice = await sheetAdvice(addressCheck);
+      if (advice !== undefined) throw new UsageError(advice);
+    }
+    throw err;
+  });
+  // An address column without addresses stops here, before anything is sent.
+  const input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
+    opened.close();
+    throw err;
   });
   const columns = resolveColumns(plan.output.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
@@ -69,7 +88,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     /** a result in hand and every output flushed: the summary may be written */
     let ended = false;
     cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
-    const output = await openOutputs(plan.output, input.header, columns);
+    const output = await openOutputs(plan.output, input.header, columns, input.emailColumn);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
@@ -92,7 +111,11 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
             stop: stopSending.signal,
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
+          (await import('../engines/local/index.js')).createLocalValidator({
+            ...localSettings(flags, smtp, notice),
+            // the progress line moves while a batch waits on DNS or SMTP
+            onChecked: (addresses) => (progress.addressesChecked += addresses),
+          });
     cleanUp.defer(() => validator.close());
 
     const reporter = new RunReporter(progress, {
@@ -121,7 +144,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       writer: output.writer,
       batchSize: flags.batchSize,
       concurrency: flags.concurrency,
-      only: flags.only,
+      filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses
@@ -153,3 +176,4 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
+

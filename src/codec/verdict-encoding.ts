@@ -1,5 +1,5 @@
 import { isDomainOf } from './address-key.js';
-import type { Details, Status, Verdict } from '../verdict.js';
+import type { Details, DnsFailure, MailboxTrouble, SmtpFailure, Status, Verdict } from '../verdict.js';
 
 /*
  * One verdict per line, as a short JSON array so that any address (quotes,
@@ -16,7 +16,11 @@ import type { Details, Status, Verdict } from '../verdict.js';
  *
  * mailbox (the SMTP check, added later: lines without it still read) is two
  * characters, smtp then catchAll as 1 / 0 / -, present only when one of them
- * is told; the suggestion before it is then null when there is none.
+ * is told; the suggestion before it is then null when there is none. Up to
+ * three more characters (added later still) carry the causes behind a row's
+ * reason, '-' where none: dnsFailure (n nxdomain, z null MX, h no mail host,
+ * u unanswered), smtpFailure (u unreachable, t timeout, g greylisted, b
+ * blocked), mailbox (f full, d disabled); trailing '-' are left off.
  */
 export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, (string | null)?, string?];
 
@@ -75,58 +79,115 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
 
 const tri = (b: boolean | undefined): string => (b === undefined ? '-' : b ? '1' : '0');
 
-/** smtp and catchAll as two characters, or undefined when neither is told (every line before the SMTP check) */
+const DNS_CODE: Record<DnsFailure, string> = { nxdomain: 'n', 'null-mx': 'z', 'no-mail-host': 'h', unanswered: 'u' };
+const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b' };
+const MAILBOX_CODE: Record<MailboxTrouble, string> = { full: 'f', disabled: 'd' };
+const inverse = <K extends string>(codes: Record<K, string>): Record<string, K> =>
+  Object.fromEntries(Object.entries(codes).map(([k, c]) => [c, k])) as Record<string, K>;
+const CODE_DNS = inverse(DNS_CODE);
+const CODE_SMTP = inverse(SMTP_CODE);
+const CODE_MAILBOX = inverse(MAILBOX_CODE);
+const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgb-][fd-]?)?)?$/;
+
+/**
+ * smtp and catchAll as two characters, then the causes, or undefined when
+ * none is told (every line before the SMTP check, and most lines since).
+ */
 function mailboxCode(d: Details): string | undefined {
-  return d.smtp === undefined && d.catchAll === undefined ? undefined : tri(d.smtp) + tri(d.catchAll);
-}
-
-/**
- * The tail of the last line: a run's verdicts come in long runs that differ only
- * in the address, so the rest of the line is built once per run of them.
- */
-let last:
-  | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
-  | undefined;
-
-/**
- * Everything after the address: `"v11100-",0.95,"mailgun",1]` (see
- * encodeVerdict) — the one encoding of a verdict without its address. The
- * domain is 1 when it is `own`: the domain part of the address the verdict is
- * filed under.
- */
-function tailOf(v: Verdict, code: string, own = ownDomainTold(v.details, v.email)): string {
-  const d = v.details;
-  const c = v.confidence;
-  // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
-  const shared = d.suggestion === undefined && (d.domain === undefined || own);
-  const domain = d.domain === undefined ? 0 : 1;
-  const mailbox = mailboxCode(d);
-  if (
-    shared && last && last.code === code && last.confidence === c && last.provider === v.provider &&
-    last.domain === domain && last.mailbox === mailbox
-  ) {
-    return last.tail;
+  const { dnsFailure, smtpFailure, mailbox } = d;
+  if (dnsFailure === undefined && smtpFailure === undefined && mailbox === undefined) {
+    return d.smtp === undefined && d.catchAll === undefined ? undefined : tri(d.smtp) + tri(d.catchAll);
   }
-  let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
-  tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
-  if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
-  else if (mailbox !== undefined) tail += ',null';
-  if (mailbox !== undefined) tail += ',"' + mailbox + '"';
-  tail += ']';
-  if (shared) last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
-  return tail;
+  let code = tri(d.smtp) + tri(d.catchAll) + (dnsFailure === undefined ? '-' : DNS_CODE[dnsFailure]);
+  code += (smtpFailure === undefined ? '-' : SMTP_CODE[smtpFailure]) + (mailbox === undefined ? '-' : MAILBOX_CODE[mailbox]);
+  return code.replace(/-+$/, '');
 }
 
 /**
- * The tail of `v` filed under `address` when other addresses can share it —
- * no suggestion, and no domain but the address's own — else undefined. The
- * dedupe memo keeps one verdict per distinct shared tail.
+ * Writes verdicts as lines, and their tails: everything after the address,
+ * `"v11100-",0.95,"mailgun",1]` (see encodeVerdict) — the one encoding of a
+ * verdict without its address. It remembers the tail of the last line: a run's
+ * verdicts come in long runs that differ only in the address, so the rest of
+ * the line is built once per run of them. One per writer (a journal, a cache,
+ * the dedupe memo), so that no state is shared between them.
  */
-export function sharedTail(v: Verdict, address: string): string | undefined {
-  const d = v.details;
-  const own = ownDomainTold(d, address);
-  if (d.suggestion !== undefined || (d.domain !== undefined && !own)) return undefined;
-  return tailOf(v, codeOf(v), own);
+export class VerdictEncoder {
+  private last:
+    | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
+    | undefined;
+
+  /**
+   * The tail of `v`. The domain is 1 when it is `own`: the domain part of the
+   * address the verdict is filed under.
+   */
+  private tailOf(v: Verdict, code: string, own = ownDomainTold(v.details, v.email)): string {
+    const d = v.details;
+    const c = v.confidence;
+    const last = this.last;
+    // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
+    const shared = d.suggestion === undefined && (d.domain === undefined || own);
+    const domain = d.domain === undefined ? 0 : 1;
+    const mailbox = mailboxCode(d);
+    if (
+      shared && last && last.code === code && last.confidence === c && last.provider === v.provider &&
+      last.domain === domain && last.mailbox === mailbox
+    ) {
+      return last.tail;
+    }
+    let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
+    tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
+    if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
+    else if (mailbox !== undefined) tail += ',null';
+    if (mailbox !== undefined) tail += ',"' + mailbox + '"';
+    tail += ']';
+    if (shared) this.last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
+    return tail;
+  }
+
+  /**
+   * The tail of `v` filed under `address` when other addresses can share it —
+   * no suggestion, and no domain but the address's own — else undefined. The
+   * dedupe memo keeps one verdict per distinct shared tail.
+   */
+  sharedTail(v: Verdict, address: string): string | undefined {
+    const d = v.details;
+    const own = ownDomainTold(d, address);
+    if (d.suggestion !== undefined || (d.domain !== undefined && !own)) return undefined;
+    return this.tailOf(v, codeOf(v), own);
+  }
+
+  /**
+   * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
+   * directly: this runs for every verdict of a run, and skipping the array and
+   * the generic serialiser keeps the journal's cost low.
+   */
+  line(v: Verdict, prefix?: number): string {
+    const head = prefix === undefined ? '[' : `[${prefix},`;
+    return head + quote(v.email) + ',' + this.tailOf(v, codeOf(v));
+  }
+
+  /**
+   * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
+   * verdict: recording it would stop a re-run from retrying the address.
+   */
+  lines(verdicts: readonly Verdict[], prefix?: number): string {
+    // Few pieces per line: every concatenation leaves a short-lived string for the
+    // garbage collector, and a million lines make that count.
+    const open = prefix === undefined ? '["' : `[${prefix},"`;
+    let text = '';
+    for (const v of verdicts) {
+      if (v.error) continue;
+      text += PLAIN.test(v.email) ? open + v.email + this.lineEnd(v) : this.line(v, prefix) + '\n';
+    }
+    return text;
+  }
+
+  /** What follows a plain address up to the end of its line: `",` + tail + newline. */
+  private lineEnd(v: Verdict): string {
+    const tail = this.tailOf(v, codeOf(v));
+    const last = this.last;
+    return last !== undefined && last.tail === tail ? last.end : '",' + tail + '\n';
+  }
 }
 
 /** The verdict tells a domain, and it is the domain part of `address`. */
@@ -134,44 +195,12 @@ function ownDomainTold(d: Details, address: string): boolean {
   return d.domain !== undefined && isDomainOf(d.domain, address);
 }
 
-/** What follows a plain address up to the end of its line: `",` + tail + newline. */
-function lineEnd(v: Verdict): string {
-  const tail = tailOf(v, codeOf(v));
-  return last !== undefined && last.tail === tail ? last.end : '",' + tail + '\n';
-}
-
-/**
- * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
- * directly: this runs for every verdict of a run, and skipping the array and
- * the generic serialiser keeps the journal's cost low.
- */
-export function encodeLine(v: Verdict, prefix?: number): string {
-  const head = prefix === undefined ? '[' : `[${prefix},`;
-  return head + quote(v.email) + ',' + tailOf(v, codeOf(v));
-}
-
-/**
- * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
- * verdict: recording it would stop a re-run from retrying the address.
- */
-export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
-  // Few pieces per line: every concatenation leaves a short-lived string for the
-  // garbage collector, and a million lines make that count.
-  const open = prefix === undefined ? '["' : `[${prefix},"`;
-  let text = '';
-  for (const v of verdicts) {
-    if (v.error) continue;
-    text += PLAIN.test(v.email) ? open + v.email + lineEnd(v) : encodeLine(v, prefix) + '\n';
-  }
-  return text;
-}
-
 /** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */
 export function decodeVerdict(a: unknown): Verdict | undefined {
   if (!Array.isArray(a) || a.length < 5 || a.length > 7) return undefined;
   const [email, code, confidence, provider, domain, suggestionOrNull, mailbox] = a as unknown[];
   const suggestion = a.length === 7 && suggestionOrNull === null ? undefined : suggestionOrNull;
-  if (mailbox !== undefined && (typeof mailbox !== 'string' || !/^[01-][01-]$/.test(mailbox))) return undefined;
+  if (mailbox !== undefined && (typeof mailbox !== 'string' || !MAILBOX_FIELD.test(mailbox))) return undefined;
   if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
   const status = CODE_STATUS[code[0]!];
   if (!status) return undefined;
@@ -196,6 +225,12 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
     const catchAll = untri(mailbox[1]);
     if (smtp !== undefined) details.smtp = smtp;
     if (catchAll !== undefined) details.catchAll = catchAll;
+    const dnsFailure = CODE_DNS[mailbox[2] ?? '-'];
+    const smtpFailure = CODE_SMTP[mailbox[3] ?? '-'];
+    const trouble = CODE_MAILBOX[mailbox[4] ?? '-'];
+    if (dnsFailure !== undefined) details.dnsFailure = dnsFailure;
+    if (smtpFailure !== undefined) details.smtpFailure = smtpFailure;
+    if (trouble !== undefined) details.mailbox = trouble;
   }
   return {
     email,

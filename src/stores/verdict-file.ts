@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
-import { encodeLines } from '../codec/verdict-encoding.js';
+import { VerdictEncoder } from '../codec/verdict-encoding.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';
@@ -102,9 +102,10 @@ export function parseEntry(line: string): unknown[] | undefined {
  */
 export function appending(appender: DurableAppender, release: () => Promise<void>, stamp?: () => number): Pick<KnownVerdicts, 'record' | 'close'> {
   let closed = false;
+  const encoder = new VerdictEncoder();
   return {
     record(verdicts) {
-      const text = encodeLines(verdicts, stamp?.());
+      const text = encoder.lines(verdicts, stamp?.());
       return text ? appender.append(text) : Promise.resolve();
     },
     async close() {

@@ -13,7 +13,8 @@ const KEY = 'sk_test_SECRET_4f9d2c';
 const API = { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'https://api.example.com' };
 /** stdin and stdout piped, as in a script: the default context of these tables */
 const context = (env: Record<string, string> = {}, tty: Partial<PlanContext> = {}): PlanContext => ({
-  env, stdinIsTTY: false, stdoutIsTTY: false, ...tty,
+  // no key that `mailsift login` stored on this machine counts
+  env: { XDG_CONFIG_HOME: '/nonexistent/mailsift-plan-test', ...env }, stdinIsTTY: false, stdoutIsTTY: false, ...tty,
 });
 
 function errorOf<P>(planned: Planned<P>): string {
@@ -36,7 +37,7 @@ describe('validate: usage errors', () => {
     ['--batch-size 5000', ['in.csv', '--batch-size', '5000'], {}, /^option '--batch-size <n>' argument '5000' is invalid\. expected a whole number from 1 to 1000$/],
     ['--batch-size 0', ['in.csv', '--batch-size', '0'], {}, /--batch-size <n>.*expected a whole number from 1 to 1000/],
     ['--concurrency 0', ['in.csv', '--concurrency', '0'], {}, /--concurrency <n>.*expected a whole number from 1 to 64/],
-    ['--only with a typo', ['in.csv', '--only', 'vaild'], {}, /"vaild" is not a status \(valid, invalid, risky, unknown\)/],
+    ['--only with a typo', ['in.csv', '--only', 'vaild'], {}, /"vaild" is neither a status \(valid, invalid, risky, unknown\) nor a reason \(syntax, /],
     ['--format yaml', ['in.csv', '--format', 'yaml'], {}, /expected csv, json, ndjson, txt, xlsx/],
     ['a bad --fail-on rule', ['in.csv', '--fail-on', 'invalid'], {}, /cannot read rule "invalid"/],
     ['an unknown --encoding', ['in.csv', '--encoding', 'klingon'], {}, /^--encoding klingon: unknown encoding/],
@@ -44,18 +45,18 @@ describe('validate: usage errors', () => {
     ['--engine smtp', ['in.csv', '--engine', 'smtp'], {}, /argument 'smtp' is invalid\. Allowed choices are api, local/],
     ['a bad --dns-server', ['in.csv', '--engine', 'local', '--dns-server', 'dns.example'], {}, /^--dns-server wants an IP address with an optional port \(host\[:port\]\), not "dns\.example"$/],
     // output flags that do not fit together
-    ['--columns with an unknown name', ['in.csv', '--columns', 'status,statuz'], {}, /^--columns: no column "statuz" \(columns: email, status, is_valid/],
+    ['--columns with an unknown name', ['in.csv', '--columns', 'status,statuz'], {}, /^--columns: no column "statuz" \(columns: email, status, reason, is_valid/],
     ['--columns naming one twice', ['in.csv', '--columns', 'status,status'], {}, /"status" is named twice/],
     ['--split with -o', ['in.csv', '--split', 'x', '-o', 'x.csv'], {}, /^--split and -o\/--output do not go together/],
     ['--columns with ndjson', ['in.csv', '--columns', 'status', '--format', 'ndjson'], {}, /^--columns shapes CSV, Excel and text output/],
     ['--columns with txt', ['in.csv', '--columns', 'status', '--format', 'txt'], {}, /^--columns and --format txt do not go together/],
     // the engine: where each value came from is named, never the key
-    ['the API engine without a key', ['in.csv', '--engine', 'api'], {}, /^no API key: set MAILSIFT_API_KEY or pass --api-key-file FILE/],
     ['a key without an address', ['in.csv'], { MAILSIFT_API_KEY: KEY }, /^no API address: pass --base-url URL or set MAILSIFT_BASE_URL$/],
     ['plain http to a non-loopback host', ['in.csv', '--base-url', 'http://api.example.com'], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'x' },
       /^--base-url http:\/\/api\.example\.com: plain http is only allowed to loopback; use https$/],
     ['a bad MAILSIFT_BASE_URL, blamed on the variable', ['in.csv'], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'api.example.com/v1' },
       /^MAILSIFT_BASE_URL api\.example\.com\/v1: not a URL \(expected e\.g\. https:\/\/api\.example\.com\)$/],
+    ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file$/],
     ['credentials in the base URL', ['in.csv', '--base-url', 'https://u:pw-9@api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url: credentials in the URL are not allowed$/],
     ['another scheme', ['in.csv', '--base-url', 'ftp://api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url ftp:…: expected an http\(s\) URL$/],
     ['a key with spaces', ['in.csv'], { ...API, MAILSIFT_API_KEY: `${KEY} extra` }, /^MAILSIFT_API_KEY: expected one key, without spaces or line breaks$/],
@@ -70,6 +71,16 @@ describe('validate: usage errors', () => {
     expect(text).toMatch(message);
     expect(text).not.toContain(KEY);
     expect(text).not.toContain('pw-9');
+  });
+
+  it.each([
+    ['--engine api', ['in.csv', '--engine', 'api'], {}],
+    ['MAILSIFT_BASE_URL is set', ['in.csv'], { MAILSIFT_BASE_URL: 'https://api.example.com' }],
+  ] as [string, string[], Record<string, string>][])('the API asked for (%s) without a key: exit 3, not a quiet offline run', async (why, argv, env) => {
+    const planned = await planValidate(argv, context(env));
+    if (!('error' in planned)) throw new Error('expected an error');
+    expect(planned.error.exitCode).toBe(3);
+    expect(planned.error.message).toBe(`no API key (${why}): set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login" (or use --engine local)`);
   });
 
   it('no input: a terminal on stdin is not one', async () => {
@@ -100,8 +111,6 @@ describe('validate: plans', () => {
       { engine: { engine: 'api', baseUrl: 'https://api.example.com', apiKey: KEY, keySource: 'MAILSIFT_API_KEY', baseUrlSource: 'MAILSIFT_BASE_URL' } }],
     ['the flag beats the variable, and a trailing slash goes', ['in.csv', '--base-url', 'http://127.0.0.1:8080/'], API,
       { engine: { engine: 'api', baseUrl: 'http://127.0.0.1:8080', baseUrlSource: '--base-url' } }],
-    ['a key file is named, not read, while planning', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' },
-      { engine: { engine: 'api', apiKeyFile: '/no/such/key', keySource: '--api-key-file /no/such/key' } }],
     ['the output format from the file name', ['in.csv', '-o', 'out.ndjson'], {}, { output: { format: 'ndjson', file: 'out.ndjson' } }],
     ['-o - is stdout', ['in.csv', '-o', '-', '--format', 'json'], {}, { output: { format: 'json', file: undefined } }],
     ['--split with --only: a file per status kept', ['in.csv', '--split', 'sorted', '--only', 'valid,risky'], {},
@@ -128,7 +137,7 @@ describe('validate: plans', () => {
     if (!('shown' in planned)) throw new Error('expected help');
     expect(planned.shown.trimStart().slice(0, 9)).toBe('Examples:');
     for (const text of ['Usage: validate', 'Exit status:', '  4    finished, but some rows carry an error',
-      'metrics: valid, invalid, risky, unknown, errors, duplicates, prechecked', 'Output columns', 'status, is_valid, confidence',
+      'metrics: valid, invalid, risky, unknown, errors, duplicates, prechecked', 'Output columns', 'status, reason, is_valid, confidence',
       'MAILSIFT_API_KEY', 'MAILSIFT_BASE_URL', 'HTTPS_PROXY']) {
       expect(planned.shown).toContain(text);
     }
