@@ -62,7 +62,7 @@ export function createProgram(): Command {
     .configureOutput(OUTPUT);
   // Each command declares its flags; what it runs is loaded only when it runs, from here,
   // so that a command's declaration and its run never import each other.
-  // A command line is planned first (pure: it reads, opens and sends nothing), then the plan runs.
+  // A command line is planned first (it opens no input, writes and sends nothing), then the plan runs.
   program.addCommand(validateCommand(async (input, flags) => {
     const plan = await validatePlan(input, flags, processContext());
     return (await import('./run-validate.js')).runValidate(plan);

@@ -32,7 +32,7 @@ export interface ValidatePlan<F extends ValidatePlanFlags = ValidatePlanFlags> {
 /**
  * Turns validate's argument and flags into a plan: every flag that does not fit,
  * alone or with another, is a UsageError naming it, before the input is even
- * opened. Reads no file and nothing of `process`: the context says the rest.
+ * opened. Reads nothing of `process` (the context says it) and no file but the API key's.
  */
 export async function validatePlan<F extends ValidatePlanFlags>(inputArg: string | undefined, flags: F, context: PlanContext): Promise<ValidatePlan<F>> {
   const engine = resolveEngine(flags, context.env);

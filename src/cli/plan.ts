@@ -29,7 +29,7 @@ export type Planned<P> = { plan: P } | { error: MailsiftError } | { shown: strin
  * Plans a command line in-process, as the CLI would: `cmd` (the command's own
  * declaration, options and arguments; no action of it runs) parses `argv` (the
  * words after the command's name), then `toPlan` turns its arguments and flags
- * into a plan. Nothing is read, written or sent; a flag added to the command's
+ * into a plan. Nothing is written or sent, no input opened; a flag added to the command's
  * option table needs nothing here.
  */
 export async function planWith<P, F>(
