@@ -6,6 +6,17 @@ const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
 };
 
+/**
+ * Addresses whose mailbox check may be pending at once in `serve --smtp`.
+ * Past it a request is answered from DNS and the lists (smtp empty), as at
+ * the deadline. A pending check to a tarpit holds 66-97 KiB of RSS
+ * (bench/smtp-serve.bench.mjs), so this bounds the check's memory to
+ * about 100 MiB.
+ */
+export const SERVE_SMTP_MAX_PENDING = 1000;
+/** the per-host time budget (--smtp-budget) is renewed this often in serve */
+export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
+
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
 export async function runServe(plan: ServePlan): Promise<void> {
   // loaded when serving, not whenever the CLI starts
@@ -24,6 +35,13 @@ export async function runServe(plan: ServePlan): Promise<void> {
   for (const line of plan.warnings) say(line);
   hideProxyPassword(flags, smtp);
   const config = await loadServeConfig(flags, plan.settings);
+  if (smtp) {
+    // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
+    smtp.publicOnly = !flags.smtpAllowPrivate;
+    smtp.maxPending = SERVE_SMTP_MAX_PENDING;
+    // serve runs for months: a host's time budget is renewed, never spent for good
+    smtp.hostBudgetWindowMs = SERVE_SMTP_BUDGET_WINDOW_MS;
+  }
   if (config.redis && maskPasswordInArgv(config.redis.target)) {
     say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
   }
@@ -61,6 +79,7 @@ export async function runServe(plan: ServePlan): Promise<void> {
     onLog: say,
     metrics,
     ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
+    ...(smtp ? { smtpState: () => engine.smtpState() } : {}),
   }).catch(async (err: unknown) => {
     await engine.close();
     await redis?.close();

@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
 import { resolveColumns } from '../write/output-plan.js';
-import { openOutputs } from '../write/outputs.js';
+import { openOutputs, splitFiles } from '../write/outputs.js';
+import { refuseCollisions } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { apiSettings, localSettings } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
@@ -36,6 +37,19 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   for (const line of plan.warnings) notice(line);
   hideProxyPassword(flags, smtp);
   const inputPath = plan.input;
+  const { output: outputPlan } = plan;
+  // No file written may be the input or another output, under any name: refused
+  // before the input is read or anything is created.
+  await refuseCollisions([
+    { flag: 'input', path: inputPath },
+    { flag: '-o', path: outputPlan.file },
+    // `>> in.csv` would append the verdicts to the input while it is read
+    { flag: 'stdout', path: outputPlan.file === undefined && !outputPlan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
+    ...splitFiles(outputPlan).map((path) => ({ flag: '--split', path })),
+    { flag: '--summary', path: flags.summary },
+    { flag: '--journal', path: flags.journal },
+    { flag: '--cache', path: flags.cache },
+  ]);
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const addressCheck = {
@@ -64,7 +78,6 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   });
   const columns = resolveColumns(plan.output.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-  const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   // Each part gets the options it uses, not every flag of the command.
   const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
   const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
@@ -73,7 +86,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   return cleanUp.around(async () => {
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
       return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
     }
@@ -81,7 +94,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     let interrupts: Interrupts | undefined;
     // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
     cleanUp.defer(() => interrupts?.dispose());
-    const { known, journal } = await openStores(stores, job, runFiles);
+    const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
@@ -92,7 +105,9 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
-      await output.end();
+      // only a complete run replaces an output; an interrupted one fills only an empty place
+      const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
+      if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
       ended = result !== undefined;
     });
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
@@ -163,7 +178,9 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     if (failures.length && choice.engine === 'api') {
       summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
     }
-    await summaryFile?.write(summary);
+    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+    }
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));
@@ -177,3 +194,11 @@ function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
 
+/** Whether stdout is redirected to a regular file (`> out.csv`), which may then be the input. */
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,6 +1,8 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { syncDirectory } from '../durable.js';
 import { UsageError } from '../errors.js';
+
+export { syncDirectory };
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
@@ -163,19 +165,5 @@ async function checkTornHeader(fh: FileHandle, size: number, path: string, kind:
   const head = buf.toString('latin1');
   if (!want.startsWith(head) && !head.startsWith(want)) {
     throw new UsageError(`--${kind} ${path} is not a mailsift ${kind}; ${elsewhere(kind, path)}`);
-  }
-}
-
-/** Makes a newly created file's directory entry durable too (POSIX needs this). */
-export async function syncDirectory(path: string): Promise<void> {
-  try {
-    const dir = await open(dirname(path), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  } catch {
-    // Some platforms (Windows) cannot open a directory: best effort.
   }
 }

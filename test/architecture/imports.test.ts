@@ -16,6 +16,9 @@ const LAYERS: Record<string, number> = {
   summary: 0,
   errors: 0,
   version: 0,
+  // checks of a library caller's numbers; a file made durable
+  'check-options': 0,
+  durable: 0,
   // the one address key, the one encoding of a verdict, the compact memo on both;
   // the reason a verdict gives
   codec: 1,

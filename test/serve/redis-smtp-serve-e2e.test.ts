@@ -45,7 +45,7 @@ async function instance(...extra: string[]): Promise<Served> {
       // generous: no test here times Redis out (a killed one fails at once), and a loaded machine
       // made 300 ms look like Redis down, splitting the shared session budget
       '--redis-timeout', '5000', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
-      '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics'],
+      '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics', '--smtp-allow-private'],
     { dns: true, env: envWithout() },
   );
   running.push(s);
