@@ -6,6 +6,7 @@ import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
+import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -18,7 +19,7 @@ import type { RowWriter } from '../write/row-writer.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
+  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -30,7 +31,7 @@ export async function runDryRun(
     validator: counter,
     writer: discardingWriter,
     batchSize: options.batchSize,
-    concurrency: options.concurrency,
+    concurrency: options.batchesInFlight,
     known,
   });
   const alreadyKnown = summary.fromJournal + summary.fromCache;

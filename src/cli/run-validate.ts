@@ -20,6 +20,7 @@ import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts
 import { failureLines } from '../terminal/failure-advice.js';
 import { hideProxyPassword } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
+import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 
@@ -81,7 +82,10 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   // Each part gets the options it uses, not every flag of the command.
   const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
   const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
+  // The pipeline keeps enough batches ready for the most the API client may put in flight;
+  // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
+  const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
   const cleanUp = new CleanUp();
   return cleanUp.around(async () => {
     if (flags.dryRun) {
@@ -122,6 +126,8 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
           (await import('../engines/api/client.js')).createApiValidator({
             ...apiSettings(choice, flags, say),
             concurrency: flags.concurrency,
+            // --verbose: each change of the in-flight limit, with its reason
+            ...(flags.verbose ? { onConcurrencyChange: (c: LimitChange) => say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
           })
@@ -158,7 +164,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       validator,
       writer: output.writer,
       batchSize: flags.batchSize,
-      concurrency: flags.concurrency,
+      concurrency: batchesInFlight,
       filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
       known,
