@@ -71,10 +71,11 @@ describe('rate limits', () => {
     expect(r.code).toBe(0);
     expect(r.rows.map((x) => x.status)).toEqual(addresses.map(expected));
     // The Date header has one-second resolution, so the correction can be off by
-    // up to a second: one unlucky 429 under load is allowed. Uncorrected, a clock
-    // 2 min behind sends into every spent window (many 429s), one 2 min ahead
-    // waits 2 min per window (the test times out).
-    expect(r.srv.count429()).toBeLessThanOrEqual(1);
+    // up to a second: unlucky 429s under load are allowed, two of them (one was
+    // seen to be too few on a loaded machine). Uncorrected, a clock 2 min behind
+    // sends all six requests into the first window (three 429s at least), one
+    // 2 min ahead waits 2 min per window (the test times out).
+    expect(r.srv.count429()).toBeLessThanOrEqual(2);
   });
 
   it('a 429 pauses every worker until Retry-After, and costs no attempt', async () => {
