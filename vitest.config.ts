@@ -1,11 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two buckets, told apart by the file name alone:
+ *
+ * - `*-e2e.test.ts` — anything that starts a process: the built binary
+ *   (`test/support/run-cli.ts`, `test/serve/spawn.ts`), redis-server, tsc or a
+ *   worker process. It runs against dist/ (`npm test` builds it first) and
+ *   asserts only what a real process shows: exit codes, stdin/stdout/stderr,
+ *   signals, files on disk, real servers.
+ * - every other `*.test.ts` — in-process: parsers, planners
+ *   (`src/cli/plan-*.ts`: argv → plan or usage error), the pipeline, engines
+ *   against loopback servers started in the test itself. Fast; no build needed.
+ *
+ * `npm test` runs both, `npm run test:unit` the second alone. A new test of a
+ * flag or an error message belongs in-process (test/cli/plan.test.ts is the
+ * table to extend); spawn the binary only for what only a process shows.
+ */
+const E2E = 'test/**/*-e2e.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // End-to-end tests spawn the binary and servers; two cores are all CI has.
-    maxWorkers: 2,
+    // Most of an end-to-end file's time is waiting (a child starting, a server's
+    // delay, a rate-limit window), not computing: more files than cores overlap it.
+    maxWorkers: 3,
+    // One module graph per worker, not per file: importing src/ afresh for each of fifty files
+    // cost more CPU than the in-process tests themselves (unit: 21 s of CPU -> 10 s). Tests
+    // that fake timers or add process listeners restore them in their own hooks.
+    isolate: false,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [E2E] } },
+      { extends: true, test: { name: 'e2e', include: [E2E] } },
+    ],
   },
 });

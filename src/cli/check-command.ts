@@ -2,10 +2,13 @@ import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
-import { apiSettings, localSettings, resolveEngine } from './api-config.js';
+import type { SmtpSettings } from '../engines/local/index.js';
+import { parseDnsServer } from '../engines/local/dns.js';
+import { apiSettings, localSettings, resolveEngine, type EngineChoice } from './api-config.js';
 import { addOptions } from './option-table.js';
+import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
-import { SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { hideProxyPassword, SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
 
 interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
   json?: boolean;
@@ -35,7 +38,7 @@ export function checkCommand(): Command {
     .addHelpText('after', AFTER);
   for (const table of [ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
   return cmd.action(async (email: string, flags: CheckFlags) => {
-      const verdict = await check(email.trim(), flags, (line) => process.stderr.write(`mailsift: ${line}\n`));
+      const verdict = await check(checkPlan(email, flags, processContext()), (line) => process.stderr.write(`mailsift: ${line}\n`));
       process.stdout.write(
         formatVerdict(verdict, { json: flags.json === true, tty: process.stdout.isTTY === true }),
       );
@@ -43,18 +46,46 @@ export function checkCommand(): Command {
     });
 }
 
-/** One verdict from whichever engine is configured; notices and warnings go to `say`. */
-export async function check(email: string, flags: CheckFlags, say: (line: string) => void): Promise<Verdict> {
-  const choice = resolveEngine(flags);
+/** What `mailsift check` will do, decided before anything is sent. */
+export interface CheckPlan {
+  email: string;
+  engine: EngineChoice;
+  /** the mailbox check's settings, when --smtp is on */
+  smtp?: SmtpSettings;
+  /** lines for stderr before the check */
+  warnings: string[];
+  /** every flag as the command's option table parsed it */
+  flags: CheckFlags;
+}
+
+/** check's address and flags as a plan; a flag that does not fit is a UsageError. Reads nothing of `process`. */
+export function checkPlan(email: string, flags: CheckFlags, context: PlanContext): CheckPlan {
+  const engine = resolveEngine(flags, context.env);
+  const warnings: string[] = [];
+  const smtp = smtpSettings(flags as SmtpFlags, context.env, (line) => warnings.push(`warning: ${line}`));
+  if (engine.engine === 'local' && flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
+  return { email: email.trim(), engine, ...(smtp ? { smtp } : {}), warnings, flags };
+}
+
+/** `mailsift check ARGV…` planned in-process, as the CLI plans it: nothing sent. */
+export function planCheck(argv: readonly string[], context: PlanContext): Promise<Planned<CheckPlan>> {
+  return planWith(checkCommand(), argv, context, ([email], flags: CheckFlags) => checkPlan(email as string, flags, context));
+}
+
+/** One verdict from whichever engine the plan names; notices and warnings go to `say`. */
+export async function check(plan: CheckPlan, say: (line: string) => void): Promise<Verdict> {
+  const { email, flags } = plan;
+  const choice = plan.engine;
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../engines/api/client.js');
     return validateOneViaApi({ ...apiSettings(choice, flags, say), concurrency: 1 }, email);
   }
   if (choice.notice) say(choice.notice);
+  for (const line of plan.warnings) say(line);
+  hideProxyPassword(flags, plan.smtp);
   const { createLocalValidator } = await import('../engines/local/index.js');
-  const warn = (line: string): void => say(`warning: ${line}`);
-  const engine = createLocalValidator(localSettings(flags, smtpSettings(flags as SmtpFlags, process.env, warn), warn));
+  const engine = createLocalValidator(localSettings(flags, plan.smtp, (line) => say(`warning: ${line}`)));
   try {
     const verdict = await engine.validateOne(email);
     // an empty smtp deserves a reason: the server's words, or why there were none

@@ -6,6 +6,9 @@ import { keysCommand } from './keys-command.js';
 import { loginCommands } from './login-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
+import { processContext } from './plan.js';
+import { servePlan } from './plan-serve.js';
+import { validatePlan } from './plan-validate.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -59,9 +62,13 @@ export function createProgram(): Command {
     .configureOutput(OUTPUT);
   // Each command declares its flags; what it runs is loaded only when it runs, from here,
   // so that a command's declaration and its run never import each other.
-  program.addCommand(validateCommand(async (input, flags) => (await import('./run-validate.js')).runValidate(input, flags)));
+  // A command line is planned first (it opens no input, writes and sends nothing), then the plan runs.
+  program.addCommand(validateCommand(async (input, flags) => {
+    const plan = await validatePlan(input, flags, processContext());
+    return (await import('./run-validate.js')).runValidate(plan);
+  }));
   program.addCommand(checkCommand());
-  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(flags)));
+  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(servePlan(flags, processContext()))));
   program.addCommand(keysCommand());
   for (const cmd of loginCommands()) program.addCommand(cmd);
   program.addCommand(completionCommand(program));

@@ -1,6 +1,6 @@
 import { EXIT, UsageError } from '../errors.js';
-import type { ServeFlags } from './serve-command.js';
-import { smtpSettings } from './smtp-flags.js';
+import type { ServePlan } from './plan-serve.js';
+import { hideProxyPassword } from './smtp-flags.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
@@ -18,7 +18,7 @@ export const SERVE_SMTP_MAX_PENDING = 1000;
 export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
 
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
-export async function runServe(flags: ServeFlags): Promise<void> {
+export async function runServe(plan: ServePlan): Promise<void> {
   // loaded when serving, not whenever the CLI starts
   const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
     await Promise.all([
@@ -31,9 +31,10 @@ export async function runServe(flags: ServeFlags): Promise<void> {
       import('../serve/redis-cache.js'),
       import('../serve/redis-smtp.js'),
     ]);
-  const config = await loadServeConfig(flags);
-  if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
-  const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
+  const { flags, smtp } = plan;
+  for (const line of plan.warnings) say(line);
+  hideProxyPassword(flags, smtp);
+  const config = await loadServeConfig(flags, plan.settings);
   if (smtp) {
     // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
     smtp.publicOnly = !flags.smtpAllowPrivate;

@@ -2,14 +2,13 @@ import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
-import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
-import { planOutput, resolveColumns } from '../write/output-plan.js';
+import { resolveColumns } from '../write/output-plan.js';
 import { openOutputs, splitFiles } from '../write/outputs.js';
 import { refuseCollisions } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
-import { apiSettings, localSettings, resolveEngine } from './api-config.js';
+import { apiSettings, localSettings } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -19,7 +18,8 @@ import { Dedupe } from '../dedupe/dedupe.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
-import { smtpSettings } from './smtp-flags.js';
+import { hideProxyPassword } from './smtp-flags.js';
+import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
@@ -28,32 +28,25 @@ const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
 };
 
-/** `mailsift validate`: maps flags to the pipeline, and its result to an exit code. */
-export async function runValidate(inputArg: string | undefined, flags: ValidateFlags): Promise<void> {
-  const choice = resolveEngine(flags);
+/** `mailsift validate`: runs a plan through the pipeline, and maps its result to an exit code. */
+export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<void> {
+  const { flags, smtp, engine: choice } = plan;
   /** what --quiet silences: everything on stderr but errors (warnings stay in the --summary JSON) */
   const notice = (line: string): void => {
     if (!flags.quiet) say(line);
   };
-  const smtp = smtpSettings(flags, process.env, (line) => notice(`warning: ${line}`));
-  const inputPath = inputArg ?? (process.stdin.isTTY ? undefined : '-');
-  if (inputPath === undefined) {
-    throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
-  }
-  // Flags that do not fit together fail before the input is even opened.
-  const filter = { only: flags.only, except: flags.except, unique: flags.unique };
-  const plan = planOutput({ ...flags, filter });
-  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
-    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
-  }
+  for (const line of plan.warnings) notice(line);
+  hideProxyPassword(flags, smtp);
+  const inputPath = plan.input;
+  const { output: outputPlan } = plan;
   // No file written may be the input or another output, under any name: refused
   // before the input is read or anything is created.
   await refuseCollisions([
     { flag: 'input', path: inputPath },
-    { flag: '-o', path: plan.file },
+    { flag: '-o', path: outputPlan.file },
     // `>> in.csv` would append the verdicts to the input while it is read
-    { flag: 'stdout', path: plan.file === undefined && !plan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
-    ...splitFiles(plan).map((path) => ({ flag: '--split', path })),
+    { flag: 'stdout', path: outputPlan.file === undefined && !outputPlan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
+    ...splitFiles(outputPlan).map((path) => ({ flag: '--split', path })),
     { flag: '--summary', path: flags.summary },
     { flag: '--journal', path: flags.journal },
     { flag: '--cache', path: flags.cache },
@@ -109,7 +102,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   cleanUp.defer(() => interrupts.dispose());
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
-    const columns = resolveColumns(plan.columns, input.kind);
+    const columns = resolveColumns(plan.output.columns, input.kind);
     const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
     // Each part gets the options it uses, not every flag of the command.
     const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
@@ -134,7 +127,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     /** a result in hand and every output flushed: the summary may be written */
     let ended = false;
     cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
-    const output = await openOutputs(plan, input.header, columns, input.emailColumn);
+    const output = await openOutputs(plan.output, input.header, columns, input.emailColumn);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
@@ -187,7 +180,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       writer: output.writer,
       batchSize: flags.batchSize,
       concurrency: batchesInFlight,
-      filter,
+      filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses

@@ -49,8 +49,11 @@ async function readUserFile(path: string, flag: string): Promise<Buffer> {
   }
 }
 
-/** Checks the flags and reads the files they name; every problem is a UsageError. */
-export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
+/** The serve settings the flags alone decide: everything but what the named files hold. */
+export type ServeSettings = Omit<ServeConfig, 'keys' | 'generatedKey' | 'tls'>;
+
+/** Checks the flags, alone and together, reading no file; every problem is a UsageError. */
+export function checkServeFlags(flags: ServeFlags): ServeSettings {
   const port = integer(flags.port, '--port', 0, 65535);
   const rateLimit = parseRateLimit(flags.rateLimit);
   if (!rateLimit) throw new UsageError(`--rate-limit must look like <requests>/<seconds>, e.g. 60/60; got "${flags.rateLimit}"`);
@@ -78,6 +81,22 @@ export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
       `refusing plain HTTP on ${flags.host}: give --tls-cert/--tls-key, bind a loopback host, or pass --allow-insecure-http`,
     );
   }
+  return {
+    host: flags.host,
+    port,
+    rateLimit,
+    shape,
+    dns: flags.dns,
+    dnsServer: flags.dnsServer,
+    dnsTimeoutMs,
+    redis,
+    metrics: Boolean(flags.metrics),
+    drainTimeoutMs,
+  };
+}
+
+/** Checks the flags and reads the files they name; every problem is a UsageError. */
+export async function loadServeConfig(flags: ServeFlags, settings: ServeSettings = checkServeFlags(flags)): Promise<ServeConfig> {
   const tls =
     flags.tlsCert && flags.tlsKey
       ? { cert: await readUserFile(flags.tlsCert, '--tls-cert'), key: await readUserFile(flags.tlsKey, '--tls-key') }
@@ -92,20 +111,5 @@ export async function loadServeConfig(flags: ServeFlags): Promise<ServeConfig> {
     generatedKey = generateKey();
     keys = [generatedKey];
   }
-
-  return {
-    host: flags.host,
-    port,
-    keys,
-    generatedKey,
-    rateLimit,
-    shape,
-    tls,
-    dns: flags.dns,
-    dnsServer: flags.dnsServer,
-    dnsTimeoutMs,
-    redis,
-    metrics: Boolean(flags.metrics),
-    drainTimeoutMs,
-  };
+  return { ...settings, keys, generatedKey, tls };
 }

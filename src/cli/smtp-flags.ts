@@ -63,21 +63,24 @@ export type SmtpFlags = FlagsOf<typeof SMTP_OPTIONS> & Partial<FlagsOf<typeof SM
  * for `-p`. It only shortens the window: the warning still tells the user to
  * use the environment.
  */
-function hideFromProcessList(secret: string, shown: string): void {
+export function hideProxyPassword(flags: { smtpProxy?: string }, smtp: SmtpSettings | undefined): void {
+  if (flags.smtpProxy === undefined || smtp?.proxy?.password === undefined) return;
   try {
-    process.title = process.argv.map((a) => a.split(secret).join(shown)).join(' ');
+    process.title = process.argv.map((a) => a.split(flags.smtpProxy!).join(showProxy(smtp.proxy!))).join(' ');
   } catch {
     // not supported here: the warning stands
   }
 }
 
-/** Builds the settings, or undefined when --smtp is off. A bad value is a UsageError. */
-export function smtpSettings(flags: SmtpFlags, env: Record<string, string | undefined> = process.env, warn?: (line: string) => void): SmtpSettings | undefined {
+/**
+ * Builds the settings, or undefined when --smtp is off. A bad value is a
+ * UsageError. Touches nothing: `hideProxyPassword` masks argv when the run starts.
+ */
+export function smtpSettings(flags: SmtpFlags, env: Readonly<Record<string, string | undefined>> = process.env, warn?: (line: string) => void): SmtpSettings | undefined {
   if (!flags.smtp) return undefined;
   const proxyText = flags.smtpProxy ?? (env.MAILSIFT_SMTP_PROXY || undefined);
   const proxy = proxyText === undefined ? undefined : parseSmtpProxy(proxyText, flags.smtpProxy !== undefined ? '--smtp-proxy' : 'MAILSIFT_SMTP_PROXY');
   if (flags.smtpProxy !== undefined && proxy?.password !== undefined) {
-    hideFromProcessList(flags.smtpProxy, showProxy(proxy));
     warn?.('--smtp-proxy holds a password, which other users of this machine can read in the process list: put the URL in MAILSIFT_SMTP_PROXY instead');
   }
   const helo = (flags.smtpHelo ?? defaultHelo()).trim();

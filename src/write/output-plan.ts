@@ -88,9 +88,10 @@ export interface OutputPlan {
 
 /**
  * Checks the output flags against each other before anything is read or sent:
- * each mistake is one line naming it (exit 2).
+ * each mistake is one line naming it (exit 2). `stdoutIsTTY`: whether stdout is
+ * a terminal, where a binary workbook must not go.
  */
-export function planOutput(flags: OutputFlags): OutputPlan {
+export function planOutput(flags: OutputFlags, stdoutIsTTY = process.stdout.isTTY === true): OutputPlan {
   const file = flags.output && flags.output !== '-' ? flags.output : undefined;
   if (flags.split !== undefined && flags.output !== undefined) {
     throw new UsageError('--split and -o/--output do not go together: --split writes one file per status into its directory');
@@ -103,7 +104,7 @@ export function planOutput(flags: OutputFlags): OutputPlan {
   if (columns && format === 'txt') {
     throw new UsageError('--columns and --format txt do not go together: txt writes only the addresses');
   }
-  if (format === 'xlsx' && !file && flags.split === undefined && process.stdout.isTTY) {
+  if (format === 'xlsx' && !file && flags.split === undefined && stdoutIsTTY) {
     throw new UsageError('--format xlsx: an Excel workbook is binary; write it to a file with -o cleaned.xlsx');
   }
   if (flags.bom && format !== 'csv') {

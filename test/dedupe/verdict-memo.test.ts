@@ -17,19 +17,23 @@ const tricky = [
 ];
 
 describe('the memo tells keys apart exactly', () => {
-  for (const [name, hash] of [['the real hash', undefined], ['a hash where every key collides', () => 7]] as const) {
+  // Every key collides: each lookup compares bytes with all before it (quadratic), so fewer keys
+  // there; each comparison is still exact.
+  for (const [name, hash, fillSize] of [['the real hash', undefined, 5000], ['a hash where every key collides', () => 7, 1500]] as const) {
     it(`tells every key apart (${name})`, () => {
       const memo = new VerdictMemo(hash);
-      const fill = Array.from({ length: 5000 }, (_, i) => `u${i}@d${i % 7}.io`);
+      const fill = Array.from({ length: fillSize }, (_, i) => `u${i}@d${i % 7}.io`);
       const keys = [...tricky, ...fill, ...tricky.map((k) => `z${k}`)];
       const tickets = keys.map((k) => memo.claim(k).ticket);
       expect(new Set(tickets).size).toBe(keys.length);
       keys.forEach((k, i) => memo.fulfil(tickets[i]!, k, verdict(k, i % 2 ? 'invalid' : 'valid')));
-      keys.forEach((k, i) => {
-        expect(memo.claim(k)).toEqual({ kind: 'done', ticket: tickets[i] });
-        expect(memo.verdictAt(memo.find(k), k, k).status).toBe(i % 2 ? 'invalid' : 'valid');
+      // one assertion over all of them: thousands of expect() calls cost seconds
+      const wrong = keys.filter((k, i) => {
+        const c = memo.claim(k);
+        return c.kind !== 'done' || c.ticket !== tickets[i] || memo.verdictAt(memo.find(k), k, k).status !== (i % 2 ? 'invalid' : 'valid');
       });
-      for (const k of ['ann@z.io', 'ann@x.iO', 'a@b@x.i', 'zz', 'u5000@d0.io', 'u1@d0.io']) expect(memo.find(k)).toBe(-1);
+      expect(wrong).toEqual([]);
+      for (const k of ['ann@z.io', 'ann@x.iO', 'a@b@x.i', 'zz', `u${fillSize}@d0.io`, 'u1@d0.io']) expect(memo.find(k)).toBe(-1);
     });
   }
 
@@ -101,7 +105,8 @@ describe('dedupe memory', () => {
     const wide = ['é@x.io', '\u4e00\u4e01@x.io', '\ud800@x', '\u00ff@x', 'ab\u0100', 'a'];
     const wideTickets = wide.map((k) => memo.claim(k).ticket);
     let fresh = 0;
-    for (let i = 0; i < n; i++) if (memo.claim(addressKey(`u${i}@D${i % 7}.com`)).kind === 'new') fresh++;
+    // keys as addressKey gives them (the domain in lower case): the rows below ask in other spellings
+    for (let i = 0; i < n; i++) if (memo.claim(`u${i}@d${i % 7}.com`).kind === 'new') fresh++;
     expect(fresh).toBe(n);
     expect(memo.claim(addressKey('u5@d5.com'))).toEqual({ kind: 'pending', ticket: wide.length + 5 });
     for (let i = 0; i < n; i += 7919) {

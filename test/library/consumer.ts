@@ -1,4 +1,4 @@
-// Compiled (not run) by readme-example.test.ts: a TypeScript user of the
+// Compiled (not run) by readme-example-e2e.test.ts: a TypeScript user of the
 // package, importing it by name, must get the types through `exports`.
 import { createApiValidator, createLocalValidator, startServer, validate, validateFile, type RowVerdict, type Verdict } from 'mailsift';
 

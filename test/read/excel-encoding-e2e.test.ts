@@ -54,11 +54,7 @@ describe('Excel in and out', () => {
     expect(rows[3]!.slice(0, 5)).toEqual(['Ops', 'admin@mx.test', undefined, undefined, 'risky']);
     expect(rows).toHaveLength(4);
 
-    const byNumber = await runCli(['validate', input, '--sheet', '2', '--columns', 'status', ...local()]);
-    expect(parseCsv(byNumber.stdout).map((row) => row.at(-1))).toEqual(['status', 'valid', 'invalid', 'risky']);
-    const first = await runCli(['validate', input, '--columns', 'status', ...local()]);
-    // the first sheet by default: a decoy whose one row is data, not a header
-    expect(parseCsv(first.stdout)).toEqual([['column1', 'email', 'status'], ['written by', 'someone@mx.test', 'valid']]);
+    // a sheet by number, the first by default: test/read/open-input.test.ts
   });
 
   it('knows a workbook by its content under a .csv name, and says so', async () => {
@@ -130,33 +126,8 @@ describe('encodings', () => {
     const good = await runCli(['validate', input, '--encoding', 'windows-1252', '--columns', 'status', ...local()]);
     expect(good.code).toBe(0);
     expect(parseCsv(good.stdout)).toEqual([['name', 'email', 'status'], ['José', 'Jane@mx.test', 'valid'], ['Müller', 'admin@mx.test', 'risky']]);
-
-    const unknown = await runCli(['validate', input, '--encoding', 'klingon', ...local()]);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/--encoding klingon: unknown encoding/);
-  });
-
-  it('the byte offset is right far into the file and across chunk boundaries', async () => {
-    // 64 KiB reads: put a two-byte "é" across the first boundary, and a bad byte later
-    const line = 'x@mx.test\n';
-    const head = Buffer.from(line.repeat(6553) + 'abcde'); // 65535 bytes
-    const body = Buffer.concat([head, Buffer.from('é@mx.test\n'), Buffer.from(line.repeat(100)), Buffer.from([0x61, 0xc3, 0x28])]);
-    const r = await runCli(['validate', file('deep.txt', body), '--format', 'txt', ...local()]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`invalid UTF-8 at byte ${body.length - 2};`);
   });
 });
 
-describe('a line without end', () => {
-  it('stops with exit 2 naming the line, instead of reading it whole and echoing it', async () => {
-    const huge = 'x'.repeat(2 * 1024 * 1024);
-    for (const name of ['runaway.txt', 'runaway.csv']) {
-      const input = file(name, `email\nJane@mx.test\n${huge}`);
-      const r = await runCli(['validate', input, ...local()]);
-      expect(r.code, name).toBe(2);
-      expect(r.stderr).toMatch(new RegExp(`${name.replace('.', '\\.')}: line 3 is longer than 1 MB`));
-      expect(r.stderr.length).toBeLessThan(300);
-      expect(r.stdout).not.toContain('xxxx');
-    }
-  });
-});
+// What is wrong with a sheet or a workbook, UTF-16 by its BOM, the byte offset of bad UTF-8 far into a
+// file, a line without end, an unknown --encoding: test/read/open-input.test.ts and test/cli/plan.test.ts.

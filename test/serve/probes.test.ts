@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { ServeMetrics } from '../../src/serve/metrics.js';
 import { post, serve } from './helpers.js';
-import { startServe } from './spawn.js';
 
 // /healthz, /readyz, /metrics, absolute-form targets, and the SIGTERM drain (PRODUCT.md §7).
 const closers: (() => Promise<void>)[] = [];
@@ -139,48 +138,4 @@ describe('absolute-form request targets (RFC 9112 §3.2.2)', () => {
   });
 });
 
-describe('SIGTERM', () => {
-  it('stops accepting, lets a request in flight finish, then exits 0; a stuck one is cut after --drain-timeout', async () => {
-    const s = await startServe(['--drain-timeout', '2']);
-    const key = /API key for this run: (\S+)/.exec(s.stderr())![1]!;
-    const { hostname, port } = new URL(s.url);
-    const body = JSON.stringify({ email: 'jane.doe@example.com' });
-    const head = `POST /api/validate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
-    // one request sends half its body, another never finishes its own
-    const open = (): Promise<{ sock: ReturnType<typeof connect>; reply: Promise<string> }> =>
-      new Promise((resolve) => {
-        const sock = connect(Number(port), hostname, () => {
-          let got = '';
-          sock.setEncoding('utf8').on('data', (d: string) => (got += d));
-          const reply = new Promise<string>((r) => sock.on('close', () => r(got)));
-          sock.on('error', () => {});
-          resolve({ sock, reply });
-        });
-      });
-    const inFlight = await open();
-    const stuck = await open();
-    inFlight.sock.write(head + body.slice(0, 10));
-    stuck.sock.write(head + body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 100));
-
-    const t0 = Date.now();
-    s.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    // no new connections
-    const refused = await new Promise<string>((resolve) => {
-      const c = connect(Number(port), hostname);
-      c.on('connect', () => (c.destroy(), resolve('connected')));
-      c.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-    });
-    expect(refused).toBe('ECONNREFUSED');
-    inFlight.sock.write(body.slice(10));
-    const answer = await inFlight.reply;
-    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
-    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
-    expect(await s.exit).toBe(0);
-    const took = Date.now() - t0;
-    expect(took).toBeGreaterThanOrEqual(1900); // the stuck request held the drain...
-    expect(took).toBeLessThan(5000); // ...but only up to --drain-timeout
-    expect(await stuck.reply).not.toMatch(/^HTTP\/1\.1 200/);
-  });
-});
+// The SIGTERM drain of the real process: cli-e2e.test.ts.

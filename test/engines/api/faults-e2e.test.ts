@@ -47,12 +47,13 @@ describe('rate limits', () => {
   it.each(['epoch-s', 'delta-s', 'http-date'] as ResetFormat[])(
     'paces %s resets: every row, no 429, exit 0',
     async (resetFormat) => {
-      const addresses = mixed(18);
+      // six requests against three per window: the fourth must wait for the next window
+      const addresses = mixed(12);
       const r = await run({ rateLimit: { limit: 3, windowMs: 1000, resetFormat } }, addresses, ['--batch-size', '2', '--concurrency', '4']);
       expect(r.code).toBe(0);
       expect(r.rows.map((x) => [x.email, x.status])).toEqual(addresses.map((e) => [e, expected(e)]));
       expect(r.srv.count429()).toBe(0);
-      expect(r.srv.requests).toHaveLength(9);
+      expect(r.srv.requests).toHaveLength(6);
       // a window never carried more than the limit
       const windows = new Map<number, number>();
       for (const q of r.srv.requests) windows.set(Math.floor(q.at / 1000), (windows.get(Math.floor(q.at / 1000)) ?? 0) + 1);
@@ -70,10 +71,11 @@ describe('rate limits', () => {
     expect(r.code).toBe(0);
     expect(r.rows.map((x) => x.status)).toEqual(addresses.map(expected));
     // The Date header has one-second resolution, so the correction can be off by
-    // up to a second: one unlucky 429 under load is allowed. Uncorrected, a clock
-    // 2 min behind sends into every spent window (many 429s), one 2 min ahead
-    // waits 2 min per window (the test times out).
-    expect(r.srv.count429()).toBeLessThanOrEqual(1);
+    // up to a second: unlucky 429s under load are allowed, two of them (one was
+    // seen to be too few on a loaded machine). Uncorrected, a clock 2 min behind
+    // sends all six requests into the first window (three 429s at least), one
+    // 2 min ahead waits 2 min per window (the test times out).
+    expect(r.srv.count429()).toBeLessThanOrEqual(2);
   });
 
   it('a 429 pauses every worker until Retry-After, and costs no attempt', async () => {

@@ -30,7 +30,7 @@ const EXPECTED = ['valid:true', 'unknown:', 'invalid:false'];
 async function serve(): Promise<{ url: string; stop(): Promise<void> }> {
   const keys = join(dir, 'keys.txt');
   writeFileSync(keys, `${KEY}\n`);
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--keys-file', keys, '--dns-server', dns.address, '--dns-timeout', '300'], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--keys-file', keys, '--dns-server', dns.address, '--dns-timeout', '10000'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
@@ -57,7 +57,7 @@ async function serve(): Promise<{ url: string; stop(): Promise<void> }> {
 
 describe('is_valid of an unknown verdict', () => {
   it('is empty with the offline engine', async () => {
-    const r = await runCli(['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '-q']);
+    const r = await runCli(['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '10000', '-q']);
     expect(r.code).toBe(0);
     expect(isValidByStatus(r.stdout)).toEqual(EXPECTED);
   });

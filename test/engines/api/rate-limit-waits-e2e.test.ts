@@ -22,8 +22,10 @@ it('paced by the headers: waits counted, no 429 drawn, both in the summary and i
   expect(r.code, r.stderr).toBe(0);
   expect(server.count429()).toBe(0);
   const s = JSON.parse(readFileSync(summary, 'utf8'));
-  // five requests, two per window: at least two pauses for the window's end
-  expect(s.rateLimitWaits).toBeGreaterThanOrEqual(2);
+  // Five requests, two per window, span three windows: without a pause that takes more than
+  // two seconds of requests, which no machine here needs. (Asking for two pauses failed under
+  // load: a slow request can carry the run over a window's end, and one pause is spared.)
+  expect(s.rateLimitWaits).toBeGreaterThanOrEqual(1);
   expect(s.rateLimited).toBe(0);
   expect(r.stderr).toContain(`requests  5 · 0 retries · ${s.rateLimitWaits} rate-limit waits · 0 429 answers`);
 });

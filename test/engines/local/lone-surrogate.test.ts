@@ -7,9 +7,10 @@ import { parseAddress } from '../../../src/engines/local/syntax.js';
 import type { Validator } from '../../../src/engines/validator.js';
 import type { Verdict } from '../../../src/verdict.js';
 import type { RowWriter } from '../../../src/write/row-writer.js';
-import { runCli } from '../../support/run-cli.js';
-import { expectError, post } from '../../serve/helpers.js';
-import { startServe } from '../../serve/spawn.js';
+import { Readable } from 'node:stream';
+import { UsageError } from '../../../src/errors.js';
+import { openInput } from '../../../src/read/open-input.js';
+import { expectError, KEY, post, serve } from '../../serve/helpers.js';
 
 // Half a UTF-16 character has no UTF-8 form: no mail server can receive it, and
 // JSON (a `serve` request) can carry one as an escape.
@@ -76,20 +77,25 @@ describe('lone UTF-16 surrogates', () => {
     expect(summary.prechecked).toBe(2);
   });
 
-  it('`validate` on stdin refuses the bytes of a lone surrogate as invalid UTF-8 (exit 2), never as a replaced address', async () => {
+  it('`validate` on stdin refuses the bytes of a lone surrogate as invalid UTF-8 (a usage error), never as a replaced address', async () => {
     // ED A0 80 is U+D800 in CESU-8/WTF-8: not UTF-8
-    const stdin = Buffer.concat([Buffer.from('ok@example.com\n'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('@example.com\n')]);
-    const r = await runCli(['validate', '--engine', 'local', '--dns-server', '127.0.0.1:9'], { stdin, timeoutMs: 20_000 });
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/stdin: invalid UTF-8/);
-    expect(r.stdout).toBe('');
+    const stdin = Readable.from([Buffer.concat([Buffer.from('ok@example.com\n'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('@example.com\n')])]);
+    const read = async (): Promise<string[]> => {
+      const input = await openInput({ path: '-', stdin });
+      const emails: string[] = [];
+      for await (const chunk of input.rows) for (const row of chunk) emails.push(row.email);
+      return emails;
+    };
+    const err = await read().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as UsageError).message).toMatch(/^stdin: invalid UTF-8/);
+    expect((err as UsageError).message.split('\n')).toHaveLength(1);
   });
 
-  it('`mailsift serve` answers them invalid (syntax false) in a bulk request carrying JSON escapes', async () => {
-    const s = await startServe([]);
+  it('the server of `mailsift serve` answers them invalid (syntax false) in a bulk request carrying JSON escapes', async () => {
+    const s = await serve();
     try {
-      const key = /API key for this run: (\S+)/.exec(s.stderr())![1]!;
+      const key = KEY;
       // JSON.stringify writes a lone surrogate as a \udXXX escape, as a client would
       const r = await post(s.url, '/api/validate/bulk', { emails: [...LONE.map(([, e]) => e), ...PAIRED] }, { key });
       expect(r.status).toBe(200);
@@ -101,8 +107,7 @@ describe('lone UTF-16 surrogates', () => {
       // the single endpoint answers a syntax failure with its documented error
       expectError(await post(s.url, '/api/validate', { email: '\ud800@example.com' }, { key }), 400, 'INVALID_EMAIL');
     } finally {
-      s.child.kill('SIGTERM');
-      await s.exit;
+      await s.close();
     }
   });
 });

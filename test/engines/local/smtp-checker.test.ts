@@ -311,7 +311,8 @@ describe('real-server behaviour', () => {
   });
 
   it("backs off a host that says too many concurrent connections, and holds it to one session", async () => {
-    const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8 });
+    // every reply comes at once here: generous timeouts, so that a loaded machine does not turn a slow reply into a timeout
+    const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8, timeoutMs: 5000, bannerTimeoutMs: 5000 });
     server.maxOpen.set('127.0.0.5', 0);
     const jobs = Array.from({ length: 4 }, (_, i) => ({ domain: `b${i}.busy.test`, hosts: ['busy.test'], emails: [`ann@b${i}.busy.test`, `unknown-bo@b${i}.busy.test`] }));
     const found = await Promise.all(jobs.map((j) => c.checkDomain(j)));

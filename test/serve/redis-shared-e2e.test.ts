@@ -104,7 +104,8 @@ describe.skipIf(!REDIS_SERVER)(`serve instances sharing one Redis${NO_REDIS}`, (
   });
 
   it('Redis killed: instances keep serving from their own memory, /readyz says degraded, logged once; restarted: they share again', async () => {
-    const servers = await serveMany(2, ['--rate-limit', '1000/60', '--redis', redis.url, '--redis-prefix', 'kill:', '--redis-timeout', '300']);
+    // a killed Redis fails at once: the timeout only has to outlast a loaded machine (300 ms did not)
+    const servers = await serveMany(2, ['--rate-limit', '1000/60', '--redis', redis.url, '--redis-prefix', 'kill:', '--redis-timeout', '5000']);
     const [a, b] = servers as [Served, Served];
     expect((await post(a.url, '/api/validate', EMAIL, { key: KEY })).status).toBe(200);
 
@@ -206,17 +207,7 @@ describe.skipIf(!REDIS_SERVER)(`serve instances sharing one Redis${NO_REDIS}`, (
 });
 
 describe('a wrong --redis URL at start-up', () => {
-  it.each([
-    ['unparseable', 'redis://[::1', /--redis: not a URL/],
-    ['another scheme', 'http://127.0.0.1:6379', /--redis: scheme "http" is not redis or rediss/],
-    ['a path that is no database', 'redis://127.0.0.1:6379/cache', /--redis: the path must be a database number/],
-  ])('%s: exit 2, one line', (_name, url, message) => {
-    const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns', '--redis', url], { encoding: 'utf8', timeout: 10_000, env: envWithout() });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
-
+  // a --redis URL that is wrong in itself: test/cli/plan.test.ts
   it('nothing answering: exit 2, one line, before listening', async () => {
     const port = await freePort();
     const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--no-dns'], {

@@ -64,18 +64,15 @@ describe('mailsift validate → mailsift serve', () => {
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as { results: (Verdict & { error?: unknown })[]; summary: Record<string, number> };
       expect(out.results.map((x) => x.email)).toEqual(emails);
-      for (const [i, got] of out.results.entries()) {
-        const want = expected.get(got.email)!;
-        expect(got.error, `row ${i}`).toBeUndefined();
-        expect({ status: got.status, isValid: got.isValid, confidence: got.confidence, syntax: got.details.syntax, role: got.details.role, disposable: got.details.disposable }, `row ${i}`).toEqual({
-          status: want.status,
-          isValid: want.isValid,
-          confidence: want.confidence,
-          syntax: want.details.syntax,
-          role: want.details.role,
-          disposable: want.details.disposable,
-        });
-      }
+      // one assertion over every row (twenty thousand expect() calls cost seconds): the rows that differ, with their number
+      const seen = (v: Verdict & { error?: unknown }) => ({
+        status: v.status, isValid: v.isValid, confidence: v.confidence, syntax: v.details.syntax, role: v.details.role, disposable: v.details.disposable, error: v.error,
+      });
+      const differ = out.results.flatMap((got, i) => {
+        const [a, b] = [JSON.stringify(seen(got)), JSON.stringify(seen(expected.get(got.email)!))];
+        return a === b ? [] : [`row ${i}: ${a} instead of ${b}`];
+      });
+      expect(differ).toEqual([]);
       const statuses = new Set(out.results.map((x) => x.status));
       expect(statuses.size).toBeGreaterThanOrEqual(2);
       expect(out.summary).toMatchObject({ total: 10_000, errors: 0, duplicates: 10_000 - expected.size });

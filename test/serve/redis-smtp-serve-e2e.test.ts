@@ -7,7 +7,6 @@ import { post } from './helpers.js';
 import { startServe, type Served } from './spawn.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
-import { runCli } from '../support/run-cli.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 // `serve --redis --smtp` instances sharing one real redis-server, a loopback
@@ -43,7 +42,9 @@ const envWithout = (): NodeJS.ProcessEnv => {
 async function instance(...extra: string[]): Promise<Served> {
   const s = await startServe(
     [...extra, '--keys-file', keys, '--rate-limit', '1000/60', '--dns-server', dns.address, '--redis', redis.url, '--redis-prefix', 'smtpserve:',
-      '--redis-timeout', '300', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
+      // generous: no test here times Redis out (a killed one fails at once), and a loaded machine
+      // made 300 ms look like Redis down, splitting the shared session budget
+      '--redis-timeout', '5000', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
       '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics', '--smtp-allow-private'],
     { dns: true, env: envWithout() },
   );
@@ -148,7 +149,9 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       const stopAt = Date.now();
       d.child.kill('SIGTERM');
       expect(await d.exit).toBe(0);
-      expect(Date.now() - stopAt).toBeLessThan(3000);
+      // a d kept alive by its wait would not exit at all (c renews its lease until it is killed,
+      // below): the bound need only be far from that, and was too tight at 3 s under load
+      expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
       await new Promise((r) => setTimeout(r, 1200));
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
@@ -168,10 +171,4 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
   });
 });
 
-describe('--smtp-lease', () => {
-  it('wants seconds from 0.5 to 3600: anything else is a usage error', async () => {
-    const r = await runCli(['serve', '--port', '0', '--smtp-lease', '0']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--smtp-lease <seconds>.* argument '0' is invalid\. expected seconds from 0\.5 to 3600/);
-  });
-});
+// --smtp-lease out of range: test/cli/plan.test.ts

@@ -1,0 +1,106 @@
+// What a user's file turns into, in-process: its rows, or the one-line usage
+// error (exit 2) naming what is wrong with it. The binary adds only the exit
+// code and stderr, which validate-e2e checks once for a file error.
+import ExcelJS from 'exceljs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { openInput, type OpenInputOptions } from '../../src/read/open-input.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-open-input-'));
+const file = (name: string, content: string | Buffer): string => {
+  writeFileSync(join(dir, name), content);
+  return join(dir, name);
+};
+
+/** Opens `path` and reads every row, as a run does: the rows' cells, or the error's message. */
+async function read(path: string, options: Omit<OpenInputOptions, 'path'> = {}): Promise<{ header: string[]; rows: string[][] } | string> {
+  try {
+    const input = await openInput({ path, ...options });
+    const rows: string[][] = [];
+    for await (const chunk of input.rows) for (const row of chunk) rows.push(row.fields);
+    return { header: input.header, rows };
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    expect(err.exitCode).toBe(2);
+    expect(err.message.split('\n'), 'one line').toHaveLength(1);
+    return err.message;
+  }
+}
+
+/** A workbook with a decoy first sheet, and the contacts on a sheet named Leads. */
+async function workbook(name: string): Promise<string> {
+  const wb = new ExcelJS.Workbook();
+  wb.addWorksheet('Notes').addRow(['written by', 'someone@mx.test']);
+  const leads = wb.addWorksheet('Leads');
+  leads.addRow(['Name', 'E-mail']);
+  leads.addRow(['Jane', 'Jane@mx.test']);
+  await wb.xlsx.writeFile(join(dir, name));
+  return join(dir, name);
+}
+
+describe('a file that cannot be validated: one line naming the problem', () => {
+  const cases: [string, () => Promise<[string, Omit<OpenInputOptions, 'path'>?]>, RegExp][] = [
+    ['a missing file', async () => [join(dir, 'nope.csv')], /^cannot read .*nope\.csv: no such file/],
+    ['a directory', async () => {
+      mkdirSync(join(dir, 'sub'), { recursive: true });
+      return [join(dir, 'sub')];
+    }, /is a directory/],
+    ['an empty input', async () => [file('empty.txt', '')], /empty\.txt: empty input, no addresses to validate$/],
+    ['no address column', async () => [file('nocol.csv', 'a,b\n1,2\n3,4\n')], /no address column/],
+    ['a malformed CSV', async () => [file('broken.csv', 'email,name\n"a@example.com,x\n')], /malformed CSV/],
+    ['a ragged CSV', async () => [file('ragged.csv', 'email,name\na@example.com,x\nb@example.com\n')], /malformed CSV/],
+    ['invalid UTF-8', async () => [file('latin1.txt', Buffer.from([0x61, 0x40, 0xe9, 0x2e, 0x63, 0x6f, 0x0a]))], /invalid UTF-8/],
+    ['an unknown --column', async () => [file('col.csv', 'email\na@example.com\n'), { column: 'mail2' }], /no such column/],
+    ['invalid UTF-8 deep in a CSV (past the first chunk read)', async () => {
+      const rows = Array.from({ length: 5000 }, (_, i) => `n${i},user${i}@example.com\n`).join('');
+      return [file('late-latin1.csv', Buffer.concat([Buffer.from(`name,email\n${rows}`), Buffer.from([0x6e, 0xe9, 0x2c, 0x78, 0x40, 0x79, 0x0a])]))];
+    }, /late-latin1\.csv: invalid UTF-8/],
+    ['a Windows-1252 export: the byte named, --encoding suggested', async () => [file('legacy.csv', Buffer.from('name,email\nJos\xe9,Jane@mx.test\n', 'latin1'))],
+      /legacy\.csv: invalid UTF-8 at byte 14; .*--encoding windows-1252/],
+    ['--sheet that is not there', async () => [await workbook('bad-sheet.xlsx'), { sheet: 'Leeds' }], /--sheet Leeds: no such sheet in .*bad-sheet\.xlsx \(sheets: Notes, Leads\)/],
+    ['an .xlsx that is no workbook', async () => [file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
+    ['a legacy .xls', async () => [file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook: save it as \.xlsx or CSV/],
+    ['--sheet on a CSV', async () => [file('plain.csv', 'email\na@mx.test\n'), { sheet: '1' }], /--sheet 1: .*plain\.csv is not an Excel workbook/],
+  ];
+  it.each(cases)('%s', async (_name, setUp, message) => {
+    const [path, options] = await setUp();
+    expect(await read(path, options)).toMatch(message);
+  });
+
+  it('the byte offset is right far into the file and across chunk boundaries', async () => {
+    // 64 KiB reads: put a two-byte "é" across the first boundary, and a bad byte later
+    const line = 'x@mx.test\n';
+    const head = Buffer.from(line.repeat(6553) + 'abcde'); // 65535 bytes
+    const body = Buffer.concat([head, Buffer.from('é@mx.test\n'), Buffer.from(line.repeat(100)), Buffer.from([0x61, 0xc3, 0x28])]);
+    expect(await read(file('deep.txt', body))).toContain(`invalid UTF-8 at byte ${body.length - 2};`);
+  });
+
+  it.each(['runaway.txt', 'runaway.csv'])('a line without end (%s) stops naming the line, instead of reading it whole and echoing it', async (name) => {
+    const message = await read(file(name, `email\nJane@mx.test\n${'x'.repeat(2 * 1024 * 1024)}`));
+    expect(message).toMatch(new RegExp(`${name.replace('.', '\\.')}: line 3 is longer than 1 MB`));
+    expect((message as string).length).toBeLessThan(300);
+  });
+});
+
+describe('encodings and sheets', () => {
+  it('decodes UTF-16 LE and BE by their byte-order mark (Excel "Unicode text")', async () => {
+    const text = 'Name\tEmail\r\nZoë\tJane@mx.test\r\n';
+    const le = file('unicode-le.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const be = file('unicode-be.csv', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]));
+    for (const path of [le, be]) expect(await read(path)).toEqual({ header: ['Name', 'Email'], rows: [['Zoë', 'Jane@mx.test']] });
+  });
+
+  it('--encoding windows-1252 reads a legacy export', async () => {
+    const path = file('legacy-ok.csv', Buffer.from('name,email\nJos\xe9,Jane@mx.test\nM\xfcller,admin@mx.test\n', 'latin1'));
+    expect(await read(path, { encoding: 'windows-1252' })).toEqual({ header: ['name', 'email'], rows: [['José', 'Jane@mx.test'], ['Müller', 'admin@mx.test']] });
+  });
+
+  it('a workbook: the first sheet by default, a decoy whose one row is data, not a header; another by number', async () => {
+    const path = await workbook('sheets.xlsx');
+    expect(await read(path)).toEqual({ header: ['column1', 'email'], rows: [['written by', 'someone@mx.test']] });
+    expect(await read(path, { sheet: '2' })).toEqual({ header: ['Name', 'E-mail'], rows: [['Jane', 'Jane@mx.test']] });
+  });
+});
