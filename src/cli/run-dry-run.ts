@@ -6,6 +6,7 @@ import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
+import type { ReportJob } from '../report/report-job.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -18,7 +19,7 @@ import type { RowWriter } from '../write/row-writer.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number; terminal: TerminalFlags },
+  options: { batchSize: number; concurrency: number; terminal: TerminalFlags; report?: ReportJob },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -32,6 +33,7 @@ export async function runDryRun(
     batchSize: options.batchSize,
     concurrency: options.concurrency,
     known,
+    onRow: options.report?.onRow,
   });
   const alreadyKnown = summary.fromJournal + summary.fromCache;
   const figures = {
@@ -47,6 +49,7 @@ export async function runDryRun(
     concurrency: options.concurrency,
   };
   process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
+  await options.report?.write(summary, { dryRun: figures });
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

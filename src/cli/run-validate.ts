@@ -18,6 +18,7 @@ import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
+import { ReportJob } from '../report/report-job.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -62,7 +63,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
       cleanUp.defer(() => known?.close());
-      return runDryRun(input, choice.engine, { ...batching, terminal }, known, choice.engine === 'api' ? choice : undefined);
+      const report = flags.report === undefined ? undefined : await ReportJob.open(flags.report, { input: inputPath, engine: choice.engine });
+      return runDryRun(input, choice.engine, { ...batching, terminal, report }, known, choice.engine === 'api' ? choice : undefined);
     }
 
     let interrupts: Interrupts | undefined;
@@ -72,6 +74,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
+    const report = flags.report === undefined ? undefined : await ReportJob.open(flags.report, { input: inputPath, engine: choice.engine });
     /** a result in hand and every output flushed: the summary may be written */
     let ended = false;
     cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
@@ -129,6 +132,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       concurrency: flags.concurrency,
       only: flags.only,
       onProgress: (p) => Object.assign(progress, p),
+      onRow: report?.onRow,
       known,
       // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
       stop: AbortSignal.any([stop, output.gone]),
@@ -145,6 +149,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
     }
     await summaryFile?.write(summary);
+    await report?.write(summary, { output: output.label });
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));

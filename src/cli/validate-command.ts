@@ -19,6 +19,7 @@ Examples:
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
+  $ mailsift validate contacts.csv -o cleaned.csv --report report.html   # the job at a glance, in a browser
   $ mailsift validate contacts.csv --engine local --smtp --smtp-helo mx.example.com -o checked.csv
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
@@ -64,6 +65,8 @@ export const VALIDATE_OPTIONS = {
     new Option('--encoding <name>', "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)")),
   only: spec<Set<Status> | undefined>(() => new Option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky').argParser(statusList)),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
+  report: spec<string | undefined>(() =>
+    new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),
   batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
   concurrency: spec<number>(() => new Option('--concurrency <n>', 'requests in flight at most, 1..64').argParser(intIn(1, 64)).default(4)),
   quiet: spec<boolean | undefined>(() => new Option('-q, --quiet', 'print nothing on stderr but errors')),

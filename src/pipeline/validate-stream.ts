@@ -44,6 +44,8 @@ export interface ValidateStreamOptions {
   cancel?: AbortSignal;
   /** told the run's counters after each step (a chunk read, a batch answered): the CLI's progress line */
   onProgress?: (progress: Readonly<RunProgress>) => void;
+  /** told every row's verdict as the row leaves in input order, before --only filters (what --report counts) */
+  onRow?: (verdict: Verdict) => void;
 }
 
 export interface RunResult {
@@ -236,6 +238,7 @@ class Pipeline {
   }
 
   private readonly emit = (row: InputRow, v: Verdict): void => {
+    this.options.onRow?.(v);
     if (this.tally.written(v, this.options.only)) this.options.writer.row(row.fields, v);
   };
 
