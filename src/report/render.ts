@@ -149,15 +149,17 @@ function domains(t: ReportTally, meta: ReportMeta): Html {
   const top = t.domains.top(TOP_DOMAINS);
   const verdicts = !meta.dryRun; // a dry run has no statuses to break out
   const line = (d: (typeof top)[number]) => {
-    const mark = d.over > 0 ? '~' : '';
+    // past the exact slots, what is sure is the rows counted since the domain took its slot
+    const own = d.rows - d.over;
+    const mark = d.over > 0 ? '≥ ' : '';
     const segments = (['valid', 'invalid', 'risky', 'unknown'] as const).map((status) => ({
       label: status,
-      rows: status === 'valid' ? d.rows - d.over - d.invalid - d.risky - d.unknown : d[status],
+      rows: status === 'valid' ? own - d.invalid - d.risky - d.unknown : d[status],
       tone: status,
     }));
-    return html`<tr><td class="name">${userText(d.domain)}</td><td class="n">${mark}${count(d.rows)}</td><td class="n">${percent(d.rows, t.rows)}</td>
+    return html`<tr><td class="name">${userText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, t.rows)}</td>
 ${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
-<td class="chart">${stackedBar(segments, d.rows, `${d.domain} by status`, 'mini')}</td>` : ''}</tr>`;
+<td class="chart">${stackedBar(segments, own, `${d.domain} by status`, 'mini')}</td>` : ''}</tr>`;
   };
   const distinct = t.domains.approximate ? `more than ${count(DOMAIN_SLOTS)}` : count(t.domains.size);
   return html`<section><h2>Top domains</h2>
@@ -166,7 +168,7 @@ ${top.length === 0 ? html`<p class="muted">No row has a domain.</p>`
 ${verdicts ? html`<th class="n">invalid</th><th class="n">risky</th><th class="n">unknown</th><th></th>` : ''}</tr></thead>
 <tbody>${top.map(line)}</tbody></table>`}
 <p class="note">${distinct} distinct domains${t.noDomain ? `; ${plural(t.noDomain, 'row has', 'rows have')} none (empty or no @)` : ''}.
-${t.domains.approximate ? `Domains are counted in ${count(DOMAIN_SLOTS)} slots: a count marked ~ may be too high by the rows of rarer domains it displaced, and its status counts start from when it took its slot.` : ''}</p></section>`;
+${t.domains.approximate ? `So many domains are counted in ${count(DOMAIN_SLOTS)} slots, each given to a new domain in place of the least counted: a count marked ≥ starts from when the domain took its slot, and its invalid, risky and unknown rows are of those rows.` : ''}</p></section>`;
 }
 
 function typos(t: ReportTally): Html {

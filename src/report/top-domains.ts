@@ -8,9 +8,9 @@ export interface DomainCount {
   risky: number;
   unknown: number;
   /**
-   * rows counted to this domain that may belong to domains it displaced: its
-   * true row count lies between `rows - over` and `rows`, and its status counts
-   * are those seen since it entered the table (0 when the count is exact)
+   * rows the slot held before this domain took it (0 while counts are exact):
+   * the domain's true row count lies between `rows - over` (the rows counted
+   * as its own, whose statuses are the counts above) and `rows`
    */
   over: number;
 }
@@ -69,10 +69,14 @@ export class TopDomains {
     return this.heap.length;
   }
 
-  /** The `n` domains with the most rows, most first (ties by name, so the report is stable). */
+  /**
+   * The `n` domains with the most rows counted as theirs (`rows - over`, so
+   * that a rare domain which just inherited a slot's count does not rank),
+   * most first; ties by name, so the report is stable.
+   */
   top(n: number): DomainCount[] {
     return [...this.heap]
-      .sort((a, b) => b.rows - a.rows || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))
+      .sort((a, b) => b.rows - b.over - (a.rows - a.over) || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))
       .slice(0, n)
       .map(({ domain, rows, invalid, risky, unknown, over }) => ({ domain, rows, invalid, risky, unknown, over }));
   }

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../src/summary.js';
 import { Browser, CHROMIUM, hasChromium, type Page } from '../support/chromium.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { startFaultServer } from '../support/fault-server.js';
 import { decodePng } from '../support/png.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -154,7 +155,7 @@ describe.skipIf(!available)('--report in headless Chromium', () => {
 });
 
 describe('--report, the file itself', () => {
-  it('a dry run writes a report of what would be sent; a failed run leaves the previous report byte-identical', async () => {
+  it('a dry run writes a report of what would be sent', async () => {
     const report = join(dir, 'dry.html');
     const r = await runCli(['validate', SAMPLE, '--dry-run', '--report', report, ...local()]);
     expect(r.code).toBe(0);
@@ -164,11 +165,26 @@ describe('--report, the file itself', () => {
     expect(page).toMatch(/data-figure="duplicates">6</);
     expect(page).toContain('acme.test');
 
-    // the input cannot be read: exit 2, and the report of the last run stays as it was
-    const before = readFileSync(report);
-    const failed = await runCli(['validate', join(dir, 'missing.csv'), '--report', report, ...local()]);
-    expect(failed.code).toBe(2);
-    expect(readFileSync(report).equals(before)).toBe(true);
+  }, 60_000);
+
+  it('an API run reports its requests; a run the API refuses leaves the previous report byte-identical', async () => {
+    const server = await startFaultServer({ apiKey: 'right-key' });
+    try {
+      const report = join(dir, 'api.html');
+      const api = ['validate', SAMPLE, '--base-url', server.url, '--report', report, '-o', join(dir, 'api.csv'), '-q'];
+      const ok = await runCli(api, { env: { MAILSIFT_API_KEY: 'right-key' } });
+      expect(ok.code).toBe(0);
+      const before = readFileSync(report);
+      expect(before.toString()).toContain('the email-validation API');
+      expect(before.toString()).toMatch(/data-figure="requests">1 · 0 retries</);
+
+      const refused = await runCli(api, { env: { MAILSIFT_API_KEY: 'wrong-key' } });
+      expect(refused.code).toBe(3);
+      expect(readFileSync(report).equals(before)).toBe(true);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      await server.close();
+    }
   }, 60_000);
 
   it('a report path that cannot be written fails before anything is read or sent', async () => {
