@@ -7,6 +7,9 @@ export const TYPO_PAIRS = 1000;
 /** addresses shown as examples of typos */
 export const TYPO_EXAMPLES = 5;
 
+/** where a status's rows are in a reason's counts: [not fixable, fixable] */
+const GROUP_SLOT: Record<Status, number> = { valid: 0, invalid: 2, risky: 4, unknown: 6 };
+
 export interface TypoPair {
   from: string;
   to: string;
@@ -29,12 +32,13 @@ export class ReportTally {
   rows = 0;
   readonly statuses: Record<Status, number> = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
   /**
-   * rows by status, reason and whether a suggestion would fix them
-   * (`valid//`, `risky/role/`, `invalid/domain_not_found/fix`): the reasons
-   * chart and the next steps are two views of it. The reason of a row is the
-   * caller's to give: the tally takes it, it never derives one.
+   * rows by reason ('' for none), then by status and whether a suggestion
+   * would fix them (GROUP_SLOT): the reasons chart and the next steps are two
+   * views of it. The reason of a row is the caller's to give: the tally takes
+   * it, it never derives one. (Keyed by the reason alone, a token that is
+   * usually '' or a constant, so that a row costs no new string.)
    */
-  readonly groups = new Map<string, number>();
+  private readonly groups = new Map<string, Float64Array>();
   /** false while no row came with a reason (a caller that has none to give) */
   reasonsGiven = false;
   /** rows with no domain to count (an empty cell, no `@`) */
@@ -56,8 +60,10 @@ export class ReportTally {
     if (reason !== undefined) this.reasonsGiven = true;
     const suggestion = v.details.suggestion;
     const fixable = suggestion !== undefined && suggestion !== '' && v.status !== 'valid';
-    const group = `${v.status}/${reason ?? ''}/${fixable ? 'fix' : ''}`;
-    this.groups.set(group, (this.groups.get(group) ?? 0) + 1);
+    const key = reason ?? '';
+    let counts = this.groups.get(key);
+    if (counts === undefined) this.groups.set(key, (counts = new Float64Array(2 * STATUSES.length)));
+    counts[GROUP_SLOT[v.status] + (fixable ? 1 : 0)]!++;
 
     const at = v.email.lastIndexOf('@');
     const domain = v.details.domain ?? (at < 0 ? '' : domainOf(v.email));
@@ -92,11 +98,16 @@ export class ReportTally {
 
   /** rows by status, reason and fixable (a suggestion for a row not valid as written), in status order then most first */
   byGroup(): { status: Status; reason: string; fixable: boolean; rows: number }[] {
-    return [...this.groups]
-      .map(([group, rows]) => {
-        const [status, reason, fix] = group.split('/') as [Status, string, string];
-        return { status, reason, fixable: fix === 'fix', rows };
-      })
+    const groups: { status: Status; reason: string; fixable: boolean; rows: number }[] = [];
+    for (const [reason, counts] of this.groups) {
+      for (const status of STATUSES) {
+        for (const fixable of [false, true]) {
+          const rows = counts[GROUP_SLOT[status] + (fixable ? 1 : 0)]!;
+          if (rows > 0) groups.push({ status, reason, fixable, rows });
+        }
+      }
+    }
+    return groups
       .sort((a, b) => STATUSES.indexOf(a.status) - STATUSES.indexOf(b.status) || b.rows - a.rows || (a.reason < b.reason ? -1 : 1));
   }
 

@@ -16,7 +16,7 @@ export interface DomainCount {
 }
 
 interface Slot extends DomainCount {
-  /** where the slot sits in the heap */
+  /** where the slot sits in `sorted` */
   at: number;
 }
 
@@ -31,12 +31,20 @@ export const DOMAIN_SLOTS = 10_000;
  * inherits its count as `over`, so a million distinct domains still hold
  * `slots` entries; every domain with more than rows/slots rows keeps a slot
  * (a top-20 domain of a real list is far above that), and its count is
- * off by at most its `over`. A min-heap on the row count finds the slot to
- * give up in O(log slots).
+ * off by at most its `over`.
+ *
+ * The slots are kept sorted by count, most first, with where each count's run
+ * of slots starts: a count goes up by one, so a slot only ever moves to the
+ * head of its run (the paper's "stream summary", in an array). Each row costs
+ * O(1), a new domain past the slots included — a heap's sift was half the
+ * cost of a row then.
  */
 export class TopDomains {
   private readonly bySlot = new Map<string, Slot>();
-  private readonly heap: Slot[] = [];
+  /** rows descending */
+  private readonly sorted: Slot[] = [];
+  /** count → index in `sorted` of the first slot with that count */
+  private readonly runStart = new Map<number, number>();
 
   constructor(private readonly slots = DOMAIN_SLOTS) {}
 
@@ -46,27 +54,28 @@ export class TopDomains {
   add(domain: string, status: Status): void {
     let slot = this.bySlot.get(domain);
     if (slot === undefined) {
-      if (this.heap.length < this.slots) {
-        slot = { domain, rows: 0, invalid: 0, risky: 0, unknown: 0, over: 0, at: this.heap.length };
-        this.heap.push(slot);
-        this.bySlot.set(domain, slot);
-        this.up(slot.at);
+      if (this.sorted.length < this.slots) {
+        // a count of 0 is the least: its place is the end
+        slot = { domain, rows: 0, invalid: 0, risky: 0, unknown: 0, over: 0, at: this.sorted.length };
+        this.sorted.push(slot);
+        if (!this.runStart.has(0)) this.runStart.set(0, slot.at);
       } else {
-        slot = this.heap[0]!;
+        slot = this.sorted[this.sorted.length - 1]!;
         this.bySlot.delete(slot.domain);
-        this.bySlot.set(domain, slot);
-        Object.assign(slot, { domain, over: slot.rows, invalid: 0, risky: 0, unknown: 0 });
+        slot.domain = domain;
+        slot.over = slot.rows;
+        slot.invalid = slot.risky = slot.unknown = 0;
         this.approximate = true;
       }
+      this.bySlot.set(domain, slot);
     }
-    slot.rows++;
+    this.bump(slot);
     if (status !== 'valid') slot[status]++;
-    this.down(slot.at);
   }
 
   /** distinct domains held (all of them while not `approximate`) */
   get size(): number {
-    return this.heap.length;
+    return this.sorted.length;
   }
 
   /**
@@ -75,42 +84,25 @@ export class TopDomains {
    * most first; ties by name, so the report is stable.
    */
   top(n: number): DomainCount[] {
-    return [...this.heap]
+    return [...this.sorted]
       .sort((a, b) => b.rows - b.over - (a.rows - a.over) || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))
       .slice(0, n)
       .map(({ domain, rows, invalid, risky, unknown, over }) => ({ domain, rows, invalid, risky, unknown, over }));
   }
 
-  private up(i: number): void {
-    const h = this.heap;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (h[parent]!.rows <= h[i]!.rows) return;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private down(i: number): void {
-    const h = this.heap;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= h.length) return;
-      const r = l + 1;
-      const least = r < h.length && h[r]!.rows < h[l]!.rows ? r : l;
-      if (h[i]!.rows <= h[least]!.rows) return;
-      this.swap(i, least);
-      i = least;
-    }
-  }
-
-  private swap(i: number, j: number): void {
-    const h = this.heap;
-    const a = h[i]!;
-    const b = h[j]!;
-    h[i] = b;
-    h[j] = a;
-    a.at = j;
-    b.at = i;
+  /** One more row for `slot`: it moves to the head of its count's run, which then becomes the tail of the next count's. */
+  private bump(slot: Slot): void {
+    const { sorted, runStart } = this;
+    const c = slot.rows;
+    const head = runStart.get(c)!;
+    const other = sorted[head]!;
+    sorted[slot.at] = other;
+    other.at = slot.at;
+    sorted[head] = slot;
+    slot.at = head;
+    if (head + 1 < sorted.length && sorted[head + 1]!.rows === c) runStart.set(c, head + 1);
+    else runStart.delete(c);
+    slot.rows = c + 1;
+    if (!runStart.has(c + 1)) runStart.set(c + 1, head);
   }
 }
