@@ -1,4 +1,4 @@
-/** Exit codes of PRODUCT.md §3. */
+/** Exit codes: the contract with scripts and cron jobs (the README's table, docs/output.md); never change one. */
 export const EXIT = {
   ok: 0,
   unexpected: 1,

@@ -1,5 +1,5 @@
 /**
- * mailsift as a library (PRODUCT.md §6): what the CLI uses, nothing more.
+ * mailsift as a library: what the CLI uses, nothing more.
  * `import { validate, createLocalValidator } from 'mailsift'`.
  */
 export { validate, validateFile, type FileValidateOptions, type LibraryValidateOptions, type RowVerdict } from './library/validate.js';

@@ -1,4 +1,4 @@
-/** The run's summary (PRODUCT.md §3); printed on stderr, written by --summary. */
+/** The run's summary; printed on stderr, written by --summary. */
 export interface Summary {
   total: number;
   valid: number;
@@ -34,7 +34,7 @@ export interface Summary {
   smtp?: SmtpStats;
 }
 
-/** What the mailbox check did in a run (PRODUCT.md §4.1). */
+/** What the mailbox check (--smtp) did in a run. */
 export interface SmtpStats {
   /** addresses the check was asked about (distinct; not dialled when cached, blocked or a known provider) */
   asked: number;

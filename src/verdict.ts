@@ -1,4 +1,4 @@
-/** The four statuses of the API (spec §3); every verdict has exactly one. */
+/** The four statuses of the API (valid, invalid, risky, unknown); every verdict has exactly one. */
 export const STATUSES = ['valid', 'invalid', 'risky', 'unknown'] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -17,13 +17,13 @@ export interface Details {
   free?: boolean;
   /** a did-you-mean address for a misspelt popular domain */
   suggestion?: string;
-  /** the domain's mail server accepted the mailbox (RCPT TO, PRODUCT.md §4.1) */
+  /** the domain's mail server accepted the mailbox (RCPT TO, the --smtp check) */
   smtp?: boolean;
   /** the domain's mail server accepts any mailbox */
   catchAll?: boolean;
 }
 
-/** Codes for rows that got no verdict; see PRODUCT.md §3. */
+/** Codes for rows that got no verdict: why the engine could not answer (the row's `error`). */
 export type ErrorCode =
   | 'RATE_LIMITED'
   | 'SERVER_ERROR'

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { UsageError } from '../errors.js';
-import { isLoopback } from '../serve/config.js';
+import { isLoopback } from './serve-config.js';
 import type { EngineFlags } from './shared-options.js';
 
 export interface EngineChoiceInput {

@@ -36,6 +36,19 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
   });
+  const program = createProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    process.exitCode = exitCodeFor(err);
+  }
+}
+
+/**
+ * The whole command tree, every flag and help text, without running anything:
+ * main parses argv with it, and `npm run docs` writes docs/cli.md from it.
+ */
+export function createProgram(): Command {
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
@@ -43,20 +56,17 @@ export async function main(argv: string[]): Promise<void> {
     .addHelpText('before', EXAMPLES)
     .exitOverride()
     .configureOutput(OUTPUT);
-  program.addCommand(validateCommand());
+  // Each command declares its flags; what it runs is loaded only when it runs, from here,
+  // so that a command's declaration and its run never import each other.
+  program.addCommand(validateCommand(async (input, flags) => (await import('./run-validate.js')).runValidate(input, flags)));
   program.addCommand(checkCommand());
-  program.addCommand(serveCommand());
+  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(flags)));
   program.addCommand(keysCommand());
   program.addCommand(completionCommand(program));
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike
   const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];
   for (const cmd of all(program).slice(1)) cmd.exitOverride().configureOutput(OUTPUT);
-
-  try {
-    await program.parseAsync(argv);
-  } catch (err) {
-    process.exitCode = exitCodeFor(err);
-  }
+  return program;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { validateStream } from '../pipeline/validate-stream.js';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import type { Input } from '../read/input-row.js';
 import { renderDryRun } from '../terminal/dry-run-report.js';
 import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';

@@ -14,6 +14,7 @@ import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
 import type { TerminalFlags } from '../terminal/style.js';
 import { openStores, type StoreOptions } from '../stores/open-stores.js';
+import { Dedupe } from '../dedupe/dedupe.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
@@ -70,7 +71,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     let interrupts: Interrupts | undefined;
     // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
     cleanUp.defer(() => interrupts?.dispose());
-    const { known } = await openStores(stores, job, runFiles);
+    const { known, journal } = await openStores(stores, job, runFiles);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
@@ -134,6 +135,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       onProgress: (p) => Object.assign(progress, p),
       onRow: report?.onRow,
       known,
+      // a resumed run starts from the journal's index instead of a second copy of its addresses
+      dedupe: new Dedupe({ resumed: journal?.memo }),
       // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
       stop: AbortSignal.any([stop, output.gone]),
       cancel: abandon,

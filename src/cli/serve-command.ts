@@ -1,13 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { EXIT, UsageError } from '../errors.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS, smtpSettings } from './smtp-flags.js';
+import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS } from './smtp-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../serve/redis-url.js';
-
-const say = (line: string): void => {
-  process.stderr.write(`mailsift serve: ${line}\n`);
-};
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../stores/redis-url.js';
 
 /** serve's own options, in --help order (the --smtp ones follow, then --smtp-deadline). */
 export const SERVE_OPTIONS = {
@@ -41,7 +36,7 @@ export const SERVE_OPTIONS = {
 /** Everything `serve` takes, typed from the tables that declare it. */
 export type ServeFlags = FlagsOf<typeof SERVE_OPTIONS> & FlagsOf<typeof SMTP_OPTIONS> & FlagsOf<typeof SMTP_DEADLINE_OPTION>;
 
-export function serveCommand(): Command {
+export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command {
   const cmd = new Command('serve')
     .description('serve the validation API (POST /api/validate, /api/validate/bulk) from the offline engine')
     .addHelpText(
@@ -49,79 +44,8 @@ export function serveCommand(): Command {
       '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
     );
   for (const table of [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION]) addOptions(cmd, table);
-  return cmd.action(async (flags: ServeFlags) => {
-      // loaded when serving, not whenever the CLI starts
-      const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
-        await Promise.all([
-          import('../serve/config.js'),
-          import('../serve/server.js'),
-          import('../engines/local/index.js'),
-          import('../serve/metrics.js'),
-          import('../serve/redis.js'),
-          import('../serve/redis-rate-limit.js'),
-          import('../serve/redis-cache.js'),
-          import('../serve/redis-smtp.js'),
-        ]);
-      const config = await loadServeConfig(flags);
-      if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
-      const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
-      if (config.redis && maskPasswordInArgv(config.redis.target)) {
-        say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
-      }
-      const metrics = config.metrics ? new ServeMetrics() : undefined;
-      const redis = config.redis
-        ? await RedisLink.connect(config.redis.target, {
-            prefix: config.redis.prefix,
-            commandTimeoutMs: config.redis.timeoutMs,
-            onLog: say,
-            onState: (state) => metrics?.redis(state),
-          })
-        : undefined;
-      if (redis) {
-        metrics?.redis('connected');
-        const what = smtp ? 'rate-limit windows, DNS answers, SMTP findings and the per-host session budget' : 'rate-limit windows and DNS answers';
-        say(`sharing ${what} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
-      }
-      if (smtp && redis) {
-        smtp.cache = new RedisSmtpCache(redis);
-        smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: flags.smtpLease * 1000 });
-      }
-      if (smtp && metrics) smtp.onSession = metrics.smtpSessionOpened;
-      const engine = createLocalValidator({
-        dns: config.dns,
-        dnsServer: config.dnsServer,
-        dnsTimeoutMs: config.dnsTimeoutMs,
-        ...(smtp ? { smtp } : {}),
-        onWarning: say,
-        ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
-        ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from) } : {}),
-      });
-      const server = await startServer({
-        ...config,
-        engine,
-        onLog: say,
-        metrics,
-        ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
-      }).catch(async (err: unknown) => {
-        await engine.close();
-        await redis?.close();
-        throw listenError(err, config);
-      });
-      // The key line comes first: whoever waits for "listening on" then has both.
-      if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
-      say(`listening on ${server.url}`);
-      const { requests, seconds } = config.rateLimit;
-      say(`rate limit ${requests} ${requests === 1 ? 'request' : 'requests'} per ${seconds} s per key (--rate-limit); response shape ${config.shape}`);
-      // Ready to paste into the shell that runs mailsift validate (a wildcard address is reached on loopback).
-      process.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
-      say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${flags.keysFile}>`);
-      await untilSignalled(async () => {
-        say('shutting down: finishing requests in flight');
-        await server.close();
-        await engine.close();
-        await redis?.close();
-      });
-    });
+  // the server is loaded when it runs, not for --help or --version (main.ts wires `run`)
+  return cmd.action(run);
 }
 
 /** --smtp-lease: long enough to be renewed in time, short enough to free a dead instance's hosts */
@@ -129,38 +53,4 @@ function leaseSeconds(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0.5 || n > 3600) throw new InvalidArgumentError('expected seconds from 0.5 to 3600');
   return n;
-}
-
-/** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */
-function listenError(err: unknown, config: { host: string; port: number; tls?: unknown }): unknown {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-    return new UsageError(`cannot listen on ${config.host}:${config.port} (${code})`, { cause: err });
-  }
-  if (config.tls && /PEM|certificate|key|asn1|ssl/i.test(`${code ?? ''} ${(err as Error).message}`)) {
-    return new UsageError(`--tls-cert/--tls-key: not a usable PEM certificate and key (${(err as Error).message})`, { cause: err });
-  }
-  return err;
-}
-
-/**
- * Resolves once a SIGINT/SIGTERM has run `shutdown`. A second signal skips the
- * drain; our listeners replace node's default exit, so we must exit ourselves.
- */
-function untilSignalled(shutdown: () => Promise<void>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        say('second signal: exiting without waiting');
-        process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
-      }
-      stopping = true;
-      shutdown().then(() => {
-        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-        resolve();
-      }, reject);
-    };
-    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
-  });
 }

@@ -12,7 +12,7 @@ export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, per
  * The default EHLO name: this machine's name when it is a fully-qualified one
  * (holds a dot), else `localhost`. Servers that check HELO names refuse
  * `localhost` (Postfix reject_non_fqdn_helo_hostname), so real use wants
- * --smtp-helo with a name whose DNS you control (README).
+ * --smtp-helo with a name whose DNS you control (docs/offline-engine.md).
  */
 export function defaultHelo(): string {
   const name = hostname().toLowerCase();

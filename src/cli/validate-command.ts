@@ -88,13 +88,13 @@ export const VALIDATE_OPTIONS = {
 /** Everything `validate` takes, typed from the tables that declare it. */
 export type ValidateFlags = FlagsOf<typeof VALIDATE_OPTIONS> & EngineFlags & SmtpFlags;
 
-export function validateCommand(): Command {
+export function validateCommand(run: (input: string | undefined, flags: ValidateFlags) => Promise<void>): Command {
   const cmd = new Command('validate')
     .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
     .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER);
   for (const table of [VALIDATE_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
-  // the pipeline is loaded when the command runs, not for --help or --version
-  return cmd.action(async (input: string | undefined, flags: ValidateFlags) => (await import('./run-validate.js')).runValidate(input, flags));
+  // the pipeline is loaded when the command runs, not for --help or --version (main.ts wires `run`)
+  return cmd.action(run);
 }

@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import { Claim, VerdictMemo, type KeyHash } from './verdict-memo.js';
+import { VerdictMemo, type KeyHash } from '../codec/verdict-memo.js';
 
 /**
  * What `take` says of a row's address: its verdict now (a duplicate);
@@ -19,13 +19,13 @@ export class Dedupe {
   private readonly waiting = new Map<number, number[]>();
 
   /**
-   * `journal`: the verdicts of a journal, loaded into a memo (see openJournal):
+   * `resumed`: the verdicts of a journal, loaded into a memo (see openJournal):
    * the run starts from them rather than keeping a second copy of every address
    * and asking the journal per row. `hash` only chooses slots (a test injects a
    * degenerate one to make every key collide).
    */
-  constructor(o: { journal?: VerdictMemo; hash?: KeyHash } = {}) {
-    this.memo = o.journal ?? new VerdictMemo(o.hash);
+  constructor(o: { resumed?: VerdictMemo; hash?: KeyHash } = {}) {
+    this.memo = o.resumed ?? new VerdictMemo(o.hash);
   }
 
   /**
@@ -36,26 +36,21 @@ export class Dedupe {
    * settles it under that ticket.
    */
   take(key: string, email: string, seq: number): Take {
-    const ticket = this.memo.claim(key);
-    switch (this.memo.claimed) {
-      case Claim.Done:
+    const { kind, ticket } = this.memo.claim(key);
+    switch (kind) {
+      case 'done':
         return this.memo.verdictAt(ticket, key, email);
-      case Claim.Stored:
+      case 'stored':
         return { reused: this.memo.verdictAt(ticket, key, email) };
-      case Claim.Pending: {
+      case 'pending': {
         const rows = this.waiting.get(ticket);
         if (rows) rows.push(seq);
         else this.waiting.set(ticket, [seq]);
         return 'wait';
       }
-      default:
+      case 'new':
         return ticket;
     }
-  }
-
-  /** A hint: the keys of the next rows `take` will be given, in order (see VerdictMemo.lookAhead). */
-  lookAhead(keys: readonly (string | undefined)[]): void {
-    this.memo.lookAhead(keys);
   }
 
   /** Files the verdict of an address `take` gave `ticket` to; returns the later rows that wait for it. */

@@ -1,4 +1,4 @@
-import { addressKey } from '../dedupe/address-key.js';
+import { addressKey } from '../codec/address-key.js';
 import { Dedupe } from '../dedupe/dedupe.js';
 import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
@@ -7,17 +7,12 @@ import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Status, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
-import type { KnownVerdicts } from './known-verdicts.js';
+import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunProgress } from './tally.js';
 
 export type { RunProgress } from './tally.js';
 
-/** rows whose addresses dedupe looks up together (see Dedupe.lookAhead) */
-const LOOKAHEAD = 64;
-
-/** The address key of a row, or undefined when the precheck rejects its address. */
-const keyOf = (row: InputRow): string | undefined => (precheck(row.email) === undefined ? addressKey(row.email) : undefined);
 
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
@@ -33,7 +28,7 @@ export interface ValidateStreamOptions {
   /** write only rows with these statuses (--only) */
   only?: ReadonlySet<Status>;
   known?: KnownVerdicts;
-  /** the deduplication of this run (a test injects one whose hash collides) */
+  /** the deduplication of this run: one resumed from a journal, or (tests) one whose hash collides */
   dedupe?: Dedupe;
   /**
    * aborted (Ctrl-C, or the reader of the output gone): stop reading and
@@ -89,7 +84,7 @@ class Pipeline {
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine);
-    this.dedupe = options.dedupe ?? new Dedupe({ journal: options.known?.memo });
+    this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
   }
@@ -105,16 +100,10 @@ class Pipeline {
     await writer.begin();
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
       this.inputIdle = false;
-      // A window of rows at a time: their keys first, so that dedupe can look them up together.
-      for (let w = 0; w < rows.length; w += LOOKAHEAD) {
-        const window = rows.slice(w, w + LOOKAHEAD);
-        const keys = window.map(keyOf);
-        this.dedupe.lookAhead(keys);
-        for (let j = 0; j < window.length; j++) {
-          if (this.halted) break reading;
-          this.route(window[j]!, keys[j]);
-          if (this.batch.emails.length >= batchSize) await this.dispatch();
-        }
+      for (const row of rows) {
+        if (this.halted) break reading;
+        this.route(row);
+        if (this.batch.emails.length >= batchSize) await this.dispatch();
       }
       await this.release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.
@@ -136,19 +125,17 @@ class Pipeline {
     return { summary, complete: this.order.size === 0 && this.tally.inputDone };
   }
 
-  /**
-   * Routes one row, whose address key is `key` (undefined: the precheck
-   * rejects it): a verdict now (precheck, duplicate, journal/cache) or into the batch.
-   */
-  private route(row: InputRow, key: string | undefined): void {
+  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
+  private route(row: InputRow): void {
     const { tally, order } = this;
     const email = row.email;
     tally.rowsRead++;
-    if (key === undefined) {
+    if (precheck(email) !== undefined) {
       tally.counts.prechecked++;
       order.push(row, precheckVerdict(email));
       return;
     }
+    const key = addressKey(email);
     const seq = order.push(row);
     const found = this.dedupe.take(key, email, seq);
     if (found === 'wait') {

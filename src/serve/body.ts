@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { apiError, type ApiError } from './render.js';
 
-/** The spec's ceiling on addresses per bulk request (§8). */
+/** The API's ceiling on addresses per bulk request: a bigger batch is refused. */
 export const MAX_BULK = 1000;
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; error: ApiError };

@@ -10,9 +10,10 @@ import {
 } from '../engines/local/smtp/stores.js';
 import { RedisSharedCache } from './redis-cache.js';
 import type { RedisLink } from './redis.js';
+import { delay } from '../delay.js';
 
 /**
- * The SMTP check's shared state for `serve --redis` (PRODUCT.md §7): catch-all
+ * The SMTP check's shared state for `serve --redis` (several instances behind one load balancer): catch-all
  * results and mailbox findings, and the per-MX-host session budget, shared by
  * every instance. Each keeps an in-memory twin that answers while Redis does
  * not (RedisLink logs that once): a blink costs a repeated probe or a host
@@ -154,7 +155,8 @@ export class RedisSessionBudget implements SessionBudget {
         if (got === 'unshared') return mine;
         if (got === 'taken') return this.held(key, id, mine);
         // a little jitter, so that instances polling one host do not ask in step
-        await sleep(wait * (0.75 + Math.random() / 2), signal);
+        // a waiter does not keep a server that is shutting down alive
+        await delay(wait * (0.75 + Math.random() / 2), signal, { ref: false });
       }
     } catch (err) {
       mine.release();
@@ -187,19 +189,3 @@ export class RedisSessionBudget implements SessionBudget {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    // a waiter does not keep a server that is shutting down alive
-    timer.unref();
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

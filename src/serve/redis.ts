@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from './redis-url.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from '../stores/redis-url.js';
 
-export { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from './redis-url.js';
+export { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../stores/redis-url.js';
 
 /**
  * The one connection an instance of `serve --redis` keeps to Redis, and what it

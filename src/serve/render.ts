@@ -1,6 +1,6 @@
 import type { Verdict } from '../verdict.js';
 
-/** Which of the spec's two response shapes to serve (spec §2.1, §4). */
+/** Which of the spec's two response shapes to serve (A: flat, B: wrapped in `data`). */
 export type Shape = 'a' | 'b';
 
 // The spec types isValid and confidence as required. isValid is "true when the
@@ -100,7 +100,7 @@ export function bulkBody(shape: Shape, verdicts: readonly Verdict[]): unknown {
   };
 }
 
-/** An HTTP error as the spec's error object (§2.4). */
+/** An HTTP error as the API's error object: `{ error: { code, message } }`. */
 export interface ApiError {
   status: number;
   code: string;

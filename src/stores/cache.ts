@@ -1,8 +1,8 @@
 import { open, rename, rm } from 'node:fs/promises';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { addressKey } from '../dedupe/address-key.js';
-import { TailPool } from './encoding.js';
+import { addressKey } from '../codec/address-key.js';
+import { TailPool } from '../codec/verdict-encoding.js';
 import { lockFile } from './lock.js';
 import { registerUser, type Registration } from './users.js';
 import { appending, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';

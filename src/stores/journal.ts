@@ -1,13 +1,19 @@
-import { addressKey } from '../dedupe/address-key.js';
-import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import { addressKey } from '../codec/address-key.js';
+import { VerdictMemo, type KeyHash } from '../codec/verdict-memo.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { TailPool } from './encoding.js';
+import { TailPool } from '../codec/verdict-encoding.js';
 import { lockFile } from './lock.js';
 import { appending, checkRegularFile, openVerdictFile, parseEntry } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
+  /**
+   * the verdicts found in the file, indexed the way the run deduplicates: the
+   * run's Dedupe starts from them (`new Dedupe({ resumed })`), so a resumed job
+   * holds each address once; undefined when the file held none
+   */
+  readonly memo?: VerdictMemo;
   /** verdicts found in the file when it was opened */
   readonly loaded: number;
   /** unusable lines ignored and bytes of a torn tail cut off when opening */
@@ -24,7 +30,7 @@ export interface Journal extends KnownVerdicts {
  * What was in the file at open time is indexed, in the pipeline's compact memo
  * (the keys in an arena and a shared verdict shape per address, no object per
  * address), created only when the file holds verdicts. The run's Dedupe then
- * starts from that memo (`memo`) instead of keeping a second one: a resumed
+ * starts from that memo (`memo`, not part of KnownVerdicts: only the pipeline's Dedupe uses it) instead of keeping a second one: a resumed
  * million-row job holds each address once. New verdicts are not indexed here:
  * the pipeline already sends each address once per run. `hash` is for tests
  * that make keys collide.
@@ -48,7 +54,7 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
       }
       const key = addressKey(email);
       index ??= new VerdictMemo(hash);
-      index.fulfil(index.claim(key), key, tails.verdict(email, tail), true);
+      index.fulfil(index.claim(key).ticket, key, tails.verdict(email, tail), true);
       return true;
     });
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 
 /**
  * One KnownVerdicts over several stores, asked in order (journal, then cache):
@@ -8,9 +8,7 @@ import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
 export function combineKnown(...stores: Array<KnownVerdicts | undefined>): KnownVerdicts | undefined {
   const list = stores.filter((s): s is KnownVerdicts => s !== undefined);
   if (list.length <= 1) return list[0];
-  const memo = list.find((s) => s.memo)?.memo;
   return {
-    ...(memo ? { memo } : {}),
     get(email) {
       for (const s of list) {
         const hit = s.get(email);

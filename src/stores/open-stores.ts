@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 import { jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { parseDuration } from './duration.js';

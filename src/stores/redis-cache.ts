@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
-import { addressKey } from '../dedupe/address-key.js';
+import { addressKey } from '../codec/address-key.js';
 import { MailsiftError, EXIT, UsageError } from '../errors.js';
-import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../serve/redis-url.js';
+import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from './redis-url.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';
-import { decodeVerdict, encodeVerdict } from './encoding.js';
+import { decodeVerdict, encodeVerdict } from '../codec/verdict-encoding.js';
 
 /**
  * `--cache redis://host:port[/db]`: the cross-run cache shared by machines (cron

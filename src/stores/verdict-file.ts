@@ -1,10 +1,10 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UsageError } from '../errors.js';
-import type { KnownVerdicts } from '../pipeline/known-verdicts.js';
+import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
-import { encodeLines } from './encoding.js';
+import { encodeLines } from '../codec/verdict-encoding.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';

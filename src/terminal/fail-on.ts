@@ -3,7 +3,7 @@ import type { Summary } from '../summary.js';
 import { count, percent, plural } from './format.js';
 
 /**
- * `--fail-on` grammar (also in the README):
+ * `--fail-on` grammar (also in docs/output.md):
  *
  *   rules  = rule *( "," rule )
  *   rule   = metric op number [ "%" ]

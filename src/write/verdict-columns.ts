@@ -1,6 +1,6 @@
 import type { Verdict } from '../verdict.js';
 
-/** The columns appended to every output row (PRODUCT.md §3); never engine-dependent. */
+/** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
 export const VERDICT_COLUMNS = [
   'status', 'is_valid', 'confidence', 'provider', 'syntax', 'domain',
   'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error',

@@ -14,7 +14,7 @@ describe('options declared once, as tables', () => {
 
   it('gives validate and check the same shared and --smtp options, with the same help and defaults', () => {
     const shown = (cmd: Command) => new Map(cmd.options.map((o) => [o.long, `${o.description}|${String(o.defaultValue)}`]));
-    const validate = shown(validateCommand());
+    const validate = shown(validateCommand(async () => {}));
     const check = shown(checkCommand());
     const shared = ['--engine', '--base-url', '--api-key-file', '--timeout', '--retries', '--verbose', '--dns-server', '--dns-timeout', '--smtp', '--smtp-port', '--smtp-per-host'];
     for (const flag of shared) {
@@ -22,14 +22,14 @@ describe('options declared once, as tables', () => {
       expect(check.get(flag), flag).toBe(validate.get(flag));
     }
     // serve takes the --smtp ones too, and its own --smtp-deadline
-    const serve = shown(serveCommand());
+    const serve = shown(serveCommand(async () => {}));
     expect(serve.get('--smtp-per-host')).toBe(validate.get('--smtp-per-host'));
     expect(serve.has('--smtp-deadline')).toBe(true);
     expect(validate.has('--smtp-deadline')).toBe(false);
   });
 
   it('serve --help lists every option of its tables, in table order, and nothing else', () => {
-    const help = serveCommand().helpInformation();
+    const help = serveCommand(async () => {}).helpInformation();
     const listed = help.match(/^ {2}(?:-\w, )?--[\w-]+/gm)!.map((l) => l.trim().replace(/^-\w, /, ''));
     const declared = [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION].flatMap((t) => Object.values(t).map((s) => s.make().long));
     expect(listed).toEqual([...declared, '--help']);

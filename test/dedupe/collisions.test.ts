@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addressKey } from '../../src/dedupe/address-key.js';
+import { addressKey } from '../../src/codec/address-key.js';
 import { Dedupe } from '../../src/dedupe/dedupe.js';
-import { VerdictMemo } from '../../src/dedupe/verdict-memo.js';
+import { VerdictMemo } from '../../src/codec/verdict-memo.js';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openCache } from '../../src/stores/cache.js';
 import { openJournal } from '../../src/stores/journal.js';
@@ -31,7 +31,7 @@ describe('a hash that collides for every key', () => {
   it('the memo tells keys apart, through growth', () => {
     const memo = new VerdictMemo(degenerate);
     const keys = Array.from({ length: 5000 }, (_, i) => `u${i}@d.io`); // past a joined chunk of keys
-    const tickets = keys.map((k) => memo.claim(k));
+    const tickets = keys.map((k) => memo.claim(k).ticket);
     expect(new Set(tickets).size).toBe(keys.length);
     keys.forEach((k, i) => memo.fulfil(tickets[i]!, k, verdict(k, i % 2 ? 'invalid' : 'valid')));
     for (const i of [0, 1, 4095, 4096, 4999]) {

@@ -1,4 +1,4 @@
-// PRODUCT.md §6: the README's library example, run as it stands, importing the
+// The library page's example (docs/library.md), run as it stands, importing the
 // package by its name (Node resolves a package's own name through `exports`),
 // and a TypeScript consumer compiled against the published types.
 import { spawnSync } from 'node:child_process';
@@ -9,10 +9,9 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('use as a library', () => {
-  it('runs the README example by the package name', () => {
-    const readme = readFileSync(`${root}README.md`, 'utf8');
-    const section = readme.slice(readme.indexOf('## Use as a library'));
-    const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+  it('runs the example of docs/library.md by the package name', () => {
+    const page = readFileSync(`${root}docs/library.md`, 'utf8');
+    const code = /```js\n([\s\S]*?)```/.exec(page)?.[1];
     expect(code).toContain("from 'mailsift'");
     // stdin code is a module of the working directory: inside the package, so its own name resolves
     const r = spawnSync(process.execPath, ['--input-type=module'], { cwd: root, input: code, encoding: 'utf8', timeout: 20_000 });

@@ -173,7 +173,7 @@ describe.skipIf(!REDIS_SERVER)(`serve instances sharing one Redis${NO_REDIS}`, (
     const secret = 'pw-s3cret-9f2c';
     const locked = await startRedis({ password: secret });
     try {
-      // from the environment: the way the README recommends
+      // from the environment: the way docs/serve.md recommends
       const [viaEnv] = (await serveMany(1, ['--rate-limit', '5/60'], { ...envWithout(), MAILSIFT_REDIS_URL: locked.url })) as [Served];
       expect((await post(viaEnv.url, '/api/validate', EMAIL, { key: KEY })).status).toBe(200);
       expect(viaEnv.stderr()).toMatch(/through Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/);

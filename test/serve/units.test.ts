@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FixedWindowLimiter, parseRateLimit } from '../../src/serve/rate-limit.js';
 import { bearerToken, generateKey, KeyStore, parseKeysFile } from '../../src/serve/keys.js';
-import { isLoopback, loadServeConfig } from '../../src/serve/config.js';
+import { isLoopback, loadServeConfig } from '../../src/cli/serve-config.js';
 import type { ServeFlags } from '../../src/cli/serve-command.js';
 import { isJsonContentType } from '../../src/serve/body.js';
 import { UsageError } from '../../src/errors.js';

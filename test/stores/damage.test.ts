@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openCache } from '../../src/stores/cache.js';
-import { decodeVerdict } from '../../src/stores/encoding.js';
+import { decodeVerdict } from '../../src/codec/verdict-encoding.js';
 import { openJournal } from '../../src/stores/journal.js';
 
 describe('numbers read back from a journal or a cache are range-checked', () => {

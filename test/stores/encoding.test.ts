@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey } from '../../src/dedupe/address-key.js';
-import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/stores/encoding.js';
+import { addressKey } from '../../src/codec/address-key.js';
+import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/codec/verdict-encoding.js';
 import { errorVerdict } from '../../src/verdict.js';
 import { parseDuration } from '../../src/stores/duration.js';
 import type { Verdict } from '../../src/verdict.js';

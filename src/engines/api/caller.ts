@@ -35,7 +35,7 @@ export type CallResult<T> =
 
 /**
  * The largest bulk request the server accepts, learnt by refusals: each refusal
- * halves the size for the rest of the run (PRODUCT.md §1).
+ * halves the size for the rest of the run: a server that refused a size once will refuse it again.
  */
 export class BatchLimit {
   constructor(public max: number) {}
@@ -50,7 +50,7 @@ const DEFAULT_RATE_LIMIT_MAX_WAIT_MS = 10 * 60_000;
 
 /**
  * Sends requests through the shared governor and retries what is worth retrying
- * (issue 3): a 429 re-queues without spending an attempt; 408/425/5xx, timeouts,
+ * (a lost batch is a lost part of the user's list): a 429 re-queues without spending an attempt; 408/425/5xx, timeouts,
  * network errors and unreadable bodies back off with full jitter up to `retries`;
  * a refused key halts every worker at once and throws AuthError.
  */

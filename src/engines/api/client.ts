@@ -7,12 +7,12 @@ import { matchResults, normalizeBulk, normalizeSingle } from './normalize.js';
 
 export interface ApiConfig extends HttpConfig, Omit<CallerOptions, 'concurrency'> {}
 
-/** The spec's ceiling per bulk request (§8). */
+/** The API's ceiling per bulk request: a bigger batch is refused. */
 const MAX_BATCH = 1000;
 
 /**
  * The API engine: bulk requests through one Caller (shared rate-limit governor,
- * retries), with the batch strategies of PRODUCT.md §1 — halve the batch size
+ * retries), with the batch strategies a server that documents little needs — halve the batch size
  * when the server finds batches too large, split a batch spoilt by a bad address
  * to isolate it, and ask once more for addresses a response left out.
  */

@@ -17,7 +17,7 @@ export interface HttpConfig {
   log?: (line: string) => void;
 }
 
-/** One HTTP exchange, classified the way PRODUCT.md §1 reads status codes. */
+/** One HTTP exchange, classified by what a client can do about it (401/403 stop, 429 waits, 408/425/5xx retry, other 4xx are the request's fault). */
 export type Attempt =
   | { kind: 'ok'; body: unknown }
   | { kind: 'auth'; status: number }

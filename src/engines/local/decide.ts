@@ -14,7 +14,7 @@
  *   4. valid    — everything else: MX found, implicit MX (A/AAAA only), or DNS
  *                 switched off on purpose (`dns: false`; mx is then left empty).
  *
- * With the mailbox check (`--smtp`, PRODUCT.md §4.1), what the domain's mail
+ * With the mailbox check (`--smtp`), what the domain's mail
  * server said comes in between:
  *   - refused (550 5.1.1 "user unknown", ...) → invalid, before the list rules
  *     (a role or disposable address that does not exist is not deliverable);

@@ -7,11 +7,12 @@ import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
 import { SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
 import type { SmtpStats } from '../../summary.js';
+import { abortable, withDeadline } from '../../delay.js';
 
 export { parseDnsServer } from './dns.js';
 
 /**
- * The mailbox check's settings (PRODUCT.md §4.1); the CLI builds them from the
+ * The mailbox check's settings (--smtp); the CLI builds them from the
  * --smtp flags. The engine supplies the rest of the checker's options (its DNS
  * and its warnings).
  */
@@ -20,7 +21,7 @@ export type SmtpSettings = Omit<SmtpCheckOptions, 'resolveHost' | 'onWarning' | 
   deadlineMs?: number;
 };
 
-/** Options of the offline engine (PRODUCT.md §4). */
+/** Options of the offline engine (`--engine local` and `serve`). */
 export interface LocalEngineOptions {
   /** resolver `host[:port]`; the system resolver when absent */
   dnsServer?: string;
@@ -190,36 +191,9 @@ function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
 }
 
-/** `work`'s value, or undefined once `ms` have passed (work goes on). */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    work.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}
-
 /** The domain DNS is asked about: none for bad syntax or an address literal. */
 function dnsDomain(c: Checks): string | undefined {
   return c.syntax && !c.literal && c.domain ? c.domain : undefined;
-}
-
-function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 let sharedChecker: ((email: string) => Checks) | undefined;

@@ -1,6 +1,6 @@
 /**
  * The SMTP check's shared state, behind two small interfaces so that `serve
- * --redis` can share it between instances (PRODUCT.md §7). The engine never
+ * --redis` can share it between instances (so that N instances stay as gentle with a mail server as one). The engine never
  * knows which implementation it has; the in-memory ones below serve a CLI run
  * and a single `serve`.
  */

@@ -1,19 +1,14 @@
 import type { Verdict } from '../verdict.js';
-import { sharedTail } from '../stores/encoding.js';
+import { sharedTail } from './verdict-encoding.js';
 import { domainOf } from './address-key.js';
 
-/** What `claim()` found for an address. */
-export const Claim = {
-  /** first sight: the address is now pending, and the caller must fulfil it */
-  New: 0,
-  /** already sent, not answered yet */
-  Pending: 1,
-  /** answered: `verdictAt()` gives the verdict */
-  Done: 2,
-  /** answered by a store (the journal) before the run, and claimed for the first time now */
-  Stored: 3,
-} as const;
-export type Claim = (typeof Claim)[keyof typeof Claim];
+/**
+ * What `claim()` found for an address, and its ticket: 'new' (first sight: it
+ * is now pending, and the caller must fulfil it), 'pending' (sent, not answered
+ * yet), 'done' (answered: `verdictAt()` gives the verdict) or 'stored' (answered
+ * by a store — the journal — before the run, and claimed for the first time now).
+ */
+export type Claimed = { kind: 'new' | 'pending' | 'done' | 'stored'; ticket: number };
 
 /** a table slot no address holds; otherwise a slot holds its ticket + 1 and bits of its hash */
 const EMPTY = 0;
@@ -22,7 +17,7 @@ const PENDING = 0;
 /** the verdict is kept whole in the side map */
 const WHOLE = 0x7fff;
 const MAX_SHAPES = WHOLE - 1;
-/** an answer's bit set while a verdict filed from a store has not been claimed (see Claim.Stored) */
+/** an answer's bit set while a verdict filed from a store has not been claimed ('stored') */
 const STORED = 0x8000;
 
 /** A 32-bit hash of a key: it chooses the slot, never decides equality. */
@@ -33,8 +28,8 @@ export type KeyHash = (key: string) => number;
  * once and a duplicate row later in the input gets its verdict without a second
  * request. The journal keeps its index in one too.
  *
- * It must hold a million addresses in little memory (PRODUCT.md §5: memory stays
- * flat), so it keeps no string or object per address: the keys as bytes, side
+ * It must hold a million addresses in little memory (a million-row job must not
+ * grow by an object per row), so it keeps no string or object per address: the keys as bytes, side
  * by side (see KeyArena), and the index of a shared verdict "shape" in two
  * bytes: a verdict without its address, known by its tail — the same encoding
  * the journal and the cache write after the address (see sharedTail). Most
@@ -63,8 +58,6 @@ export class VerdictMemo {
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
   private readonly whole = new Map<number, Verdict>();
-  /** what the last `claim()` found */
-  claimed: Claim = Claim.New;
 
   /** `hash` is injectable so that a test can make every key collide. */
   constructor(hash?: KeyHash) {
@@ -75,24 +68,20 @@ export class VerdictMemo {
     return this.count;
   }
 
-  /** Finds `key`, marking it pending if it was not there; returns its ticket (see `claimed`). */
-  claim(key: string): number {
+  /** Finds `key`, marking it pending if it was not there. */
+  claim(key: string): Claimed {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
     const ticket = this.lookUp(key);
     if (ticket < 0) {
       this.keys.add(this.count);
       this.table[~ticket] = this.slotOf(this.keys.located, this.count);
-      this.claimed = Claim.New;
-      return this.count++;
+      return { kind: 'new', ticket: this.count++ };
     }
     const answer = this.answers[ticket]!;
-    if (answer === PENDING) this.claimed = Claim.Pending;
-    else if ((answer & STORED) === 0) this.claimed = Claim.Done;
-    else {
-      this.answers[ticket] = answer & ~STORED;
-      this.claimed = Claim.Stored;
-    }
-    return ticket;
+    if (answer === PENDING) return { kind: 'pending', ticket };
+    if ((answer & STORED) === 0) return { kind: 'done', ticket };
+    this.answers[ticket] = answer & ~STORED;
+    return { kind: 'stored', ticket };
   }
 
   /** The ticket of an answered address (for `verdictAt`), or -1; unlike `claim`, adds nothing. */
@@ -101,49 +90,9 @@ export class VerdictMemo {
     return ticket < 0 || this.answers[ticket] === PENDING ? -1 : ticket;
   }
 
-  /** the keys `lookAhead` was given, their hashes, and the next one `claim` expects */
-  private ahead: readonly (string | undefined)[] = [];
-  private aheadHashes = new Uint32Array(64);
-  private aheadNext = 0;
-  /** a sum of the slots loaded ahead, kept so that the loads are not optimised away */
-  private touched = 0;
-
-  /**
-   * A hint: `keys` will be claimed next, in this order (undefined: a row that
-   * will not be). The table is too big for the CPU's caches, so a claim waits
-   * for memory; loading the slots of a window of keys side by side, first,
-   * lets those waits overlap. Claiming other keys, or in another order, is
-   * still right, only slower. Measured at 1M rows, windows of 64, runs
-   * alternating: the memo's own CPU time 352 → 177 ms, wall time 4–7% less.
-   */
-  lookAhead(keys: readonly (string | undefined)[]): void {
-    if (this.aheadHashes.length < keys.length) this.aheadHashes = new Uint32Array(keys.length);
-    const hashes = this.aheadHashes;
-    for (let j = 0; j < keys.length; j++) {
-      const key = keys[j];
-      if (key !== undefined) hashes[j] = this.keys.hashOf(key);
-    }
-    const t = this.table;
-    const mask = this.capacity - 1;
-    let touched = 0;
-    for (let j = 0; j < keys.length; j++) if (keys[j] !== undefined) touched += t[hashes[j]! & mask]!;
-    this.touched = touched;
-    this.ahead = keys;
-    this.aheadNext = 0;
-  }
-
-  /** The hash `lookAhead` took of `key` when it is the next key it was given, else -1. */
-  private hashedAhead(key: string): number {
-    let a = this.aheadNext;
-    while (a < this.ahead.length && this.ahead[a] === undefined) a++;
-    if (a === this.ahead.length || this.ahead[a] !== key) return -1;
-    this.aheadNext = a + 1;
-    return this.aheadHashes[a]!;
-  }
-
   /** The ticket of `key`, or ~slot: the empty slot where it would go. */
   private lookUp(key: string): number {
-    const h = this.keys.locate(key, this.hashedAhead(key));
+    const h = this.keys.locate(key);
     const t = this.table;
     const mask = this.capacity - 1;
     for (let i = h & mask; ; i = (i + 1) & mask) {
@@ -160,7 +109,7 @@ export class VerdictMemo {
   /**
    * Files the verdict of a claimed address under its ticket; `key` is the
    * address claimed. `stored`: the verdict comes from a store loaded before the
-   * run, and the run's first claim of it says Claim.Stored.
+   * run, and the run's first claim of it says 'stored'.
    */
   fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
     const shape = this.shapeOf(verdict, key);
@@ -231,8 +180,7 @@ export class VerdictMemo {
  * them. Keys never straddle pages.
  *
  * Whole keys, not a local part plus an interned domain: at 1M rows
- * (`npm run bench core`, runs alternating, same session, before the lookahead
- * and the native copy) the throughput ratio was 0.68–0.72 against 0.61–0.66
+ * (`npm run bench core`, runs alternating, same session, before the native copy) the throughput ratio was 0.68–0.72 against 0.61–0.66
  * for interned domains in joined strings — the
  * domain table cost a cache miss per row that the rest of the run keeps
  * evicting — for peak RSS 173–186 MB against 169–199 MB.
@@ -251,11 +199,8 @@ class KeyArena {
 
   constructor(private readonly hash?: KeyHash) {}
 
-  /**
-   * Takes `key` as the one to match or add; returns the hash that chooses its
-   * slot (`hashed`, when the caller has it already: see VerdictMemo.lookAhead).
-   */
-  locate(key: string, hashed = -1): number {
+  /** Takes `key` as the one to match or add; returns the hash that chooses its slot. */
+  locate(key: string): number {
     const n = key.length;
     let page = this.pages[this.pages.length - 1]!;
     if (this.used + n * 3 > page.length) {
@@ -267,7 +212,7 @@ class KeyArena {
     }
     const at = write(key, page, this.used);
     this.length = at - this.used;
-    return (this.located = hashed >= 0 ? hashed : this.hashOf(key));
+    return (this.located = this.hashOf(key));
   }
 
   /** Keeps the located key as `ticket`'s, which is the number of keys added so far. */

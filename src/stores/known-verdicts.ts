@@ -1,4 +1,3 @@
-import type { VerdictMemo } from '../dedupe/verdict-memo.js';
 import type { Verdict } from '../verdict.js';
 
 /**
@@ -7,11 +6,6 @@ import type { Verdict } from '../verdict.js';
  * and reports every batch it finishes; it never knows which store is behind.
  */
 export interface KnownVerdicts {
-  /**
-   * the journal's verdicts as loaded, indexed the way the run deduplicates: the
-   * run's Dedupe starts from them (they are then not asked for through `get`)
-   */
-  readonly memo?: VerdictMemo;
   /** a verdict already obtained for this (trimmed) address, or undefined */
   get(email: string): { verdict: Verdict; source: 'journal' | 'cache' } | undefined;
   /** called once per finished batch with the engine's verdicts, before their rows are written */

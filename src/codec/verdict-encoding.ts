@@ -1,4 +1,4 @@
-import { isDomainOf } from '../dedupe/address-key.js';
+import { isDomainOf } from './address-key.js';
 import type { Details, Status, Verdict } from '../verdict.js';
 
 /*

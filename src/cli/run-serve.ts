@@ -1,0 +1,116 @@
+import { EXIT, UsageError } from '../errors.js';
+import type { ServeFlags } from './serve-command.js';
+import { smtpSettings } from './smtp-flags.js';
+
+const say = (line: string): void => {
+  process.stderr.write(`mailsift serve: ${line}\n`);
+};
+
+/** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
+export async function runServe(flags: ServeFlags): Promise<void> {
+  // loaded when serving, not whenever the CLI starts
+  const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
+    await Promise.all([
+      import('./serve-config.js'),
+      import('../serve/server.js'),
+      import('../engines/local/index.js'),
+      import('../serve/metrics.js'),
+      import('../serve/redis.js'),
+      import('../serve/redis-rate-limit.js'),
+      import('../serve/redis-cache.js'),
+      import('../serve/redis-smtp.js'),
+    ]);
+  const config = await loadServeConfig(flags);
+  if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
+  const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
+  if (config.redis && maskPasswordInArgv(config.redis.target)) {
+    say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
+  }
+  const metrics = config.metrics ? new ServeMetrics() : undefined;
+  const redis = config.redis
+    ? await RedisLink.connect(config.redis.target, {
+        prefix: config.redis.prefix,
+        commandTimeoutMs: config.redis.timeoutMs,
+        onLog: say,
+        onState: (state) => metrics?.redis(state),
+      })
+    : undefined;
+  if (redis) {
+    metrics?.redis('connected');
+    const what = smtp ? 'rate-limit windows, DNS answers, SMTP findings and the per-host session budget' : 'rate-limit windows and DNS answers';
+    say(`sharing ${what} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
+  }
+  if (smtp && redis) {
+    smtp.cache = new RedisSmtpCache(redis);
+    smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: flags.smtpLease * 1000 });
+  }
+  if (smtp && metrics) smtp.onSession = metrics.smtpSessionOpened;
+  const engine = createLocalValidator({
+    dns: config.dns,
+    dnsServer: config.dnsServer,
+    dnsTimeoutMs: config.dnsTimeoutMs,
+    ...(smtp ? { smtp } : {}),
+    onWarning: say,
+    ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
+    ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from) } : {}),
+  });
+  const server = await startServer({
+    ...config,
+    engine,
+    onLog: say,
+    metrics,
+    ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
+  }).catch(async (err: unknown) => {
+    await engine.close();
+    await redis?.close();
+    throw listenError(err, config);
+  });
+  // The key line comes first: whoever waits for "listening on" then has both.
+  if (config.generatedKey) say(`no --keys-file; API key for this run: ${config.generatedKey}`);
+  say(`listening on ${server.url}`);
+  const { requests, seconds } = config.rateLimit;
+  say(`rate limit ${requests} ${requests === 1 ? 'request' : 'requests'} per ${seconds} s per key (--rate-limit); response shape ${config.shape}`);
+  // Ready to paste into the shell that runs mailsift validate (a wildcard address is reached on loopback).
+  process.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
+  say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${flags.keysFile}>`);
+  await untilSignalled(async () => {
+    say('shutting down: finishing requests in flight');
+    await server.close();
+    await engine.close();
+    await redis?.close();
+  });
+}
+
+/** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */
+function listenError(err: unknown, config: { host: string; port: number; tls?: unknown }): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`cannot listen on ${config.host}:${config.port} (${code})`, { cause: err });
+  }
+  if (config.tls && /PEM|certificate|key|asn1|ssl/i.test(`${code ?? ''} ${(err as Error).message}`)) {
+    return new UsageError(`--tls-cert/--tls-key: not a usable PEM certificate and key (${(err as Error).message})`, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Resolves once a SIGINT/SIGTERM has run `shutdown`. A second signal skips the
+ * drain; our listeners replace node's default exit, so we must exit ourselves.
+ */
+function untilSignalled(shutdown: () => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        say('second signal: exiting without waiting');
+        process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+      }
+      stopping = true;
+      shutdown().then(() => {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        resolve();
+      }, reject);
+    };
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  });
+}

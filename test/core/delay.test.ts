@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { abortable, delay, withDeadline } from '../../src/delay.js';
+
+describe('delay and its kin', () => {
+  it('rejects with the signal’s own reason, at once when already aborted', async () => {
+    const stop = new AbortController();
+    const waiting = delay(60_000, stop.signal);
+    stop.abort(new Error('stopped by the user'));
+    await expect(waiting).rejects.toThrow('stopped by the user');
+    await expect(delay(10, AbortSignal.abort('gone'))).rejects.toBe('gone');
+  });
+
+  it('takes a wait past the 24.8-day timer limit as the longest wait, not as none', async () => {
+    const stop = new AbortController();
+    let settled = false;
+    const waiting = delay(2 ** 40, stop.signal).then(() => (settled = true), () => 'aborted');
+    await delay(20);
+    expect(settled).toBe(false);
+    stop.abort();
+    expect(await waiting).toBe('aborted');
+  });
+
+  it('withDeadline: the value when in time, undefined when late', async () => {
+    expect(await withDeadline(Promise.resolve(7), 1000)).toBe(7);
+    expect(await withDeadline(new Promise(() => {}), 5)).toBeUndefined();
+    await expect(withDeadline(Promise.reject(new Error('bad')), 1000)).rejects.toThrow('bad');
+  });
+
+  it('abortable: rejects on abort even when the work never settles', async () => {
+    const stop = new AbortController();
+    const never = abortable(new Promise<number>(() => {}), stop.signal);
+    setTimeout(() => stop.abort(new Error('ctrl-c')), 5);
+    await expect(never).rejects.toThrow('ctrl-c');
+    expect(await abortable(Promise.resolve(3), new AbortController().signal)).toBe(3);
+    expect(await abortable(Promise.resolve(4), undefined)).toBe(4);
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { addressKey, domainOf } from '../../src/codec/address-key.js';
+import { VerdictMemo, type Claimed, type KeyHash } from '../../src/codec/verdict-memo.js';
+import type { Verdict } from '../../src/verdict.js';
+
+/**
+ * The memo's twin: the same contract on a plain Map, as simple as it can be
+ * written. The memo keeps keys as bytes and verdicts as shared shapes to stay
+ * small (a Map costs ~85 B per address against ~54 B, and stops at 16.7M
+ * entries); whatever it does inside, it must answer exactly as this does.
+ */
+class MapMemo {
+  private readonly byKey = new Map<string, { ticket: number; verdict?: Verdict; stored: boolean }>();
+  private readonly keys: string[] = [];
+
+  claim(key: string): Claimed {
+    const e = this.byKey.get(key);
+    if (!e) {
+      this.byKey.set(key, { ticket: this.keys.length, stored: false });
+      this.keys.push(key);
+      return { kind: 'new', ticket: this.keys.length - 1 };
+    }
+    if (!e.verdict) return { kind: 'pending', ticket: e.ticket };
+    if (!e.stored) return { kind: 'done', ticket: e.ticket };
+    e.stored = false;
+    return { kind: 'stored', ticket: e.ticket };
+  }
+
+  find(key: string): number {
+    const e = this.byKey.get(key);
+    return e?.verdict ? e.ticket : -1;
+  }
+
+  fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
+    Object.assign(this.byKey.get(key)!, { verdict, stored });
+  }
+
+  verdictAt(ticket: number, key: string, email: string): Verdict {
+    return { ...this.byKey.get(this.keys[ticket]!)!.verdict!, email };
+  }
+
+  get size(): number {
+    return this.keys.length;
+  }
+}
+
+/** A small deterministic generator (mulberry32): a failure names its seed and replays. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Characters chosen to stress the memo's byte encoding (one byte below 0xff,
+// three above, 0xff itself the escape) and the address key (case in the domain).
+const UNITS = ['a', 'b', 'A', '.', '@', 'é', '\u00fe', '\u00ff', '\u0100', '\u4e00', '\uffff', '\ud800', '\udc00', '\u0000', '"', ' '];
+
+function randomKey(next: () => number): string {
+  const len = Math.floor(next() * 9);
+  let s = '';
+  for (let i = 0; i < len; i++) s += UNITS[Math.floor(next() * UNITS.length)];
+  // mostly address-shaped, so that the domain-sharing path is taken too
+  if (next() < 0.7) s += `@${['x.io', 'X.IO', 'y.io', 'x.i', 'é.io', ''][Math.floor(next() * 6)]}`;
+  return addressKey(s);
+}
+
+/** The verdict an engine might give `key`: mostly a shared shape, sometimes one that cannot share. */
+function randomVerdict(key: string, next: () => number): Verdict {
+  const status = (['valid', 'invalid', 'risky', 'unknown'] as const)[Math.floor(next() * 4)]!;
+  const r = next();
+  const domain = key.includes('@') ? domainOf(key) : undefined;
+  return {
+    email: key,
+    status,
+    isValid: status === 'unknown' ? undefined : status === 'valid',
+    confidence: r < 0.1 ? r : [0.9, 0.6, undefined][Math.floor(next() * 3)],
+    provider: r < 0.05 ? `p${Math.floor(next() * 1000)}` : 'p',
+    details: {
+      syntax: next() < 0.9,
+      ...(domain !== undefined && next() < 0.9 ? { domain } : {}),
+      ...(next() < 0.1 ? { suggestion: `${key}m` } : {}),
+      ...(next() < 0.2 ? { smtp: next() < 0.5, catchAll: next() < 0.5 } : {}),
+    },
+    ...(next() < 0.05 ? { error: { code: 'TIMEOUT', message: `after ${Math.floor(next() * 9)} s` } } : {}),
+  };
+}
+
+function race(seed: number, steps: number, hash?: KeyHash): void {
+  const next = rng(seed);
+  const memo = new VerdictMemo(hash);
+  const twin = new MapMemo();
+  const pending: [number, string][] = [];
+  const seen: string[] = [];
+  for (let step = 0; step < steps; step++) {
+    const r = next();
+    const key = seen.length && r < 0.4 ? seen[Math.floor(next() * seen.length)]! : randomKey(next);
+    if (r < 0.75) {
+      const got = memo.claim(key);
+      const want = twin.claim(key);
+      expect(got, `seed ${seed}, step ${step}: claim ${JSON.stringify(key)}`).toEqual(want);
+      if (want.kind === 'new') {
+        pending.push([want.ticket, key]);
+        seen.push(key);
+      }
+      if (want.kind === 'done' || want.kind === 'stored') {
+        expect(memo.verdictAt(got.ticket, key, `row:${key}`), `seed ${seed}, step ${step}`).toEqual(twin.verdictAt(want.ticket, key, `row:${key}`));
+      }
+    } else if (r < 0.95 && pending.length) {
+      const [ticket, k] = pending.splice(Math.floor(next() * pending.length), 1)[0]!;
+      const v = randomVerdict(k, next);
+      const stored = next() < 0.1;
+      memo.fulfil(ticket, k, v, stored);
+      twin.fulfil(ticket, k, v, stored);
+    } else {
+      expect(memo.find(key), `seed ${seed}, step ${step}: find ${JSON.stringify(key)}`).toBe(twin.find(key));
+    }
+  }
+  expect(memo.size).toBe(twin.size);
+}
+
+describe('the verdict memo answers exactly as a plain Map would', () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`random keys and verdicts, seed ${seed}`, () => race(seed, 20_000));
+  }
+
+  it('every key colliding in one hash', () => race(11, 3_000, () => 7));
+
+  it('hashes that differ only in bits a slot does not keep', () => race(12, 5_000, (k) => (k.length & 3) << 28));
+});
