@@ -111,6 +111,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       failOn: flags.failOn,
       output: output.label,
       summaryFile: flags.summary,
+      reportFile: flags.report,
     });
     await reporter.start();
     cleanUp.defer(() => reporter.stop());

@@ -1,6 +1,6 @@
+import { domainToUnicode } from 'node:url';
 import type { Summary } from '../summary.js';
-import type { DryRunFigures } from '../terminal/dry-run-report.js';
-import { count, duration, percent, plural } from '../terminal/format.js';
+import { count, duration, percent, plural } from '../format.js';
 import { STATUSES, type Status } from '../verdict.js';
 import { bar, stackedBar } from './charts.js';
 import { Html, html, userText } from './html.js';
@@ -26,6 +26,19 @@ export interface ReportMeta {
   output?: string;
   /** set for `--dry-run`: what would be sent; nothing was */
   dryRun?: DryRunFigures;
+}
+
+/** What a dry run found (the terminal's dry-run report has the same and more). */
+export interface DryRunFigures {
+  rows: number;
+  distinctAddresses: number;
+  duplicates: number;
+  prechecked: number;
+  /** distinct addresses already answered by --journal or --cache */
+  alreadyKnown: number;
+  toSend: number;
+  /** bulk requests it would send (0 with the local engine) */
+  requests: number;
 }
 
 /**
@@ -142,6 +155,16 @@ ${items.length ? html`<ul>${items}</ul>` : html`<p class="muted">none</p>`}</div
   return html`<section><h2>Next steps</h2><div class="steps">${ACTIONS.map(card)}</div></section>`;
 }
 
+/**
+ * A domain as the output has it (ASCII, so that a look-alike in another
+ * script shows as the xn-- form it is), with its Unicode form beside it when
+ * it has one.
+ */
+function domainText(domain: string): Html {
+  const unicode = domain.includes('xn--') ? domainToUnicode(domain) : '';
+  return unicode && unicode !== domain ? html`${userText(domain)} <span class="muted">(${userText(unicode)})</span>` : userText(domain);
+}
+
 /** Advice with its flags (`--journal`) as code, which never breaks at a hyphen. */
 const withFlags = (advice: string): Html[] => advice.split(/(--[a-z][a-z-]*)/).map((part, i) => (i % 2 ? html`<code>${part}</code>` : html`${part}`));
 
@@ -157,7 +180,7 @@ function domains(t: ReportTally, meta: ReportMeta): Html {
       rows: status === 'valid' ? own - d.invalid - d.risky - d.unknown : d[status],
       tone: status,
     }));
-    return html`<tr><td class="name">${userText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, t.rows)}</td>
+    return html`<tr><td class="name">${domainText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, t.rows)}</td>
 ${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
 <td class="chart">${stackedBar(segments, own, `${d.domain} by status`, 'mini')}</td>` : ''}</tr>`;
   };
@@ -179,7 +202,7 @@ function typos(t: ReportTally): Html {
 (${plural(t.typoPairs.size, 'misspelt domain', 'misspelt domains')}${t.typoOtherRows ? `, and ${count(t.typoOtherRows)} more rows in others` : ''}).
 Taking the suggestion would fix <b data-figure="typos.fixable">${count(t.typoNotValid)}</b> of them: the rows not valid as written.</p>
 <table><thead><tr><th>written</th><th>suggested</th><th class="n">rows</th></tr></thead>
-<tbody>${pairs.map((p) => html`<tr><td class="name">${userText(p.from)}</td><td class="name">${userText(p.to)}</td><td class="n">${count(p.rows)}</td></tr>`)}</tbody></table>
+<tbody>${pairs.map((p) => html`<tr><td class="name">${domainText(p.from)}</td><td class="name">${domainText(p.to)}</td><td class="n">${count(p.rows)}</td></tr>`)}</tbody></table>
 <p class="note">For example:</p>
 <ul class="examples">${t.typoExamples.map((e) => html`<li>${userText(e.email)} → ${userText(e.suggestion)} <span class="muted">(${e.status})</span></li>`)}</ul></section>`;
 }

@@ -1,4 +1,4 @@
-import { domainOf } from '../dedupe/address-key.js';
+import { domainOf } from '../codec/address-key.js';
 import { STATUSES, type Status, type Verdict } from '../verdict.js';
 import { TopDomains } from './top-domains.js';
 

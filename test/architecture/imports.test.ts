@@ -16,6 +16,8 @@ const LAYERS: Record<string, number> = {
   summary: 0,
   errors: 0,
   version: 0,
+  // numbers and durations as people read them: the terminal and the HTML report
+  format: 0,
   reason: 0,
   // the one address key, the one encoding of a verdict, the compact memo on both
   codec: 1,

@@ -112,6 +112,12 @@ describe('renderReport', () => {
     expect(page).toContain('x.test');
   });
 
+  it('shows an internationalised domain in its ASCII form, with the Unicode form beside it', () => {
+    const t = new ReportTally();
+    t.add(verdict('j@xn--bcher-kva.de', 'valid', { domain: 'xn--bcher-kva.de' }), '');
+    expect(renderReport(t, meta({ total: 1 }))).toContain('<bdi>xn--bcher-kva.de</bdi> <span class="muted">(<bdi>bücher.de</bdi>)</span>');
+  });
+
   it('without reasons from its caller, says so instead of drawing an empty chart', () => {
     const t = new ReportTally();
     t.add(verdict('a@x.test', 'valid'));

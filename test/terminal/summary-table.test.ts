@@ -38,6 +38,11 @@ describe('renderSummary', () => {
     expect(text).toContain('output    stdout (812 rows written)');
   });
 
+  it('names the --report file beside the output', () => {
+    const text = renderSummary(sample(), { color: false, output: 'cleaned.csv', reportFile: 'report.html' });
+    expect(text).toContain('output    cleaned.csv · report in report.html\n');
+  });
+
   it('has a mailbox line only when the SMTP check was on', () => {
     expect(renderSummary(sample({ engine: 'local' }), { color: false, output: 'stdout' })).not.toMatch(/mailbox/);
     const smtp = { asked: 1200, accepted: 900, refused: 150, catchAll: 100, undetermined: 50, sessions: 1 };
