@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { Browser, CHROMIUM, hasChromium, type Page } from '../support/chromium.j
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startFaultServer } from '../support/fault-server.js';
 import { decodePng } from '../support/png.js';
-import { runCli } from '../support/run-cli.js';
+import { BIN, runCli } from '../support/run-cli.js';
 
 // --report through the real binary (offline engine, loopback DNS), the page
 // opened from file:// in headless Chromium: what a user double-clicking the
@@ -208,6 +209,30 @@ describe('--report, the file itself', () => {
     }
   }, 60_000);
 
+  it('Ctrl-C: the report covers the rows written so far, and says the run stopped early', async () => {
+    // the first batch of 10 answered, the next never: Ctrl-C comes while it waits
+    const server = await startFaultServer({ apiKey: 'right-key', fault: ({ index }) => (index >= 1 ? 'hang' : undefined) });
+    try {
+      const report = join(dir, 'stopped.html');
+      const summaryPath = join(dir, 'stopped.json');
+      const args = [BIN, 'validate', SAMPLE, '--base-url', server.url, '--batch-size', '10', '--concurrency', '1', '--report', report, '--summary', summaryPath, '-o', join(dir, 'stopped.csv'), '-q'];
+      const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, MAILSIFT_API_KEY: 'right-key' }, stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      for (let i = 0; i < 3000 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(server.requests.length).toBeGreaterThanOrEqual(2);
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      const summary = JSON.parse(readFileSync(summaryPath, 'utf8')) as Summary;
+      expect(summary.interrupted).toBe(true);
+      const page = readFileSync(report, 'utf8');
+      expect(page).toContain('stopped early');
+      expect(page).toContain(`data-figure="total">${summary.total}<`);
+      expect(summary.total).toBeLessThan(71);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it('a report path that cannot be written fails before anything is read or sent', async () => {
     const r = await runCli(['validate', SAMPLE, '--report', join(dir, 'no-such-dir', 'r.html'), ...local()]);
     expect(r.code).toBe(2);
@@ -216,5 +241,7 @@ describe('--report, the file itself', () => {
     const d = await runCli(['validate', SAMPLE, '--report', dir, ...local()]);
     expect(d.code).toBe(2);
     expect(d.stderr).toContain('it is a directory');
+    const stdout = await runCli(['validate', SAMPLE, '--report', '-', ...local()]);
+    expect([stdout.code, stdout.stderr]).toEqual([2, 'mailsift: --report -: give the name of an .html file to write\n']);
   }, 60_000);
 });
