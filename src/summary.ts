@@ -5,10 +5,18 @@ export interface Summary {
   invalid: number;
   risky: number;
   unknown: number;
+  /**
+   * rows by reason (a token of REASONS in reason.ts, which sits above this
+   * module), duplicates included; only the reasons that occurred, in the
+   * vocabulary's order
+   */
+  reasons: Record<string, number>;
   /** rows carrying an `error` (no verdict could be obtained) */
   errors: number;
   /** rows whose address already appeared earlier in the input */
   duplicates: number;
+  /** --unique: the duplicates left out of the output */
+  duplicatesRemoved?: number;
   requests: number;
   retries: number;
   /** 429 answers */
@@ -56,6 +64,7 @@ export function emptySummary(engine: 'api' | 'local'): Summary {
     invalid: 0,
     risky: 0,
     unknown: 0,
+    reasons: {},
     errors: 0,
     duplicates: 0,
     requests: 0,

@@ -21,7 +21,22 @@ export interface Details {
   smtp?: boolean;
   /** the domain's mail server accepts any mailbox */
   catchAll?: boolean;
+  /*
+   * Why the checks came out as they did, where a boolean above cannot say it;
+   * they make a row's `reason` (src/reason.ts) and are never CSV columns.
+   */
+  /** what DNS said against the domain (offline engine): no such domain, a null MX (RFC 7505), no host to deliver to, or no answer */
+  dnsFailure?: DnsFailure;
+  /** why the mailbox check (--smtp) could not tell */
+  smtpFailure?: SmtpFailure;
+  /** what the mail server said of a mailbox it would not take: full (for now) or disabled/moved */
+  mailbox?: MailboxTrouble;
 }
+
+export type DnsFailure = 'nxdomain' | 'null-mx' | 'no-mail-host' | 'unanswered';
+/** refused or dropped / timed out or out of budget / still deferred when asked again / the checker itself was refused */
+export type SmtpFailure = 'unreachable' | 'timeout' | 'greylisted' | 'blocked';
+export type MailboxTrouble = 'full' | 'disabled';
 
 /** Codes for rows that got no verdict: why the engine could not answer (the row's `error`). */
 export type ErrorCode =

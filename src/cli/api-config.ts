@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
-import { UsageError } from '../errors.js';
+import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { credentialsPath, readStoredKey } from './credentials.js';
 import { isLoopback } from './serve-config.js';
 import type { EngineFlags } from './shared-options.js';
 
@@ -30,25 +31,31 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
  * never from argv, where `ps` and shell history would show it.
  */
 export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv = process.env): EngineChoice {
-  if (input.engine !== undefined && input.engine !== 'api' && input.engine !== 'local') {
-    throw new UsageError(`--engine ${input.engine}: expected api or local`);
+  if (input.engine !== undefined && !['api', 'local', 'offline'].includes(input.engine)) {
+    throw new UsageError(`--engine ${input.engine}: expected api or local (alias offline)`);
   }
-  if (input.engine === 'local') return { engine: 'local' };
-  const apiKey = readApiKey(input.apiKeyFile, env);
-  if (!apiKey) {
-    if (input.engine === 'api') {
-      throw new UsageError('no API key: set MAILSIFT_API_KEY or pass --api-key-file FILE (or use --engine local)');
+  if (input.engine === 'local' || input.engine === 'offline') return { engine: 'local' };
+  const fromFlag = input.baseUrl !== undefined;
+  const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
+  const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
+  const found = findApiKey(input.apiKeyFile, env);
+  if (!found) {
+    // Asked for the API (a base URL is configured, or --engine api) and no key:
+    // a cron job must fail here, not quietly validate offline and exit 0.
+    if (input.engine === 'api' || raw) {
+      const why = input.engine === 'api' ? '--engine api' : `${baseUrlSource} is set`;
+      throw new MailsiftError(
+        `no API key (${why}): set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login" (or use --engine local)`,
+        EXIT.auth,
+      );
     }
     return {
       engine: 'local',
-      notice: 'no API key configured (MAILSIFT_API_KEY or --api-key-file): using the offline engine',
+      notice: 'no API key configured (MAILSIFT_API_KEY, --api-key-file or "mailsift login"): using the offline engine',
     };
   }
-  const fromFlag = input.baseUrl !== undefined;
-  const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
+  const { key: apiKey, source: keySource } = found;
   if (!raw) throw new UsageError('no API address: pass --base-url URL or set MAILSIFT_BASE_URL');
-  const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
-  const keySource = input.apiKeyFile === undefined ? 'MAILSIFT_API_KEY' : `--api-key-file ${input.apiKeyFile}`;
   const choice: ApiChoice = { engine: 'api', baseUrl: checkBaseUrl(raw, baseUrlSource), apiKey, baseUrlSource, keySource };
   if (input.smtp) throw new UsageError('--smtp is a check of the offline engine: add --engine local');
   return choice;
@@ -56,7 +63,7 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
 
 /** The offline engine's settings from the shared engine flags, the same for check and validate. */
 export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
-  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, smtp, onWarning };
+  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, dns: flags.dns !== false, smtp, onWarning };
 }
 
 /** The API client's settings from the shared engine flags, the same for check and validate. */
@@ -72,13 +79,18 @@ export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: s
   };
 }
 
-function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (file === undefined) {
-    const key = env.MAILSIFT_API_KEY?.trim();
-    // never quoted: it is the key
-    if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
-    return key || undefined;
-  }
+/** The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY, `mailsift login`'s file. */
+function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv): { key: string; source: string } | undefined {
+  if (file !== undefined) return { key: readApiKey(file), source: `--api-key-file ${file}` };
+  const key = env.MAILSIFT_API_KEY?.trim();
+  // never quoted: it is the key
+  if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
+  if (key) return { key, source: 'MAILSIFT_API_KEY' };
+  const stored = readStoredKey(env);
+  return stored === undefined ? undefined : { key: stored, source: `the key stored by "mailsift login" (${credentialsPath(env)})` };
+}
+
+function readApiKey(file: string): string {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { EXIT } from '../errors.js';
+import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
 import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import { addOptions } from './option-table.js';
@@ -68,18 +69,20 @@ export async function check(email: string, flags: CheckFlags, say: (line: string
 const yesNo = (b: boolean | undefined) => (b === undefined ? '' : b ? 'yes' : 'no');
 
 /**
- * `--json`: one object, the API's Shape A fields (plus `error`). Otherwise one
- * `key: value` line per field, aligned on a terminal; an unknown value is empty.
+ * `--json`: one object, the API's Shape A fields plus `reason` (and `error`),
+ * as `validate` writes a result. Otherwise one `key: value` line per field,
+ * aligned on a terminal; an unknown value is empty.
  */
 export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }): string {
   if (how.json) {
     const { email, isValid, status, confidence, provider, details, error } = v;
-    return `${JSON.stringify({ email, isValid, status, confidence, provider, details, error }, null, 2)}\n`;
+    return `${JSON.stringify({ email, isValid, status, reason: reasonOf(v), confidence, provider, details, error }, null, 2)}\n`;
   }
   const d = v.details;
   const rows: [string, string][] = [
     ['email', v.email],
     ['status', v.status],
+    ['reason', reasonOf(v)],
     ['confidence', v.confidence === undefined ? '' : v.confidence.toFixed(2)],
     ['syntax', yesNo(d.syntax)],
     ['domain', d.domain ?? ''],

@@ -3,6 +3,7 @@ import { EXIT, MailsiftError } from '../errors.js';
 import { checkCommand } from './check-command.js';
 import { completionCommand } from './completion-command.js';
 import { keysCommand } from './keys-command.js';
+import { loginCommands } from './login-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { VERSION } from '../version.js';
@@ -62,6 +63,7 @@ export function createProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(flags)));
   program.addCommand(keysCommand());
+  for (const cmd of loginCommands()) program.addCommand(cmd);
   program.addCommand(completionCommand(program));
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike
   const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { STATUSES, type Status } from '../verdict.js';
+import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 
 /** commander argument parsers: each names the problem in one line. */
@@ -24,16 +24,11 @@ export function nonNegativeSeconds(value: string): number {
   return n;
 }
 
-export function statusList(value: string): Set<Status> {
-  const set = new Set<Status>();
-  for (const raw of value.split(',')) {
-    const s = raw.trim().toLowerCase();
-    if (!(STATUSES as readonly string[]).includes(s)) {
-      throw new InvalidArgumentError(`"${raw.trim()}" is not a status (${STATUSES.join(', ')})`);
-    }
-    set.add(s as Status);
-  }
-  return set;
+/** `--only`/`--except`: statuses and reasons, comma-separated. */
+export function tokenList(value: string): Set<RowToken> {
+  const parsed = parseTokens(value);
+  if (typeof parsed === 'string') throw new InvalidArgumentError(parsed);
+  return parsed;
 }
 
 export function outputFormat(value: string): OutputFormat {

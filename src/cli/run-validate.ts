@@ -19,6 +19,8 @@ import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
+import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
+import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 import { ReportJob } from '../report/report-job.js';
 
 const say = (line: string): void => {
@@ -38,18 +40,36 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
   // Flags that do not fit together fail before the input is even opened.
-  const plan = planOutput(flags);
+  const filter = { only: flags.only, except: flags.except, unique: flags.unique };
+  const plan = planOutput({ ...flags, filter });
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const input = await openInput({
+  const addressCheck = {
+    name: inputPath === '-' ? 'stdin' : inputPath,
+    sheet: flags.sheet,
+    otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
+  };
+  const opened = await openInput({
     path: inputPath,
     column: flags.column,
     sheet: flags.sheet,
     encoding: flags.encoding,
     onNotice: notice,
+  }).catch(async (err: unknown) => {
+    // a sheet in which no column holds an "@": perhaps another sheet does
+    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
+      const advice = await sheetAdvice(addressCheck);
+      if (advice !== undefined) throw new UsageError(advice);
+    }
+    throw err;
+  });
+  // An address column without addresses stops here, before anything is sent.
+  const input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
+    opened.close();
+    throw err;
   });
   const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
@@ -79,7 +99,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     /** a result in hand and every output flushed: the summary may be written */
     let ended = false;
     cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
-    const output = await openOutputs(plan, input.header, columns);
+    const output = await openOutputs(plan, input.header, columns, input.emailColumn);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
@@ -102,7 +122,11 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
             stop: stopSending.signal,
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
-          (await import('../engines/local/index.js')).createLocalValidator(localSettings(flags, smtp, notice));
+          (await import('../engines/local/index.js')).createLocalValidator({
+            ...localSettings(flags, smtp, notice),
+            // the progress line moves while a batch waits on DNS or SMTP
+            onChecked: (addresses) => (progress.addressesChecked += addresses),
+          });
     cleanUp.defer(() => validator.close());
 
     const reporter = new RunReporter(progress, {
@@ -132,7 +156,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       writer: output.writer,
       batchSize: flags.batchSize,
       concurrency: flags.concurrency,
-      only: flags.only,
+      filter,
       onProgress: (p) => Object.assign(progress, p),
       onRow: report?.onRow,
       known,
@@ -166,3 +190,4 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
+

@@ -1,17 +1,18 @@
 import { Command, Option } from 'commander';
 import { FAIL_ON_METRICS, parseFailOn, type FailOnRule } from '../terminal/fail-on.js';
-import type { Status } from '../verdict.js';
+import type { RowToken } from '../write/row-filter.js';
+import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { intIn, outputFormat, statusList } from './parse-flags.js';
+import { intIn, outputFormat, tokenList } from './parse-flags.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
 
 const EXAMPLES = `
 Examples:
   $ mailsift validate contacts.csv -o cleaned.csv          # a verdict per row, columns kept
-  $ mailsift validate contacts.csv --only valid,risky -o keep.csv
+  $ mailsift validate contacts.csv --only valid,risky --except disposable,typo,mailbox_full -o mailable.csv
   $ mailsift validate users.csv --column email --only valid --format txt > good.txt
   $ mailsift validate contacts.csv --columns status,is_valid -o checked.xlsx
   $ mailsift validate contacts.xlsx --sheet Leads --split sorted/  # sorted/valid.csv, invalid.csv, ...
@@ -29,6 +30,10 @@ const AFTER = `
 Output columns (appended to the input's own; a text or stdin list gets "email" first):
   ${VERDICT_COLUMNS.join(', ')}
   status is valid, invalid, risky or unknown; an unknown value is an empty cell.
+  reason says why a row is not plainly valid (empty when it is):
+    invalid: ${REASON_TABLE.invalid.join(', ')}
+    risky:   ${REASON_TABLE.risky.join(', ')}
+    unknown: ${REASON_TABLE.unknown.join(', ')}
 
 --fail-on rules: METRIC OP N[%], comma-separated; the run exits 5 when one holds.
   metrics: ${FAIL_ON_METRICS.join(', ')}
@@ -38,7 +43,7 @@ Exit status:
   0    every row has a verdict
   1    an unexpected error (a bug: please report it)
   2    usage or input error (bad flag, unreadable file, no address column)
-  3    the API refused the key
+  3    the API refused the key, or the API is configured and no key was found
   4    finished, but some rows carry an error (the causes are printed)
   5    finished, but a --fail-on rule holds
   74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
@@ -63,7 +68,12 @@ export const VALIDATE_OPTIONS = {
   sheet: spec<string | undefined>(() => new Option('--sheet <name|number>', 'which sheet of an .xlsx input (default: the first)')),
   encoding: spec<string | undefined>(() =>
     new Option('--encoding <name>', "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)")),
-  only: spec<Set<Status> | undefined>(() => new Option('--only <statuses>', 'write only rows with these statuses, e.g. valid,risky').argParser(statusList)),
+  only: spec<Set<RowToken> | undefined>(() =>
+    new Option('--only <statuses|reasons>', 'write only rows with these statuses or reasons, e.g. valid,risky or valid,catch_all').argParser(tokenList)),
+  except: spec<Set<RowToken> | undefined>(() =>
+    new Option('--except <statuses|reasons>', 'leave out rows with these statuses or reasons, e.g. disposable,typo,mailbox_full').argParser(tokenList)),
+  unique: spec<boolean | undefined>(() => new Option('--unique', 'write only the first row of each address (the summary counts the rest)')),
+  bom: spec<boolean | undefined>(() => new Option('--bom', 'start CSV output with a UTF-8 byte order mark, for Excel on Windows')),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
   report: spec<string | undefined>(() =>
     new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),

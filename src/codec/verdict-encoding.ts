@@ -1,5 +1,5 @@
 import { isDomainOf } from './address-key.js';
-import type { Details, Status, Verdict } from '../verdict.js';
+import type { Details, DnsFailure, MailboxTrouble, SmtpFailure, Status, Verdict } from '../verdict.js';
 
 /*
  * One verdict per line, as a short JSON array so that any address (quotes,
@@ -16,7 +16,11 @@ import type { Details, Status, Verdict } from '../verdict.js';
  *
  * mailbox (the SMTP check, added later: lines without it still read) is two
  * characters, smtp then catchAll as 1 / 0 / -, present only when one of them
- * is told; the suggestion before it is then null when there is none.
+ * is told; the suggestion before it is then null when there is none. Up to
+ * three more characters (added later still) carry the causes behind a row's
+ * reason, '-' where none: dnsFailure (n nxdomain, z null MX, h no mail host,
+ * u unanswered), smtpFailure (u unreachable, t timeout, g greylisted, b
+ * blocked), mailbox (f full, d disabled); trailing '-' are left off.
  */
 export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, (string | null)?, string?];
 
@@ -75,9 +79,28 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
 
 const tri = (b: boolean | undefined): string => (b === undefined ? '-' : b ? '1' : '0');
 
-/** smtp and catchAll as two characters, or undefined when neither is told (every line before the SMTP check) */
+const DNS_CODE: Record<DnsFailure, string> = { nxdomain: 'n', 'null-mx': 'z', 'no-mail-host': 'h', unanswered: 'u' };
+const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b' };
+const MAILBOX_CODE: Record<MailboxTrouble, string> = { full: 'f', disabled: 'd' };
+const inverse = <K extends string>(codes: Record<K, string>): Record<string, K> =>
+  Object.fromEntries(Object.entries(codes).map(([k, c]) => [c, k])) as Record<string, K>;
+const CODE_DNS = inverse(DNS_CODE);
+const CODE_SMTP = inverse(SMTP_CODE);
+const CODE_MAILBOX = inverse(MAILBOX_CODE);
+const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgb-][fd-]?)?)?$/;
+
+/**
+ * smtp and catchAll as two characters, then the causes, or undefined when
+ * none is told (every line before the SMTP check, and most lines since).
+ */
 function mailboxCode(d: Details): string | undefined {
-  return d.smtp === undefined && d.catchAll === undefined ? undefined : tri(d.smtp) + tri(d.catchAll);
+  const { dnsFailure, smtpFailure, mailbox } = d;
+  if (dnsFailure === undefined && smtpFailure === undefined && mailbox === undefined) {
+    return d.smtp === undefined && d.catchAll === undefined ? undefined : tri(d.smtp) + tri(d.catchAll);
+  }
+  let code = tri(d.smtp) + tri(d.catchAll) + (dnsFailure === undefined ? '-' : DNS_CODE[dnsFailure]);
+  code += (smtpFailure === undefined ? '-' : SMTP_CODE[smtpFailure]) + (mailbox === undefined ? '-' : MAILBOX_CODE[mailbox]);
+  return code.replace(/-+$/, '');
 }
 
 /**
@@ -171,7 +194,7 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
   if (!Array.isArray(a) || a.length < 5 || a.length > 7) return undefined;
   const [email, code, confidence, provider, domain, suggestionOrNull, mailbox] = a as unknown[];
   const suggestion = a.length === 7 && suggestionOrNull === null ? undefined : suggestionOrNull;
-  if (mailbox !== undefined && (typeof mailbox !== 'string' || !/^[01-][01-]$/.test(mailbox))) return undefined;
+  if (mailbox !== undefined && (typeof mailbox !== 'string' || !MAILBOX_FIELD.test(mailbox))) return undefined;
   if (typeof email !== 'string' || typeof code !== 'string' || code.length !== 7) return undefined;
   const status = CODE_STATUS[code[0]!];
   if (!status) return undefined;
@@ -196,6 +219,12 @@ export function decodeVerdict(a: unknown): Verdict | undefined {
     const catchAll = untri(mailbox[1]);
     if (smtp !== undefined) details.smtp = smtp;
     if (catchAll !== undefined) details.catchAll = catchAll;
+    const dnsFailure = CODE_DNS[mailbox[2] ?? '-'];
+    const smtpFailure = CODE_SMTP[mailbox[3] ?? '-'];
+    const trouble = CODE_MAILBOX[mailbox[4] ?? '-'];
+    if (dnsFailure !== undefined) details.dnsFailure = dnsFailure;
+    if (smtpFailure !== undefined) details.smtpFailure = smtpFailure;
+    if (trouble !== undefined) details.mailbox = trouble;
   }
   return {
     email,

@@ -1,6 +1,8 @@
 import { emptySummary, type Summary } from '../summary.js';
 import type { ValidatorStats } from '../engines/validator.js';
-import type { Status, Verdict } from '../verdict.js';
+import type { Verdict } from '../verdict.js';
+import { reasonOf, REASONS, type Reason } from '../reason.js';
+import { keeps, type RowFilter } from '../write/row-filter.js';
 
 /** How far a run has got: what the progress line shows. */
 export interface RunProgress {
@@ -10,6 +12,8 @@ export interface RunProgress {
   /** distinct addresses answered so far (engine, journal or cache) */
   addressesDone: number;
   rowsWritten: number;
+  /** of addressesDone, those answered from the journal or the cache (not by the engine) */
+  addressesReused: number;
   /** true once the whole input has been read: the totals above are then final */
   inputDone: boolean;
 }
@@ -27,7 +31,11 @@ export class Tally {
   readonly counts: Summary;
   private readonly startedAt = Date.now();
 
-  constructor(engine: Summary['engine']) {
+  constructor(
+    engine: Summary['engine'],
+    /** --unique: the summary always says how many duplicates it left out */
+    private readonly unique = false,
+  ) {
     this.counts = emptySummary(engine);
   }
 
@@ -39,20 +47,34 @@ export class Tally {
     this.addressesDone++;
   }
 
-  /** A row leaves in order with its verdict; true when --only lets it be written. */
-  written(v: Verdict, only: ReadonlySet<Status> | undefined): boolean {
+  /** rows by reason, while the run lasts (the summary lists them in the vocabulary's order) */
+  private readonly reasons = new Map<Reason, number>();
+
+  /**
+   * A row leaves in order with its verdict; true when the filter (--only,
+   * --except, --unique for a `duplicate`) lets it be written. Every row is
+   * counted, written or not.
+   */
+  written(v: Verdict, filter: RowFilter, duplicate = false): boolean {
     const s = this.counts;
     s.total++;
     s[v.status]++;
     if (v.error) s.errors++;
-    if (only && !only.has(v.status)) return false;
+    const reason = reasonOf(v);
+    if (reason !== '') this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
+    if (duplicate && filter.unique) {
+      s.duplicatesRemoved = (s.duplicatesRemoved ?? 0) + 1;
+      return false;
+    }
+    if (!keeps(filter, v)) return false;
     s.written++;
     return true;
   }
 
   progress(): RunProgress {
     const { rowsRead, addressesQueued, addressesDone, inputDone } = this;
-    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, inputDone };
+    const addressesReused = this.counts.fromJournal + this.counts.fromCache;
+    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, addressesReused, inputDone };
   }
 
   /** The run's summary: the rows' counts with the engine's own. */
@@ -65,6 +87,12 @@ export class Tally {
     if (stats.disposableListVersion) s.disposableListVersion = stats.disposableListVersion;
     if (stats.warnings?.length) s.warnings = stats.warnings;
     if (stats.smtp) s.smtp = { ...stats.smtp };
+    s.reasons = {};
+    for (const r of REASONS) {
+      const n = this.reasons.get(r);
+      if (n) s.reasons[r] = n;
+    }
+    if (this.unique) s.duplicatesRemoved ??= 0;
     s.elapsedMs = Date.now() - this.startedAt;
     return s;
   }

@@ -5,11 +5,12 @@ import type { Input, InputRow } from '../read/input-row.js';
 import { precheck, precheckVerdict } from './precheck.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
-import { errorVerdict, type Status, type Verdict } from '../verdict.js';
+import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunProgress } from './tally.js';
+import type { RowFilter } from '../write/row-filter.js';
 
 export type { RunProgress } from './tally.js';
 
@@ -25,8 +26,8 @@ export interface ValidateStreamOptions {
   batchSize: number;
   /** engine calls in flight at most */
   concurrency: number;
-  /** write only rows with these statuses (--only) */
-  only?: ReadonlySet<Status>;
+  /** which rows are written (--only, --except, --unique); all rows are counted */
+  filter?: RowFilter;
   known?: KnownVerdicts;
   /** the deduplication of this run: one resumed from a journal, or (tests) one whose hash collides */
   dedupe?: Dedupe;
@@ -39,7 +40,7 @@ export interface ValidateStreamOptions {
   cancel?: AbortSignal;
   /** told the run's counters after each step (a chunk read, a batch answered): the CLI's progress line */
   onProgress?: (progress: Readonly<RunProgress>) => void;
-  /** told every row's verdict as the row leaves in input order, before --only filters (what --report counts) */
+  /** told every row's verdict as the row leaves in input order, before --only, --except and --unique filter (what --report counts) */
   onRow?: (verdict: Verdict) => void;
 }
 
@@ -81,9 +82,13 @@ class Pipeline {
   private inputIdle = false;
   private readonly stop: AbortSignal;
   private readonly cancel: AbortSignal;
+  private readonly filter: RowFilter;
+  /** --unique: the later rows of each address, marked as they are routed (a set of rows, not of addresses) */
+  private readonly duplicates = new WeakSet<InputRow>();
 
   constructor(private readonly options: ValidateStreamOptions) {
-    this.tally = new Tally(options.validator.engine);
+    this.tally = new Tally(options.validator.engine, options.filter?.unique);
+    this.filter = options.filter ?? {};
     this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
@@ -139,7 +144,7 @@ class Pipeline {
     const seq = order.push(row);
     const found = this.dedupe.take(key, email, seq);
     if (found === 'wait') {
-      tally.counts.duplicates++;
+      this.duplicate(row);
     } else if (typeof found === 'number') {
       const reused = this.options.known?.get(email);
       if (reused) {
@@ -158,9 +163,14 @@ class Pipeline {
       tally.reused('journal');
       order.answer(seq, found.reused);
     } else {
-      tally.counts.duplicates++;
+      this.duplicate(row);
       order.answer(seq, found);
     }
+  }
+
+  private duplicate(row: InputRow): void {
+    this.tally.counts.duplicates++;
+    if (this.filter.unique) this.duplicates.add(row);
   }
 
   /** Each row gets the verdict under its own spelling of the address. */
@@ -226,7 +236,8 @@ class Pipeline {
 
   private readonly emit = (row: InputRow, v: Verdict): void => {
     this.options.onRow?.(v);
-    if (this.tally.written(v, this.options.only)) this.options.writer.row(row.fields, v);
+    const duplicate = this.filter.unique === true && this.duplicates.has(row);
+    if (this.tally.written(v, this.filter, duplicate)) this.options.writer.row(row.fields, v);
   };
 
   private async release(): Promise<void> {

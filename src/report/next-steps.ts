@@ -1,3 +1,4 @@
+import type { Reason } from '../reason.js';
 import type { Status } from '../verdict.js';
 
 /** What a list cleaner does with a group of rows. */
@@ -28,9 +29,9 @@ const BY_STATUS: Record<Status, Step> = {
 
 /**
  * What to do by reason: the reason says why a row is not plainly valid, so it
- * decides the step. A reason with no entry here falls back to its status.
+ * decides the step. Every reason of the vocabulary has one (the type sees to it).
  */
-const BY_REASON: Record<string, Step> = {
+const BY_REASON: Record<Reason, Step> = {
   syntax: { action: 'suppress', advice: 'not an address: correct it at the source if you can, else drop it' },
   domain_not_found: { action: 'suppress', advice: 'the domain does not exist' },
   no_mail_server: { action: 'suppress', advice: 'the domain receives no mail' },
@@ -55,8 +56,8 @@ const BY_REASON: Record<string, Step> = {
 /** The next step for rows of `status` with `reason` ('' for none); `fixable`: a did-you-mean suggestion would fix it. */
 export function nextStep(status: Status, reason: string, fixable = false): Step {
   // whatever made it not valid, a misspelt domain is what to correct first
-  if (fixable) return BY_REASON.typo!;
-  const step = BY_REASON[reason];
+  if (fixable) return BY_REASON.typo;
+  const step = (BY_REASON as Record<string, Step | undefined>)[reason];
   if (step === undefined) return BY_STATUS[status];
   // a valid row whose mailbox check could not tell: the domain is fine, so it may be sent
   if (status === 'valid') return { action: 'send', advice: 'the domain is fine; the mailbox itself could not be checked' };

@@ -1,3 +1,4 @@
+import { reasonOf } from '../reason.js';
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { VERSION } from '../version.js';
@@ -24,7 +25,7 @@ export class ReportJob {
 
   /** for validateStream's `onRow` */
   readonly onRow = (verdict: Verdict): void => {
-    this.tally.add(verdict);
+    this.tally.add(verdict, reasonOf(verdict));
   };
 
   write(summary: Summary, more: Pick<ReportMeta, 'output' | 'dryRun'> = {}): Promise<void> {

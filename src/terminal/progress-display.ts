@@ -1,6 +1,6 @@
 import type { Ora } from 'ora';
 import type { Progress } from './progress.js';
-import { progressLine, RateMeter } from './progress-line.js';
+import { percentDone, progressLine, RateMeter, workDone } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
 
 /** how often the Progress object is read; ora animates the spinner on its own */
@@ -21,8 +21,10 @@ export class ProgressDisplay {
   private spinner: Ora | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly meter = new RateMeter();
-  /** rows written per second: with the input's size, the ETA */
+  /** rows' worth of work per second (see workDone): with the input's size, the ETA */
   private readonly rowMeter = new RateMeter();
+  /** the highest percentage shown: an estimate of the rows that shrinks must not take the line backwards */
+  private shown: number | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -59,8 +61,16 @@ export class ProgressDisplay {
     if (this.spinner) this.spinner.text = this.text();
   }
 
-  /** Stops the animation and clears the line, leaving the terminal as it was. */
+  /**
+   * Stops the animation and clears the line, leaving the terminal as it was.
+   * A run that got to its end draws its last state first (100%), so the line
+   * never stops short of it between two ticks.
+   */
   stop(): void {
+    if (this.spinner && this.progress.inputDone && !this.stopped) {
+      this.spinner.text = this.text();
+      this.spinner.render();
+    }
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
@@ -71,7 +81,9 @@ export class ProgressDisplay {
   private text(): string {
     const now = this.now();
     this.meter.sample(now, this.progress.addressesDone);
-    this.rowMeter.sample(now, this.progress.rowsWritten);
-    return progressLine(this.progress, now, this.meter.perSecond(), this.rowMeter.perSecond());
+    this.rowMeter.sample(now, workDone(this.progress));
+    const percent = percentDone(this.progress);
+    if (percent !== undefined) this.shown = Math.max(this.shown ?? 0, percent);
+    return progressLine(this.progress, now, this.meter.perSecond(), this.rowMeter.perSecond(), this.shown);
   }
 }

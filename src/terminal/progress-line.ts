@@ -38,38 +38,59 @@ function estimatedRows(p: Progress): number | undefined {
 }
 
 /**
+ * Rows' worth of work done: the rows written, plus the addresses the engine
+ * has checked (wholly or in part) in batches not yet answered — so the figure
+ * moves while a batch waits on DNS or SMTP, not only when its verdicts land.
+ * An address stands for a row here: duplicates make that a slight underestimate.
+ */
+export function workDone(p: Progress): number {
+  const inFlight = p.addressesQueued - p.addressesDone;
+  const checked = p.addressesChecked - (p.addressesDone - p.addressesReused);
+  return p.rowsWritten + Math.max(0, Math.min(inFlight, checked));
+}
+
+/** How far along the run is, in percent, once the input's size tells it; 100 only when the last row is out. */
+export function percentDone(p: Progress): number | undefined {
+  const rows = p.inputBytes?.total !== undefined ? estimatedRows(p) : undefined;
+  if (rows === undefined || rows <= 0) return undefined;
+  if (p.inputDone && p.rowsWritten >= rows) return 100;
+  return Math.min(99, Math.floor((100 * workDone(p)) / rows));
+}
+
+/**
  * The text of the progress line, e.g.
  * "1,200 rows read · 980/1,150 addresses validated · 85/s · ETA 2 s", led by
  * "45%" once the input's size tells how far along the run is.
  * Pure: the time and the rates come in as arguments.
  */
-export function progressLine(p: Progress, now: number, perSecond: number | undefined, rowsPerSecond?: number): string {
+export function progressLine(
+  p: Progress,
+  now: number,
+  perSecond: number | undefined,
+  /** rows' worth of work per second (see workDone) */
+  rowsPerSecond?: number,
+  /** the percentage to show: the display keeps it from running backwards when the estimate of the rows shrinks */
+  percent = percentDone(p),
+): string {
   const parts = [`${plural(p.rowsRead, 'row', 'rows')} read`];
   const rows = p.inputBytes?.total !== undefined ? estimatedRows(p) : undefined;
-  // Rows written, over rows there are: the output side is what the user waits for.
-  // Below 100% until the last row is out, however the estimate rounds.
-  if (rows !== undefined && rows > 0) {
-    const done = p.inputDone && p.rowsWritten >= rows;
-    parts.unshift(`${done ? 100 : Math.min(99, Math.floor((100 * p.rowsWritten) / rows))}%`);
-  }
+  // Work done over rows there are: the output side is what the user waits for.
+  if (percent !== undefined) parts.unshift(`${percent}%`);
   parts.push(
     p.inputDone
       ? `${count(p.addressesDone)}/${plural(p.addressesQueued, 'address', 'addresses')} validated`
       : `${plural(p.addressesDone, 'address', 'addresses')} validated`,
   );
-  const waitMs = p.rateLimitWaitUntil === undefined ? 0 : p.rateLimitWaitUntil - now;
-  if (waitMs > 0) {
-    parts.push(`waiting ${Math.ceil(waitMs / 1000)} s for the rate limit to reset`);
-    return parts.join(' · ');
-  }
-  if (perSecond !== undefined) parts.push(rate(perSecond));
+  const waitMs = p.rateLimitWaitUntil === undefined ? 0 : Math.max(0, p.rateLimitWaitUntil - now);
+  if (waitMs > 0) parts.push(`waiting ${Math.ceil(waitMs / 1000)} s for the rate limit to reset`);
+  else if (perSecond !== undefined) parts.push(rate(perSecond));
   // An ETA only once the total is known or estimated from the input's size: else it would be a guess.
+  // A rate-limit wait is part of it: the rows left come after the pause.
   const left = p.addressesQueued - p.addressesDone;
-  const rowsLeft = rows === undefined ? 0 : rows - p.rowsWritten;
-  if (rows !== undefined && rowsPerSecond !== undefined && rowsPerSecond > 0 && rowsLeft > 0) {
-    parts.push(`ETA ${duration(Math.ceil(rowsLeft / rowsPerSecond) * 1000)}`); // whole seconds: ms would flicker
-  } else if (p.inputDone && perSecond !== undefined && perSecond > 0 && left > 0) {
-    parts.push(`ETA ${duration(Math.ceil(left / perSecond) * 1000)}`);
-  }
+  const rowsLeft = rows === undefined ? 0 : rows - workDone(p);
+  let etaMs: number | undefined;
+  if (rows !== undefined && rowsPerSecond !== undefined && rowsPerSecond > 0 && rowsLeft > 0) etaMs = (rowsLeft / rowsPerSecond) * 1000;
+  else if (p.inputDone && perSecond !== undefined && perSecond > 0 && left > 0) etaMs = (left / perSecond) * 1000;
+  if (etaMs !== undefined) parts.push(`ETA ${duration(Math.ceil((etaMs + waitMs) / 1000) * 1000)}`); // whole seconds: ms would flicker
   return parts.join(' · ');
 }

@@ -12,8 +12,13 @@ export interface Progress extends RunProgress {
   startedAt: number;
   /** the reader's byte count, live, with the input's size when known (files, not stdin) */
   inputBytes?: InputBytes;
+  /**
+   * the engine's finished checks, in addresses (parts of one while an address
+   * is half done): what moves the line while a batch waits on DNS or SMTP
+   */
+  addressesChecked: number;
 }
 
 export function newProgress(now = Date.now()): Progress {
-  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, inputDone: false, startedAt: now };
+  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, addressesReused: 0, inputDone: false, startedAt: now, addressesChecked: 0 };
 }

@@ -42,7 +42,9 @@ export function terminalPolicy(stream: TerminalStream, flags: TerminalFlags = {}
   const quiet = flags.quiet === true;
   return {
     color: flags.color !== false && colorFromEnv(tty, dumb, env),
-    animate: tty && !dumb && !isCI(env) && flags.progress !== false && !quiet,
+    // A terminal that says it has no columns (some emulators, a serial console)
+    // cannot hold a line redrawn in place: it would scroll a copy per frame.
+    animate: tty && !dumb && !isCI(env) && flags.progress !== false && !quiet && stream.columns !== 0,
     summary: !quiet,
   };
 }

@@ -46,6 +46,8 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   }
 
   const row = (label: string, text: string) => lines.push(`  ${dim(label.padEnd(9))} ${text}`);
+  const reasons = Object.entries(s.reasons ?? {});
+  if (reasons.length > 0) row('reasons', reasons.map(([r, n]) => `${r} ${count(n)}`).join(' · '));
   row('rows', `${plural(s.duplicates, 'duplicate', 'duplicates')} · ${count(s.prechecked)} rejected by precheck`);
   if (s.fromJournal > 0 || s.fromCache > 0) {
     row('reused', `${count(s.fromJournal)} from journal · ${count(s.fromCache)} from cache`);
@@ -74,7 +76,8 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
     // total counts the rows answered; rowsRead the rows taken from the input
     row('stopped', paint(c, ['yellow', 'bold'], `interrupted: ${count(s.total)} of ${plural(opts.rowsRead ?? s.total, 'row', 'rows')} written`));
   }
-  const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written)`;
+  const removed = s.duplicatesRemoved ? `, ${plural(s.duplicatesRemoved, 'duplicate', 'duplicates')} left out by --unique` : '';
+  const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written${removed})`;
   row(
     'output',
     `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : ''),

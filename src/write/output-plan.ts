@@ -1,19 +1,33 @@
 import { UsageError } from '../errors.js';
-import { STATUSES, type Status } from '../verdict.js';
+import type { Status } from '../verdict.js';
+import { statusesKept, type RowFilter } from './row-filter.js';
 import { isVerdictColumn, VERDICT_COLUMNS, type VerdictColumn } from './verdict-columns.js';
 
 export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson', 'txt', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** The format an output file's extension implies (csv when it implies none). */
+/**
+ * The format an output file's extension implies: csv for a name without
+ * one (or stdout). An extension mailsift does not write (`.xls`, `.docx`,
+ * `.tsv`) is refused: CSV bytes in a file named `.xls` open as garbage, or
+ * not at all.
+ */
 function formatFromPath(path: string | undefined): OutputFormat {
   if (!path) return 'csv';
-  if (/\.json$/i.test(path)) return 'json';
-  if (/\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
-  if (/\.txt$/i.test(path)) return 'txt';
-  if (/\.xlsx$/i.test(path)) return 'xlsx';
-  return 'csv';
+  const ext = /\.([^./\\]+)$/.exec(path)?.[1]?.toLowerCase();
+  if (ext === undefined) return 'csv';
+  const format = EXTENSION_FORMAT[ext];
+  if (format === undefined) {
+    throw new UsageError(
+      `-o ${path}: mailsift does not write .${ext} files; name it .csv, .json, .ndjson, .txt or .xlsx, or say which format with --format`,
+    );
+  }
+  return format;
 }
+
+const EXTENSION_FORMAT: Record<string, OutputFormat> = {
+  csv: 'csv', json: 'json', ndjson: 'ndjson', jsonl: 'ndjson', txt: 'txt', xlsx: 'xlsx',
+};
 
 /**
  * What a row of output holds, in order: `input` stands for the input's own
@@ -52,7 +66,8 @@ export interface OutputFlags {
   format?: OutputFormat;
   columns?: string;
   split?: string;
-  only?: ReadonlySet<Status>;
+  filter?: RowFilter;
+  bom?: boolean;
 }
 
 /** Where and how the verdicts go, once the flags are known to fit together. */
@@ -64,6 +79,8 @@ export interface OutputPlan {
   split?: { dir: string; statuses: readonly Status[] };
   /** a file, or undefined for stdout */
   file?: string;
+  /** --bom: a UTF-8 byte order mark at the head of CSV output */
+  bom: boolean;
 }
 
 /**
@@ -86,10 +103,11 @@ export function planOutput(flags: OutputFlags): OutputPlan {
   if (format === 'xlsx' && !file && flags.split === undefined && process.stdout.isTTY) {
     throw new UsageError('--format xlsx: an Excel workbook is binary; write it to a file with -o cleaned.xlsx');
   }
-  const split = flags.split === undefined
-    ? undefined
-    : { dir: flags.split, statuses: STATUSES.filter((s) => !flags.only || flags.only.has(s)) };
-  return { format, columns, split, file };
+  if (flags.bom && format !== 'csv') {
+    throw new UsageError(`--bom is for CSV output (Excel on Windows); --format ${format} is written without one`);
+  }
+  const split = flags.split === undefined ? undefined : { dir: flags.split, statuses: statusesKept(flags.filter ?? {}) };
+  return { format, columns, split, file, bom: flags.bom === true };
 }
 
 /** The columns of a run, now that the input's kind is known. */

@@ -6,7 +6,7 @@ import { MailsiftError, UsageError } from '../errors.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputFormat, OutputPlan } from './output-plan.js';
-import { createRowWriter, type RowWriter } from './row-writer.js';
+import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
 import { createXlsxWriter } from './xlsx-writer.js';
 
@@ -25,7 +25,8 @@ export interface Output {
  * Opens every output file of the plan before the first request (so a path that
  * cannot be written fails the run before anything is paid for).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns): Promise<Output> {
+export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number): Promise<Output> {
+  const text: TextOptions = { emailColumn, bom: plan.bom };
   if (plan.split) {
     const { dir, statuses } = plan.split;
     try {
@@ -35,17 +36,23 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     const parts: Output[] = [];
     try {
-      for (const status of statuses) parts.push(await openOne(join(dir, `${status}.${plan.format}`), plan.format, header, columns));
+      for (const status of statuses) parts.push(await openOne(join(dir, `${status}.${plan.format}`), plan.format, header, columns, text));
     } catch (err) {
       await Promise.allSettled(parts.map((p) => p.end()));
       throw err;
     }
     return splitOutput(dir, statuses, parts);
   }
-  return openOne(plan.file, plan.format, header, columns);
+  return openOne(plan.file, plan.format, header, columns, text);
 }
 
-async function openOne(path: string | undefined, format: OutputFormat, header: readonly string[], columns: Columns): Promise<Output> {
+async function openOne(
+  path: string | undefined,
+  format: OutputFormat,
+  header: readonly string[],
+  columns: Columns,
+  text: TextOptions,
+): Promise<Output> {
   const dest = path === undefined ? process.stdout : await openFile(path);
   const label = path ?? 'stdout';
   if (format === 'xlsx') {
@@ -53,7 +60,7 @@ async function openOne(path: string | undefined, format: OutputFormat, header: r
     return { writer, gone: writer.gone, label, end: () => writer.close() };
   }
   const sink = new Sink(dest, label);
-  return { writer: createRowWriter(format, sink, header, columns), gone: sink.gone, label, end: () => sink.end(dest !== process.stdout) };
+  return { writer: createRowWriter(format, sink, header, columns, text), gone: sink.gone, label, end: () => sink.end(dest !== process.stdout) };
 }
 
 /** `--split`: each row goes to the file of its status. */

@@ -3,7 +3,7 @@ import type { Verdict } from '../verdict.js';
 import { csvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
 import { ALL_COLUMNS, columnNames, type Columns, type OutputFormat } from './output-plan.js';
-import { cellText, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
+import { cellText, inputKeys, inputObject, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
@@ -16,13 +16,24 @@ export interface RowWriter {
   end(summary: Summary): Promise<void>;
 }
 
+/** What a text format needs to know of the input and the flags beyond its columns. */
+export interface TextOptions {
+  /** the address column: JSON's `input` holds the row's other cells */
+  emailColumn?: number;
+  /** --bom: a UTF-8 byte order mark first (CSV), for Excel on Windows */
+  bom?: boolean;
+}
+
 /** Text formats go through a Sink; `xlsx` has its own writer (xlsx-writer.ts). */
 export function createRowWriter(
   format: Exclude<OutputFormat, 'xlsx'>,
   sink: Sink,
   header: readonly string[],
   columns: Columns = ALL_COLUMNS,
+  options: TextOptions = {},
 ): RowWriter {
+  const keys = options.emailColumn === undefined ? undefined : inputKeys(header, options.emailColumn);
+  const result = (fields: readonly string[], v: Verdict) => JSON.stringify(resultObject(v, keys && inputObject(keys, fields)));
   /** what every text format shares: rows buffered in the sink, flushed at the end */
   const writer = (own: Pick<RowWriter, 'row'> & Partial<RowWriter>): RowWriter => ({
     begin: async () => {},
@@ -33,7 +44,7 @@ export function createRowWriter(
   switch (format) {
     case 'csv':
       return writer({
-        begin: async () => sink.write(csvCells(columnNames(columns, header)) + '\n'),
+        begin: async () => sink.write((options.bom ? '\ufeff' : '') + csvCells(columnNames(columns, header)) + '\n'),
         row: columns.standard
           ? (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n')
           : (fields, v) => {
@@ -50,13 +61,13 @@ export function createRowWriter(
       // inside a (then invalid) cell would split it in two.
       return writer({ row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n') });
     case 'ndjson':
-      return writer({ row: (_fields, v) => sink.write(JSON.stringify(resultObject(v)) + '\n') });
+      return writer({ row: (fields, v) => sink.write(result(fields, v) + '\n') });
     case 'json': {
       let first = true;
       return writer({
         begin: async () => sink.write('{"results":['),
-        row: (_fields, v) => {
-          sink.write((first ? '\n' : ',\n') + JSON.stringify(resultObject(v)));
+        row: (fields, v) => {
+          sink.write((first ? '\n' : ',\n') + result(fields, v));
           first = false;
         },
         end: async (summary) => {

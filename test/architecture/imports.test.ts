@@ -18,9 +18,10 @@ const LAYERS: Record<string, number> = {
   version: 0,
   // numbers and durations as people read them: the terminal and the HTML report
   format: 0,
-  reason: 0,
-  // the one address key, the one encoding of a verdict, the compact memo on both
+  // the one address key, the one encoding of a verdict, the compact memo on both;
+  // the reason a verdict gives
   codec: 1,
+  reason: 1,
   // the stages' parts: readers, writers, engines, the journal and caches
   read: 2,
   write: 2,

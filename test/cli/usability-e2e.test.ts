@@ -73,7 +73,7 @@ describe('messages', () => {
     const r = await runCli(['validate', '--help']);
     expect(r.code).toBe(0);
     for (const text of ['Exit status:', '  4    finished, but some rows carry an error', 'metrics: valid, invalid, risky, unknown, errors, duplicates, prechecked',
-      'Output columns', 'status, is_valid, confidence', 'MAILSIFT_API_KEY', 'MAILSIFT_BASE_URL', 'HTTPS_PROXY']) {
+      'Output columns', 'status, reason, is_valid, confidence', 'MAILSIFT_API_KEY', 'MAILSIFT_BASE_URL', 'HTTPS_PROXY']) {
       expect(r.stdout).toContain(text);
     }
   });
@@ -96,7 +96,7 @@ describe('completion', () => {
     writeFileSync(script, r.stdout);
     expect(complete(script, 'mailsift va')).toEqual(['validate']);
     expect(complete(script, 'mailsift keys ')).toEqual(['create', 'list', 'revoke']);
-    expect(complete(script, 'mailsift validate --engine ')).toEqual(['api', 'local']);
+    expect(complete(script, 'mailsift validate --engine ')).toEqual(['api', 'local', 'offline']);
     expect(complete(script, 'mailsift validate -o out.csv --jou')).toEqual(['--journal']);
     expect(complete(script, 'mailsift completion ')).toEqual(['bash', 'zsh', 'fish']);
     // in sync: every long option validate --help shows is offered
@@ -113,6 +113,6 @@ describe('completion', () => {
     const fish = (await runCli(['completion', 'fish'])).stdout;
     expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from validate' -l journal -r -F");
     expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list revoke' -a list");
-    expect(fish).toContain("-l engine -x -a 'api local'");
+    expect(fish).toContain("-l engine -x -a 'api local offline'");
   });
 });

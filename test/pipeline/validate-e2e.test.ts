@@ -39,7 +39,7 @@ describe('validate against the API', () => {
     expect(r.stderr).not.toContain('Error');
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout);
-    expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'is_valid', 'confidence', 'provider', 'syntax',
+    expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax',
       'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error']);
     expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
       ['1', 'Smith, Jane', 'line one\nline two', 'jane@example.com'],
@@ -47,7 +47,9 @@ describe('validate against the API', () => {
       ['3', '李雷', '', 'risky.lei@example.cn'],
     ]);
     expect(rows.slice(1).map((row) => row[4])).toEqual(['valid', 'invalid', 'risky']);
-    expect(rows[1]![9]).toBe('example.com');
+    // the fault server's invalid has no MX; its risky is a role address
+    expect(rows.slice(1).map((row) => row[5])).toEqual(['', 'no_mail_server', 'role']);
+    expect(rows[1]![10]).toBe('example.com');
   });
 
   it('reads piped text from stdin and CSV from stdin by its content', async () => {
@@ -83,9 +85,9 @@ describe('validate against the API', () => {
     const r = await runCli(['validate', input], { env: api() });
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout).slice(1);
-    expect(rows.map((row) => [row[0], row[2], row[5]])).toEqual([
-      ['1', 'invalid', 'precheck'], ['2', 'invalid', 'precheck'], ['3', 'invalid', 'precheck'],
-      ['4', 'valid', 'fault-server'], ['5', 'invalid', 'precheck'],
+    expect(rows.map((row) => [row[0], row[2], row[3], row[6]])).toEqual([
+      ['1', 'invalid', 'syntax', 'precheck'], ['2', 'invalid', 'syntax', 'precheck'], ['3', 'invalid', 'syntax', 'precheck'],
+      ['4', 'valid', '', 'fault-server'], ['5', 'invalid', 'syntax', 'precheck'],
     ]);
     expect(sentAddresses()).toEqual(['ok@example.com']);
   });
@@ -112,10 +114,10 @@ describe('validate against the API', () => {
     const r = await runCli(['validate', input, '--summary', summaryPath], { env: api() });
     expect(r.code).toBe(4);
     const rows = parseCsv(r.stdout).slice(1);
-    expect(rows.map((row) => [row[0], row[1], row[14]])).toEqual([
-      ['a@example.com', 'valid', ''],
-      ['gone@example.com', 'unknown', 'MISSING_RESULT'],
-      ['late@example.com', 'valid', ''],
+    expect(rows.map((row) => [row[0], row[1], row[2], row[15]])).toEqual([
+      ['a@example.com', 'valid', '', ''],
+      ['gone@example.com', 'unknown', 'api_error', 'MISSING_RESULT'],
+      ['late@example.com', 'valid', '', ''],
     ]);
     expect(sentAddresses().filter((e) => e === 'gone@example.com')).toHaveLength(2);
     expect(JSON.parse(readFileSync(summaryPath, 'utf8'))).toMatchObject({ total: 3, errors: 1, unknown: 1 });
@@ -215,7 +217,7 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
     ['--batch-size 5000', () => ['validate', file('ok1.txt', 'a@example.com\n'), '--batch-size', '5000'], /batch-size/],
     ['--concurrency 0', () => ['validate', file('ok2.txt', 'a@example.com\n'), '--concurrency', '0'], /concurrency/],
     ['an unknown --column', () => ['validate', file('col.csv', 'email\na@example.com\n'), '--column', 'mail2'], /no such column/],
-    ['--only with a typo', () => ['validate', file('ok3.txt', 'a@example.com\n'), '--only', 'vaild'], /not a status/],
+    ['--only with a typo', () => ['validate', file('ok3.txt', 'a@example.com\n'), '--only', 'vaild'], /"vaild" is neither a status \(valid, invalid, risky, unknown\) nor a reason \(syntax, /],
   ];
   it.each(cases)('%s', async (_name, args, message) => {
     const r = await runCli(args());
@@ -243,8 +245,9 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
     expect(http.code).toBe(2);
     expect(http.stderr).toMatch(/plain http is only allowed to loopback/);
     expect(http.stderr).not.toContain(KEY);
-    const nokey = await runCli(['validate', input, '--engine', 'api']);
-    expect(nokey.code).toBe(2);
+    // a cron job that lost its key must not quietly validate offline and exit 0
+    const nokey = await runCli(['validate', input, '--engine', 'api'], { env: { XDG_CONFIG_HOME: dir } });
+    expect(nokey.code).toBe(3);
     expect(nokey.stderr).toMatch(/MAILSIFT_API_KEY/);
   });
 });

@@ -67,7 +67,7 @@ describe('--cache across runs and input files', () => {
     expect(sentEmails(server)).toEqual(['old@example.com']);
     expect(r.summary.fromCache).toBe(1);
     expect(r.csv).toMatch(/^old@example\.com,valid,.*fault-server/m);
-    expect(r.csv).toMatch(/^young@example\.com,risky,true,0\.42,cached,/m);
+    expect(r.csv).toMatch(/^young@example\.com,risky,low_confidence,true,0\.42,cached,/m);
 
     const shorter = await validate('list', ['young@example.com'], ['--cache-ttl', '12h']);
     expect(shorter.code, shorter.stderr).toBe(0);

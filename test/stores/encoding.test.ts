@@ -26,6 +26,12 @@ describe('verdict line encoding', () => {
     ['the mailbox check, with a suggestion', { ...full, details: { ...full.details, smtp: true, catchAll: false } }],
     ['the mailbox check, no suggestion', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false } }],
     ['catch-all only', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', catchAll: true } }],
+    // the causes behind a row's reason: a resumed run must give the same reason
+    ['a null MX', { ...full, status: 'invalid', email: 'a@n.test', details: { syntax: true, domain: 'n.test', mx: false, dnsFailure: 'null-mx' } }],
+    ['DNS unanswered', { ...full, status: 'unknown', isValid: undefined, email: 'a@s.test', details: { syntax: true, domain: 's.test', dnsFailure: 'unanswered' } }],
+    ['a greylisted mailbox', { ...full, status: 'valid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'greylisted' } }],
+    ['a full mailbox on a catch-all domain', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, catchAll: true, mailbox: 'full' } }],
+    ['a disabled mailbox', { ...full, status: 'invalid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, mailbox: 'disabled' } }],
   ])('round-trips %s, key order included', (_name, v) => {
     const line = JSON.stringify(encodeVerdict(v));
     const back = decodeVerdict(JSON.parse(line));

@@ -88,7 +88,7 @@ describe.skipIf(!REDIS_SERVER)(`--cache redis://${NO_REDIS}`, () => {
     expect(r.code, r.stderr).toBe(0);
     expect(sentEmails(server).sort()).toEqual(['odd@example.com', 'old@example.com']);
     expect(r.summary.fromCache).toBe(1);
-    expect(r.csv).toMatch(/^young@example\.com,risky,true,0\.42,cached,/m);
+    expect(r.csv).toMatch(/^young@example\.com,risky,low_confidence,true,0\.42,cached,/m);
     expect(r.csv).toMatch(/^old@example\.com,valid,.*fault-server/m);
     // the stale value was replaced by this run's fresh one, not left behind
     expect(Number((await client.hget(key, 'old@example.com'))!.split(' ')[0])).toBeGreaterThanOrEqual(now);

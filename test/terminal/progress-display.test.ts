@@ -32,6 +32,24 @@ describe('progressLine', () => {
     expect(progressLine(p, T0, 3)).toBe('10 rows read · 5 addresses validated · waiting 42 s for the rate limit to reset');
   });
 
+  it('moves while a batch waits on DNS or SMTP: checked addresses count before their verdicts land', () => {
+    const base = { ...newProgress(T0), rowsRead: 100, addressesQueued: 100, inputDone: true, inputBytes: { read: 5000, total: 5000 } };
+    expect(progressLine(base, T0, undefined)).toMatch(/^0% /);
+    // 40 addresses have their DNS answer, none of the batch is written yet
+    expect(progressLine({ ...base, addressesChecked: 40 }, T0, undefined)).toMatch(/^40% /);
+    // checks reported never count for more than the addresses still in flight
+    expect(progressLine({ ...base, addressesChecked: 500, addressesDone: 90, rowsWritten: 90 }, T0, undefined)).toMatch(/^99% /);
+    // answers from the journal are not the engine's: they do not cancel its checks
+    const reused = { ...base, addressesDone: 50, addressesReused: 50, rowsWritten: 50, addressesChecked: 20 };
+    expect(progressLine(reused, T0, undefined)).toMatch(/^70% /);
+  });
+
+  it('counts a rate-limit wait in the ETA', () => {
+    const p = { ...newProgress(T0), rowsRead: 100, rowsWritten: 50, addressesQueued: 100, addressesDone: 50, inputDone: true,
+      inputBytes: { read: 5000, total: 5000 }, rateLimitWaitUntil: T0 + 30_000 };
+    expect(progressLine(p, T0, 10, 10)).toBe('50% · 100 rows read · 50/100 addresses validated · waiting 30 s for the rate limit to reset · ETA 35 s');
+  });
+
   it('forgets a rate-limit wait that is over', () => {
     const p = { ...newProgress(T0), rateLimitWaitUntil: T0 - 1 };
     expect(progressLine(p, T0, undefined)).toBe('0 rows read · 0 addresses validated');
@@ -93,6 +111,25 @@ describe('ProgressDisplay', () => {
     await started;
     expect(tty.output).toBe('');
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('never runs the percentage backwards, and a finished run shows 100% before the line is cleared', async () => {
+    const tty = new FakeTty();
+    const progress = { ...newProgress(T0), rowsRead: 100, rowsWritten: 93, addressesQueued: 100, addressesDone: 93, inputBytes: { read: 1000, total: 1000 } };
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    await display.start();
+    expect(tty.text).toContain('93% · ');
+    // more rows turn up than the bytes suggested: the estimate grows, the share shrinks
+    progress.rowsRead = 106;
+    progress.addressesQueued = 106;
+    now += 200;
+    vi.advanceTimersByTime(200);
+    expect(tty.text).toContain('93% · 106 rows read');
+    progress.rowsWritten = progress.addressesDone = 106;
+    progress.inputDone = true;
+    const before = tty.output.length;
+    display.stop(); // before the next tick
+    expect(tty.output.slice(before).replace(/\[[0-9;?]*[A-Za-z]/g, '')).toContain('100% · 106 rows read');
   });
 
   it('writes nothing at all when animation is not allowed', async () => {

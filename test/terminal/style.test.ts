@@ -3,6 +3,8 @@ import { paint, terminalPolicy } from '../../src/terminal/style.js';
 
 const tty = { isTTY: true, write: () => true };
 const pipe = { isTTY: false, write: () => true };
+/** a terminal that reports 0 columns: a line redrawn in place would scroll a copy per frame */
+const narrow = { isTTY: true, columns: 0, write: () => true };
 
 describe('terminalPolicy', () => {
   it.each([
@@ -20,8 +22,9 @@ describe('terminalPolicy', () => {
     ['pipe', {}, { FORCE_COLOR: '1' }, true, false, true],
     ['tty', {}, { FORCE_COLOR: '0' }, false, true, true],
     ['pipe', { color: false }, { FORCE_COLOR: '1' }, false, false, true],
+    ['narrow', {}, {}, true, false, true],
   ] as const)('%s %j %j → color %s, animate %s, summary %s', (kind, flags, env, color, animate, summary) => {
-    expect(terminalPolicy(kind === 'tty' ? tty : pipe, flags, env)).toEqual({ color, animate, summary });
+    expect(terminalPolicy({ tty, pipe, narrow }[kind], flags, env)).toEqual({ color, animate, summary });
   });
 });
 

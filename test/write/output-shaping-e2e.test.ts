@@ -84,7 +84,7 @@ describe('output shaping', () => {
       const env = { MAILSIFT_API_KEY: 'k', MAILSIFT_BASE_URL: server.url };
       const input = file('users6.csv', USERS);
       const cases: [string[], RegExp][] = [
-        [['--columns', 'status,statuz'], /--columns: no column "statuz" \(columns: email, status, is_valid/],
+        [['--columns', 'status,statuz'], /--columns: no column "statuz" \(columns: email, status, reason, is_valid/],
         [['--columns', 'status,status'], /"status" is named twice/],
         [['--columns', 'email,status'], /"email" is for a text input/],
         [['--split', join(dir, 'x'), '-o', join(dir, 'x.csv')], /--split and -o\/--output do not go together/],

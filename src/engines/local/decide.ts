@@ -36,7 +36,7 @@
  *   unknown: 0.30
  * A free-mail provider changes neither status nor confidence.
  */
-import type { Status, Verdict } from '../../verdict.js';
+import type { Details, DnsFailure, SmtpFailure, Status, Verdict } from '../../verdict.js';
 
 export const PROVIDER = 'mailsift-local';
 
@@ -61,11 +61,25 @@ export interface Checks {
   /** a whole did-you-mean address */
   suggestion?: string;
   dns: DnsOutcome;
-  /** what the mail server said of the mailbox (--smtp); absent when not asked or undetermined */
-  mailbox?: 'accepted' | 'refused' | 'full';
+  /**
+   * what the mail server said of the mailbox (--smtp); absent when not asked or
+   * undetermined. 'disabled' (5.2.1, 551/5.1.6 moved) is a refusal the server
+   * gave a cause for.
+   */
+  mailbox?: 'accepted' | 'refused' | 'disabled' | 'full';
+  /** why the mailbox check could not tell, when it was asked and could not */
+  smtpFailure?: SmtpFailure;
   /** whether the domain accepts any mailbox; absent when not known */
   catchAll?: boolean;
 }
+
+/** the DNS outcomes that speak against the domain, as the verdict tells them */
+const DNS_FAILURE: Partial<Record<DnsOutcome, DnsFailure>> = {
+  'null-mx': 'null-mx',
+  nxdomain: 'nxdomain',
+  'no-mail-host': 'no-mail-host',
+  unanswered: 'unanswered',
+};
 
 const MX_DETAIL: Record<DnsOutcome, boolean | undefined> = {
   mx: true,
@@ -96,16 +110,28 @@ export function decide(email: string, c: Checks): Verdict {
           suggestion: c.suggestion,
           ...(c.mailbox !== undefined ? { smtp: c.mailbox === 'accepted' } : {}),
           ...(c.catchAll !== undefined ? { catchAll: c.catchAll } : {}),
+          ...causes(c),
         }
       : { syntax: false },
   };
+}
+
+/** The causes behind the checks (see Details), present only when there is one. */
+function causes(c: Checks): Details {
+  const out: Details = {};
+  const dns = DNS_FAILURE[c.dns];
+  if (dns !== undefined) out.dnsFailure = dns;
+  // an answer about the mailbox makes the check's trouble with other hosts moot
+  if (c.smtpFailure !== undefined && c.mailbox === undefined) out.smtpFailure = c.smtpFailure;
+  if (c.mailbox === 'full' || c.mailbox === 'disabled') out.mailbox = c.mailbox;
+  return out;
 }
 
 function statusOf(c: Checks): [Status, number] {
   if (!c.syntax) return ['invalid', 1];
   if (c.dns === 'null-mx') return ['invalid', 0.99];
   if (c.dns === 'nxdomain' || c.dns === 'no-mail-host') return ['invalid', 0.95];
-  if (c.mailbox === 'refused') return ['invalid', 0.95];
+  if (c.mailbox === 'refused' || c.mailbox === 'disabled') return ['invalid', 0.95];
   if (c.disposable || c.role) return ['risky', 0.9];
   if (c.mailbox === 'full') return ['risky', 0.8];
   if (c.suggestion !== undefined || c.literal) return ['risky', 0.7];

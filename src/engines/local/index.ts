@@ -41,6 +41,13 @@ export interface LocalEngineOptions {
   onDnsCache?: (from: 'memory' | 'shared' | 'dns') => void;
   /** the mailbox check over SMTP; off when absent */
   smtp?: SmtpSettings;
+  /**
+   * Told, while a batch waits on DNS and SMTP, how many of its addresses' checks
+   * have finished (in parts: with --smtp, DNS is half of an address's work), so
+   * that a progress line moves before the batch's verdicts come. Each address
+   * adds up to 1 exactly, by the time its batch resolves.
+   */
+  onChecked?: (addresses: number) => void;
 }
 
 export interface LocalEngineStats extends ValidatorStats {
@@ -83,16 +90,26 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
   if (options.smtp && !dns) warn('the mailbox check (--smtp) needs DNS to find mail servers: it is off');
   let requests = 0;
 
+  const checked = options.onChecked;
   const validate = async (emails: readonly string[], signal?: AbortSignal): Promise<Verdict[]> => {
     signal?.throwIfAborted();
     const checks = emails.map(offline);
     if (dns) {
       // one lookup per distinct domain of the batch (and the cache spans batches)
       const pending = new Map<string, Promise<DnsOutcome>>();
+      /** addresses per domain, for the progress told as each answer comes */
+      const perDomain = new Map<string, number>();
+      let nothingToAsk = 0;
       for (const c of checks) {
         const domain = dnsDomain(c);
-        if (domain !== undefined && !pending.has(domain)) pending.set(domain, dns.lookup(domain));
+        if (domain === undefined) nothingToAsk++;
+        else perDomain.set(domain, (perDomain.get(domain) ?? 0) + 1);
+        if (domain !== undefined && !pending.has(domain)) {
+          const lookup = dns.lookup(domain);
+          pending.set(domain, checked ? lookup.finally(() => checked((perDomain.get(domain) ?? 0) * (smtp ? 0.5 : 1))) : lookup);
+        }
       }
+      if (nothingToAsk > 0) checked?.(nothingToAsk);
       const outcomes = new Map<string, DnsOutcome>();
       await abortable(
         Promise.all([...pending].map(async ([d, p]) => outcomes.set(d, await p))),
@@ -127,6 +144,17 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     const deadline = options.smtp!.deadlineMs;
     const jobs: DomainJob[] = [];
     const asked = new Map<number, string>();
+    // the other half of each address's progress (see onChecked): once, when its check is over
+    const credited = new Set<number>();
+    const credit = (indexes: Iterable<number>) => {
+      let n = 0;
+      for (const i of indexes) {
+        if (dnsDomain(checks[i]!) === undefined || credited.has(i)) continue;
+        credited.add(i);
+        n++;
+      }
+      if (n > 0) options.onChecked?.(n * 0.5);
+    };
     await Promise.all(
       [...byDomain].map(async ([domain, indexes]) => {
         const { hosts } = await dns!.answer(domain);
@@ -136,7 +164,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
         jobs.push({ domain, hosts, emails: [...new Set(indexes.map((i) => asked.get(i)!))] });
       }),
     );
-    if (jobs.length === 0) return;
+    if (jobs.length === 0) return credit(checks.keys());
     // Findings are applied as each group of domains is done; serve stops
     // waiting at its deadline and answers the rest from DNS and the lists,
     // while their check goes on and fills the cache for the next request.
@@ -147,13 +175,17 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       if (list) list.push(i);
       else byEmail.set(email, [i]);
     }
+    // addresses never dialled are done now
+    credit([...checks.keys()].filter((i) => !asked.has(i)));
     const work = smtp!.checkDomains(jobs, signal, (found) => {
       if (!open) return;
       for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
+      credit([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
     });
     if (deadline === undefined) await work;
     else await withDeadline(work, deadline);
     open = false;
+    credit(checks.keys());
   };
 
   return {
@@ -189,6 +221,7 @@ const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
 function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
+  if (f?.failure !== undefined) c.smtpFailure = f.failure;
 }
 
 /** The domain DNS is asked about: none for bad syntax or an address literal. */

@@ -61,6 +61,7 @@ describe('mailsift check (spawned)', () => {
       email: 'Jane@MX.test',
       isValid: true,
       status: 'valid',
+      reason: '',
       confidence: 0.9,
       provider: 'mailsift-local',
       details: { syntax: true, domain: 'mx.test', mx: true, disposable: false, role: false, free: false },
@@ -71,7 +72,7 @@ describe('mailsift check (spawned)', () => {
   it('key: value lines when stdout is not a terminal; invalid is still a verdict (exit 0)', async () => {
     const r = await run(['check', '--dns-server', dnsServer.address, 'jane@nullmx.test']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('status: invalid\n');
+    expect(r.stdout).toContain('status: invalid\nreason: no_mail_server\n');
     expect(r.stdout).toContain('mx: no\n');
     // no key configured: the one-line notice goes to stderr
     expect(r.stderr).toMatch(/offline engine/);

@@ -15,15 +15,16 @@ describe('check output', () => {
 
   it('writes plain key: value lines elsewhere, an unknown value empty', () => {
     const text = formatVerdict(verdict, { json: false, tty: false });
-    expect(text).toContain('status: risky\n');
+    expect(text).toContain('status: risky\nreason: typo\n');
     expect(text).toContain('mx:\n');
   });
 
-  it('--json is the Shape A item', () => {
+  it('--json is the Shape A item, with the reason', () => {
     expect(JSON.parse(formatVerdict(verdict, { json: true, tty: true }))).toEqual({
       email: 'marta@gmial.com',
       isValid: true,
       status: 'risky',
+      reason: 'typo',
       confidence: 0.7,
       provider: 'mailsift-local',
       details: { syntax: true, domain: 'gmial.com', disposable: false, role: false, free: false, suggestion: 'marta@gmail.com' },

@@ -6,6 +6,7 @@ import { showProxy, type SocksProxy } from './proxy.js';
 import { showReply, type Reply } from './reply.js';
 import { SessionError, SmtpSession } from './session.js';
 import type { SmtpStats } from '../../../summary.js';
+import type { SmtpFailure } from '../../../verdict.js';
 import { MemorySessionBudget, MemorySmtpCache, type MailboxFinding, type SessionBudget, type SmtpCache } from './stores.js';
 
 export interface SmtpCheckOptions {
@@ -49,6 +50,8 @@ export type SessionOutcome = 'completed' | 'deferred' | 'blocked' | 'refused' | 
 export interface SmtpFinding {
   mailbox?: MailboxFinding;
   catchAll?: boolean;
+  /** why the check could not tell, when it could not (a row's reason: smtp_timeout, greylisted, ...) */
+  failure?: SmtpFailure;
 }
 
 /** A domain's addresses and its mail hosts, best preference first. */

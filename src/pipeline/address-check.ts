@@ -1,0 +1,141 @@
+import { withDeadline } from '../delay.js';
+import { UsageError } from '../errors.js';
+import type { Input, InputRow } from '../read/input-row.js';
+
+/** non-empty address cells looked at */
+const SAMPLE_CELLS = 1000;
+/** below this share of cells with an "@", the column holds no addresses */
+export const ADDRESS_SHARE = 0.1;
+/** an input that pauses this long is judged on what it gave (the pipeline's idle flush waits as long) */
+const PAUSE_MS = 250;
+
+export interface AddressCheckOptions {
+  /** the input's name in messages */
+  name: string;
+  /** --sheet as given; for a workbook, which sheet was read */
+  sheet?: string;
+  /** a workbook's other sheets, looked at only when the chosen one fails (see surveySheets) */
+  otherSheets?: () => Promise<{ name: string; position: number; holdsAddresses: boolean }[]>;
+}
+
+/**
+ * A table whose address column holds no addresses — the wrong --column, a
+ * detected column that is not one, the wrong sheet — would have every row
+ * answered `invalid` and the run exit 0, some of it paid for. So before any
+ * request, the first non-empty cells of the column are looked at: when fewer
+ * than a tenth contain an "@", the run stops (exit 2) naming the column, or
+ * the sheet, that does hold addresses. The rows looked at are then handed
+ * on first, unchanged. A text list has no other column to point to: it is
+ * left alone.
+ */
+export async function checkAddressColumn(input: Input, o: AddressCheckOptions): Promise<Input> {
+  if (input.kind === 'text') return input;
+  const source = input.rows[Symbol.asyncIterator]();
+  const held: InputRow[][] = [];
+  let cells = 0;
+  let withAt = 0;
+  let ended = false;
+  /** a chunk asked for while the input paused: the rows that follow start with it */
+  let next: Promise<IteratorResult<InputRow[]>> | undefined;
+  while (cells < SAMPLE_CELLS) {
+    next ??= source.next();
+    // A live feed (`tail -f`) may take hours to give 1000 cells: once it
+    // pauses, what has come is the sample.
+    const r = await withDeadline(next, PAUSE_MS);
+    if (r === undefined) {
+      if (cells > 0) break;
+      continue;
+    }
+    next = undefined;
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    held.push(r.value);
+    for (const row of r.value) {
+      if (row.email === '' || cells >= SAMPLE_CELLS) continue;
+      cells++;
+      if (row.email.includes('@')) withAt++;
+    }
+  }
+  const rows = held.flat();
+  if (rows.length > 0 && withAt < ADDRESS_SHARE * Math.max(cells, 1)) {
+    throw new UsageError(await problem(input, rows, o));
+  }
+  async function* replay(): AsyncGenerator<InputRow[]> {
+    yield* held;
+    held.length = 0;
+    if (ended) return;
+    if (next) {
+      const r = await next;
+      if (r.done) return;
+      yield r.value;
+    }
+    yield* { [Symbol.asyncIterator]: () => source };
+  }
+  return { ...input, rows: replay() };
+}
+
+/** What is wrong, and what to give instead when the input shows it. */
+async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckOptions): Promise<string> {
+  const here = `column ${quoted(input.header[input.emailColumn] ?? String(input.emailColumn + 1))}`;
+  const better = bestColumn(input, rows);
+  if (better !== undefined) {
+    return `${here} holds no addresses; column ${quoted(input.header[better]!)} does: use --column ${columnArg(input.header, better)}`;
+  }
+  const sheets = input.kind === 'xlsx' ? await sheetAdvice(o) : undefined;
+  if (sheets !== undefined) return sheets;
+  return `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells contain "@"); name the address column with --column`;
+}
+
+/**
+ * For a workbook whose chosen sheet holds no addresses: which sheets do, as
+ * the message to give, or undefined when none does (or it cannot be told).
+ */
+export async function sheetAdvice(o: AddressCheckOptions): Promise<string | undefined> {
+  if (!o.otherSheets) return undefined;
+  const sheets = await o.otherSheets().catch(() => []);
+  const current = sheets.find((s) => (o.sheet === undefined ? s.position === 1 : s.name === o.sheet || String(s.position) === o.sheet));
+  const good = sheets.filter((s) => s.holdsAddresses && s !== current);
+  if (good.length === 0) return undefined;
+  const sheet = current ? `sheet ${quoted(current.name)}` : 'the sheet read';
+  const names = good.map((s) => quoted(s.name)).join(', ');
+  return `${sheet} holds no addresses; ${good.length === 1 ? `sheet ${names} does` : `sheets ${names} do`}: use --sheet ${shellWord(good[0]!.name)}`;
+}
+
+/** The column with the most cells that contain "@", if enough of its cells do. */
+function bestColumn(input: Input, rows: readonly InputRow[]): number | undefined {
+  let best: number | undefined;
+  let bestCount = 0;
+  for (let col = 0; col < input.header.length; col++) {
+    if (col === input.emailColumn) continue;
+    let cells = 0;
+    let withAt = 0;
+    for (const row of rows) {
+      const cell = row.fields[col]?.trim() ?? '';
+      if (cell === '' || cells >= SAMPLE_CELLS) continue;
+      cells++;
+      if (cell.includes('@')) withAt++;
+    }
+    if (withAt > bestCount && withAt >= ADDRESS_SHARE * cells) {
+      best = col;
+      bestCount = withAt;
+    }
+  }
+  return best;
+}
+
+/** How to name column `i` to --column: its header when that finds it, else its number. */
+function columnArg(header: readonly string[], i: number): string {
+  const name = header[i]!;
+  // a headerless table's made-up names (column3) are not names --column finds
+  const usable = name !== '' && name !== `column${i + 1}` && header.indexOf(name) === i && !/^\d+$/.test(name);
+  return usable ? shellWord(name) : String(i + 1);
+}
+
+const quoted = (s: string): string => JSON.stringify(s);
+
+/** A word the shell passes as it is, quoted only when it must be. */
+function shellWord(s: string): string {
+  return /^[\w.@%+=:,/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeBulk } from '../src/engines/api/normalize.js';
+import { decide, type Checks } from '../src/engines/local/decide.js';
+import { precheckVerdict } from '../src/pipeline/precheck.js';
+import { reasonOf, REASON_TABLE, REASONS, statusesOf } from '../src/reason.js';
+import { errorVerdict, type Verdict } from '../src/verdict.js';
+
+/** one Shape A bulk item through the client's own normalisation */
+const shapeA = (status: string, details: Record<string, unknown>): Verdict =>
+  normalizeBulk({ results: [{ email: 'a@example.com', isValid: status !== 'invalid', status, confidence: 0.5, provider: 'p', details }] })![0]!;
+/** one Shape B bulk item (no status, no details: isValid, flags and perhaps a type) */
+const shapeB = (item: Record<string, unknown>): Verdict =>
+  normalizeBulk({ success: true, data: { results: [{ email: 'a@example.com', confidence: 0.5, ...item }] } })![0]!;
+/** the offline engine's verdict for these checks */
+const engine = (c: Partial<Checks>): Verdict => decide('a@example.com', { syntax: true, domain: 'example.com', dns: 'mx', ...c });
+
+describe('reasonOf', () => {
+  it.each<[string, Verdict, string]>([
+    // Shape A
+    ['A valid', shapeA('valid', { syntax: true, mx: true }), ''],
+    ['A invalid, bad syntax', shapeA('invalid', { syntax: false, mx: false }), 'syntax'],
+    ['A invalid, no MX', shapeA('invalid', { syntax: true, mx: false }), 'no_mail_server'],
+    ['A invalid, mailbox refused (serve --smtp)', shapeA('invalid', { syntax: true, mx: true, smtp: false }), 'mailbox_not_found'],
+    ['A invalid, nothing more', shapeA('invalid', { syntax: true, mx: true }), 'rejected'],
+    ['A risky, disposable and role: disposable wins', shapeA('risky', { disposable: true, role: true }), 'disposable'],
+    ['A risky, a suggestion beats role', shapeA('risky', { role: true, suggestion: 'a@gmail.com' }), 'typo'],
+    ['A risky, catch-all beats role', shapeA('risky', { role: true, smtp: true, catchAll: true }), 'catch_all'],
+    ['A risky, full (smtp false on a risky row) beats catch-all', shapeA('risky', { smtp: false, catchAll: true }), 'mailbox_full'],
+    ['A risky, role', shapeA('risky', { role: true, disposable: false }), 'role'],
+    ['A risky, nothing more', shapeA('risky', { syntax: true, mx: true }), 'low_confidence'],
+    ['A unknown', shapeA('unknown', {}), 'unverifiable'],
+    // Shape B
+    ['B valid', shapeB({ isValid: true }), ''],
+    ['B invalid', shapeB({ isValid: false }), 'rejected'],
+    ['B risky by type, disposable', shapeB({ isValid: true, type: 'risky', disposable: true }), 'disposable'],
+    ['B risky by type, role', shapeB({ isValid: true, type: 'risky', role: true }), 'role'],
+    ['B risky by type, nothing more', shapeB({ isValid: true, type: 'risky' }), 'low_confidence'],
+    ['B unknown by type', shapeB({ isValid: false, type: 'unknown' }), 'unverifiable'],
+    // precheck and rows without a verdict
+    ['precheck, empty cell', precheckVerdict(''), 'syntax'],
+    ['precheck, no @', precheckVerdict('not-an-address'), 'syntax'],
+    ['no verdict from the API', errorVerdict('a@example.com', 'RATE_LIMITED', 'rate limited'), 'api_error'],
+    ['missing from the responses', errorVerdict('a@example.com', 'MISSING_RESULT', 'missing'), 'api_error'],
+    ['a dry run sent nothing', errorVerdict('a@example.com', 'DRY_RUN', 'would be sent'), 'unverifiable'],
+    // the offline engine
+    ['engine, bad syntax', decide('nope', { syntax: false, dns: 'skipped' }), 'syntax'],
+    ['engine, NXDOMAIN', engine({ dns: 'nxdomain' }), 'domain_not_found'],
+    ['engine, null MX', engine({ dns: 'null-mx' }), 'no_mail_server'],
+    ['engine, neither MX nor A', engine({ dns: 'no-mail-host' }), 'no_mail_server'],
+    ['engine, NXDOMAIN beats disposable', engine({ dns: 'nxdomain', disposable: true }), 'domain_not_found'],
+    ['engine, DNS unanswered', engine({ dns: 'unanswered' }), 'dns_error'],
+    ['engine, DNS unanswered but a role address: risky first', engine({ dns: 'unanswered', role: true }), 'role'],
+    ['engine, MX', engine({}), ''],
+    ['engine, DNS off', engine({ dns: 'skipped' }), ''],
+    ['engine, typo', engine({ suggestion: 'a@gmail.com' }), 'typo'],
+    ['engine, address literal', decide('a@[192.0.2.1]', { syntax: true, domain: '[192.0.2.1]', literal: true, dns: 'skipped' }), 'low_confidence'],
+    ['engine, mailbox refused', engine({ mailbox: 'refused' }), 'mailbox_not_found'],
+    ['engine, mailbox disabled', engine({ mailbox: 'disabled' }), 'mailbox_disabled'],
+    ['engine, mailbox full', engine({ mailbox: 'full' }), 'mailbox_full'],
+    ['engine, full role mailbox: full wins', engine({ mailbox: 'full', role: true }), 'mailbox_full'],
+    ['engine, catch-all', engine({ mailbox: 'accepted', catchAll: true }), 'catch_all'],
+    ['engine, accepted', engine({ mailbox: 'accepted', catchAll: false }), ''],
+    ['engine, valid domain, mailbox check timed out', engine({ smtpFailure: 'timeout' }), 'smtp_timeout'],
+    ['engine, valid domain, greylisted', engine({ smtpFailure: 'greylisted' }), 'greylisted'],
+    ['engine, valid domain, port 25 unreachable', engine({ smtpFailure: 'unreachable' }), 'smtp_unreachable'],
+    ['engine, valid domain, checker blocked', engine({ smtpFailure: 'blocked' }), 'smtp_blocked'],
+    ['engine, an answer makes a failure with another host moot', engine({ mailbox: 'accepted', catchAll: false, smtpFailure: 'timeout' }), ''],
+  ])('%s', (_name, verdict, reason) => {
+    expect(reasonOf(verdict)).toBe(reason);
+    if (reason !== '') expect(statusesOf(reason as (typeof REASONS)[number])).toContain(verdict.status);
+  });
+
+  it('every token is snake_case, listed once, under one status', () => {
+    expect(new Set(REASONS).size).toBe(REASONS.length);
+    for (const r of REASONS) expect(r).toMatch(/^[a-z]+(_[a-z]+)*$/);
+    expect(Object.keys(REASON_TABLE)).toEqual(['invalid', 'risky', 'unknown']);
+  });
+});
