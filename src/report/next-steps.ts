@@ -28,7 +28,8 @@ const BY_STATUS: Record<Status, Step> = {
 };
 
 /**
- * What to do by reason: the reason says why a row is not plainly valid, so it
+ * What to do by reason (as docs/output.md's table of reasons says it, in
+ * fewer words): the reason says why a row is not plainly valid, so it
  * decides the step. Every reason of the vocabulary has one (the type sees to it).
  */
 const BY_REASON: Record<Reason, Step> = {
@@ -36,21 +37,21 @@ const BY_REASON: Record<Reason, Step> = {
   domain_not_found: { action: 'suppress', advice: 'the domain does not exist' },
   no_mail_server: { action: 'suppress', advice: 'the domain receives no mail' },
   mailbox_not_found: { action: 'suppress', advice: 'the mail server says this mailbox does not exist' },
-  mailbox_disabled: { action: 'suppress', advice: 'the mailbox is disabled or has moved' },
+  mailbox_disabled: { action: 'suppress', advice: 'the mailbox is disabled or has moved: ask the person for a new address' },
   rejected: { action: 'suppress', advice: 'the API judged it undeliverable' },
-  disposable: { action: 'suppress', advice: 'a throwaway inbox: nobody reads it for long' },
+  disposable: { action: 'suppress', advice: 'a throwaway inbox: suppress for anything but a one-off mail' },
   typo: { action: 'fix', advice: 'a misspelt domain: correct it to the suggestion, then validate again' },
   mailbox_full: { action: 'retry', advice: 'the mailbox exists but is full: try again in a few days' },
   catch_all: { action: 'send', advice: 'with care: the domain accepts any address, so this one is unproven; watch the bounces' },
-  role: { action: 'send', advice: 'with care: a shared inbox (info@, admin@) that complains more often than a person' },
+  role: { action: 'send', advice: 'a shared inbox (info@, support@): fine for business mail; send to a person if you have one' },
   low_confidence: { action: 'send', advice: 'with care: the API is not sure; watch the bounces' },
   dns_error: { action: 'retry', advice: 'DNS did not answer: run again later, or with another --dns-server' },
   smtp_unreachable: { action: 'retry', advice: 'the mail server could not be reached: run again later' },
   smtp_timeout: { action: 'retry', advice: 'the mail server was too slow to answer: run again later' },
   greylisted: { action: 'retry', advice: 'the mail server asked to come back later: run again in an hour' },
-  smtp_blocked: { action: 'retry', advice: 'the mail server blocked the checker itself: run again from another network or with --smtp-proxy' },
+  smtp_blocked: { action: 'retry', advice: 'the mail server refused the checker itself: check from a host with a good reputation or through --smtp-proxy' },
   api_error: { action: 'retry', advice: 'the API gave no verdict (see the error column): run again with --journal' },
-  unverifiable: { action: 'retry', advice: 'nobody could tell: run again later' },
+  unverifiable: { action: 'retry', advice: 'nobody could tell: run again later, or validate with another engine' },
 };
 
 /** The next step for rows of `status` with `reason` ('' for none); `fixable`: a did-you-mean suggestion would fix it. */
