@@ -68,6 +68,8 @@ export interface Verdict {
   details: Details;
   /** set when no verdict could be obtained; status is then `unknown` */
   error?: VerdictError;
+  /** why the mailbox check was not made or could not tell, in words (serve's rawResponse) */
+  smtpNote?: string;
 }
 
 export function errorVerdict(email: string, code: ErrorCode, message: string): Verdict {

@@ -6,7 +6,7 @@ import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
-import type { ReportJob } from '../report/report-job.js';
+import type { ReportFile } from './report-file.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -19,7 +19,7 @@ import type { ReportJob } from '../report/report-job.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: number; terminal: TerminalFlags; report?: ReportJob },
+  options: { batchSize: number; concurrency: number; terminal: TerminalFlags; report?: ReportFile },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -49,7 +49,7 @@ export async function runDryRun(
     concurrency: options.concurrency,
   };
   process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
-  await options.report?.write(summary, { dryRun: figures });
+  await options.report?.write(summary, { dryRun: figures }, 'complete');
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

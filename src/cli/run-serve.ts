@@ -6,6 +6,17 @@ const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${line}\n`);
 };
 
+/**
+ * Addresses whose mailbox check may be pending at once in `serve --smtp`.
+ * Past it a request is answered from DNS and the lists (smtp empty), as at
+ * the deadline. A pending check to a tarpit holds 66-97 KiB of RSS
+ * (bench/smtp-serve.bench.mjs), so this bounds the check's memory to
+ * about 100 MiB.
+ */
+export const SERVE_SMTP_MAX_PENDING = 1000;
+/** the per-host time budget (--smtp-budget) is renewed this often in serve */
+export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
+
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
 export async function runServe(flags: ServeFlags): Promise<void> {
   // loaded when serving, not whenever the CLI starts
@@ -23,6 +34,13 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const config = await loadServeConfig(flags);
   if (flags.smtp && !config.dns) throw new UsageError('--smtp needs DNS to find mail servers: drop --no-dns');
   const smtp = smtpSettings(flags, process.env, (line) => say(`warning: ${line}`));
+  if (smtp) {
+    // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
+    smtp.publicOnly = !flags.smtpAllowPrivate;
+    smtp.maxPending = SERVE_SMTP_MAX_PENDING;
+    // serve runs for months: a host's time budget is renewed, never spent for good
+    smtp.hostBudgetWindowMs = SERVE_SMTP_BUDGET_WINDOW_MS;
+  }
   if (config.redis && maskPasswordInArgv(config.redis.target)) {
     say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
   }
@@ -60,6 +78,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     onLog: say,
     metrics,
     ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
+    ...(smtp ? { smtpState: () => engine.smtpState() } : {}),
   }).catch(async (err: unknown) => {
     await engine.close();
     await redis?.close();

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
@@ -6,7 +6,8 @@ import { knownEncoding } from '../read/decode.js';
 import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
 import { planOutput, resolveColumns } from '../write/output-plan.js';
-import { openOutputs } from '../write/outputs.js';
+import { openOutputs, splitFiles } from '../write/outputs.js';
+import { refuseCollisions } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { apiSettings, localSettings, resolveEngine } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
@@ -21,7 +22,7 @@ import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
-import { ReportJob } from '../report/report-job.js';
+import { ReportFile } from './report-file.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -45,6 +46,19 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
     throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
   }
+  // No file written may be the input or another output, under any name: refused
+  // before the input is read or anything is created.
+  await refuseCollisions([
+    { flag: 'input', path: inputPath },
+    { flag: '-o', path: plan.file },
+    // `>> in.csv` would append the verdicts to the input while it is read
+    { flag: 'stdout', path: plan.file === undefined && !plan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
+    ...splitFiles(plan).map((path) => ({ flag: '--split', path })),
+    { flag: '--summary', path: flags.summary },
+    { flag: '--report', path: flags.report },
+    { flag: '--journal', path: flags.journal },
+    { flag: '--cache', path: flags.cache },
+  ]);
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const addressCheck = {
@@ -73,7 +87,6 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   });
   const columns = resolveColumns(plan.columns, input.kind);
   const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-  const runFiles = { input: inputPath, output: flags.output, summary: flags.summary };
   // Each part gets the options it uses, not every flag of the command.
   const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
   const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
@@ -82,28 +95,31 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
   return cleanUp.around(async () => {
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job, runFiles);
+      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
-      const report = flags.report === undefined ? undefined : await ReportJob.open(flags.report, { input: inputPath, engine: choice.engine });
+      const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+      cleanUp.defer(() => report?.discard()); // nothing once it is written
       return runDryRun(input, choice.engine, { ...batching, terminal, report }, known, choice.engine === 'api' ? choice : undefined);
     }
 
     let interrupts: Interrupts | undefined;
     // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
     cleanUp.defer(() => interrupts?.dispose());
-    const { known, journal } = await openStores(stores, job, runFiles);
+    const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
-    const report = flags.report === undefined ? undefined : await ReportJob.open(flags.report, { input: inputPath, engine: choice.engine });
-    /** a result in hand and every output flushed: the summary may be written */
+    const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+    /** a result in hand and every output flushed: the summary and the report may be written */
     let ended = false;
-    cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
+    cleanUp.defer(() => (!ended || output.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
     const output = await openOutputs(plan, input.header, columns, input.emailColumn);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
-      await output.end();
+      // only a complete run replaces an output; an interrupted one fills only an empty place
+      const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
+      if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
       ended = result !== undefined;
     });
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
@@ -176,8 +192,12 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     if (failures.length && choice.engine === 'api') {
       summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
     }
-    await summaryFile?.write(summary);
-    await report?.write(summary, { output: output.label });
+    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+    }
+    if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.report} left as it was: only a complete run replaces an output`);
+    }
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));
@@ -191,3 +211,11 @@ function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
 
+/** Whether stdout is redirected to a regular file (`> out.csv`), which may then be the input. */
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
+}

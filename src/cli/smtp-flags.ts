@@ -6,7 +6,7 @@ import { intIn, nonNegativeSeconds, positiveNumber } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 
-export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25 };
+export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25, budgetSeconds: 120 };
 
 /**
  * The default EHLO name: this machine's name when it is a fully-qualified one
@@ -27,7 +27,7 @@ export const SMTP_OPTIONS = {
   smtpFrom: spec<string | undefined>(() => new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')),
   smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(intIn(1, 65535)).default(SMTP_DEFAULTS.port)),
   smtpTimeout: spec<number>(() =>
-    new Option('--smtp-timeout <ms>', 'per SMTP reply, the banner included').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
+    new Option('--smtp-timeout <ms>', 'per SMTP reply and TCP handshake; the banner may take up to 60 s (or this, when longer), within --smtp-budget').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
   smtpProxy: spec<string | undefined>(() =>
     new Option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')),
   smtpConcurrency: spec<number>(() =>
@@ -38,6 +38,10 @@ export const SMTP_OPTIONS = {
     new Option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)')
       .argParser(nonNegativeSeconds)
       .default(SMTP_DEFAULTS.retryDelaySeconds)),
+  smtpBudget: spec<number>(() =>
+    new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (MX host); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it')
+      .argParser(positiveNumber)
+      .default(SMTP_DEFAULTS.budgetSeconds)),
 };
 
 /** serve's own: a request is answered within this, with or without the mailbox check. */
@@ -46,6 +50,8 @@ export const SMTP_DEADLINE_OPTION = {
     new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
       .argParser(positiveNumber)
       .default(SMTP_DEFAULTS.deadlineSeconds)),
+  smtpAllowPrivate: spec<boolean | undefined>(() =>
+    new Option('--smtp-allow-private', 'let the mailbox check dial MX hosts on loopback, private, link-local or CGNAT addresses and IP-literal MX names (off: an API key must not reach inside this network)')),
 };
 
 /** The --smtp flags as commander hands them over. */
@@ -91,6 +97,7 @@ export function smtpSettings(flags: SmtpFlags, env: Record<string, string | unde
     concurrency: flags.smtpConcurrency,
     perHost: flags.smtpPerHost,
     retryDelayMs: Math.round(flags.smtpRetryDelay * 1000),
+    hostBudgetMs: Math.round(flags.smtpBudget * 1000),
   };
   if (proxy) settings.proxy = proxy;
   if (flags.smtpDeadline !== undefined) settings.deadlineMs = Math.round(flags.smtpDeadline * 1000);

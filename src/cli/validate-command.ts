@@ -42,12 +42,13 @@ Output columns (appended to the input's own; a text or stdin list gets "email" f
 Exit status:
   0    every row has a verdict
   1    an unexpected error (a bug: please report it)
-  2    usage or input error (bad flag, unreadable file, no address column)
+  2    usage or input error (bad flag, unreadable file, no address column,
+       an output that is the input or another output, a path that cannot be written)
   3    the API refused the key, or the API is configured and no key was found
   4    finished, but some rows carry an error (the causes are printed)
   5    finished, but a --fail-on rule holds
   74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
-  130  interrupted (Ctrl-C) after flushing the output and the journal; 143 on SIGTERM
+  130  interrupted (Ctrl-C) after flushing the journal (an existing output is left as it was); 143 on SIGTERM
 
 Environment:
   MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never pass it as a flag
@@ -74,6 +75,8 @@ export const VALIDATE_OPTIONS = {
     new Option('--except <statuses|reasons>', 'leave out rows with these statuses or reasons, e.g. disposable,typo,mailbox_full').argParser(tokenList)),
   unique: spec<boolean | undefined>(() => new Option('--unique', 'write only the first row of each address (the summary counts the rest)')),
   bom: spec<boolean | undefined>(() => new Option('--bom', 'start CSV output with a UTF-8 byte order mark, for Excel on Windows')),
+  escapeFormulas: spec<boolean | undefined>(() =>
+    new Option('--escape-formulas', "also defuse input cells a spreadsheet would execute (=, +, -, @, tab, CR): a leading ' (CSV)")),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
   report: spec<string | undefined>(() =>
     new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),

@@ -104,89 +104,95 @@ function mailboxCode(d: Details): string | undefined {
 }
 
 /**
- * The tail of the last line: a run's verdicts come in long runs that differ only
- * in the address, so the rest of the line is built once per run of them.
+ * Writes verdicts as lines, and their tails: everything after the address,
+ * `"v11100-",0.95,"mailgun",1]` (see encodeVerdict) — the one encoding of a
+ * verdict without its address. It remembers the tail of the last line: a run's
+ * verdicts come in long runs that differ only in the address, so the rest of
+ * the line is built once per run of them. One per writer (a journal, a cache,
+ * the dedupe memo), so that no state is shared between them.
  */
-let last:
-  | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
-  | undefined;
+export class VerdictEncoder {
+  private last:
+    | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string; end: string }
+    | undefined;
 
-/**
- * Everything after the address: `"v11100-",0.95,"mailgun",1]` (see
- * encodeVerdict) — the one encoding of a verdict without its address. The
- * domain is 1 when it is `own`: the domain part of the address the verdict is
- * filed under.
- */
-function tailOf(v: Verdict, code: string, own = ownDomainTold(v.details, v.email)): string {
-  const d = v.details;
-  const c = v.confidence;
-  // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
-  const shared = d.suggestion === undefined && (d.domain === undefined || own);
-  const domain = d.domain === undefined ? 0 : 1;
-  const mailbox = mailboxCode(d);
-  if (
-    shared && last && last.code === code && last.confidence === c && last.provider === v.provider &&
-    last.domain === domain && last.mailbox === mailbox
-  ) {
-    return last.tail;
+  /**
+   * The tail of `v`. The domain is 1 when it is `own`: the domain part of the
+   * address the verdict is filed under.
+   */
+  private tailOf(v: Verdict, code: string, own = ownDomainTold(v.details, v.email)): string {
+    const d = v.details;
+    const c = v.confidence;
+    const last = this.last;
+    // Shared tails only for a domain that is the address's own (or not told), without a suggestion.
+    const shared = d.suggestion === undefined && (d.domain === undefined || own);
+    const domain = d.domain === undefined ? 0 : 1;
+    const mailbox = mailboxCode(d);
+    if (
+      shared && last && last.code === code && last.confidence === c && last.provider === v.provider &&
+      last.domain === domain && last.mailbox === mailbox
+    ) {
+      return last.tail;
+    }
+    let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
+    tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
+    if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
+    else if (mailbox !== undefined) tail += ',null';
+    if (mailbox !== undefined) tail += ',"' + mailbox + '"';
+    tail += ']';
+    if (shared) this.last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
+    return tail;
   }
-  let tail = '"' + code + '",' + (c !== undefined && Number.isFinite(c) ? String(c) : 'null') + ',' + JSON.stringify(v.provider) + ',';
-  tail += d.domain === undefined ? 'null' : own ? '1' : JSON.stringify(d.domain);
-  if (d.suggestion !== undefined) tail += ',' + JSON.stringify(d.suggestion);
-  else if (mailbox !== undefined) tail += ',null';
-  if (mailbox !== undefined) tail += ',"' + mailbox + '"';
-  tail += ']';
-  if (shared) last = { code, confidence: c, provider: v.provider, domain, mailbox, tail, end: '",' + tail + '\n' };
-  return tail;
-}
 
-/**
- * The tail of `v` filed under `address` when other addresses can share it —
- * no suggestion, and no domain but the address's own — else undefined. The
- * dedupe memo keeps one verdict per distinct shared tail.
- */
-export function sharedTail(v: Verdict, address: string): string | undefined {
-  const d = v.details;
-  const own = ownDomainTold(d, address);
-  if (d.suggestion !== undefined || (d.domain !== undefined && !own)) return undefined;
-  return tailOf(v, codeOf(v), own);
+  /**
+   * The tail of `v` filed under `address` when other addresses can share it —
+   * no suggestion, and no domain but the address's own — else undefined. The
+   * dedupe memo keeps one verdict per distinct shared tail.
+   */
+  sharedTail(v: Verdict, address: string): string | undefined {
+    const d = v.details;
+    const own = ownDomainTold(d, address);
+    if (d.suggestion !== undefined || (d.domain !== undefined && !own)) return undefined;
+    return this.tailOf(v, codeOf(v), own);
+  }
+
+  /**
+   * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
+   * directly: this runs for every verdict of a run, and skipping the array and
+   * the generic serialiser keeps the journal's cost low.
+   */
+  line(v: Verdict, prefix?: number): string {
+    const head = prefix === undefined ? '[' : `[${prefix},`;
+    return head + quote(v.email) + ',' + this.tailOf(v, codeOf(v));
+  }
+
+  /**
+   * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
+   * verdict: recording it would stop a re-run from retrying the address.
+   */
+  lines(verdicts: readonly Verdict[], prefix?: number): string {
+    // Few pieces per line: every concatenation leaves a short-lived string for the
+    // garbage collector, and a million lines make that count.
+    const open = prefix === undefined ? '["' : `[${prefix},"`;
+    let text = '';
+    for (const v of verdicts) {
+      if (v.error) continue;
+      text += PLAIN.test(v.email) ? open + v.email + this.lineEnd(v) : this.line(v, prefix) + '\n';
+    }
+    return text;
+  }
+
+  /** What follows a plain address up to the end of its line: `",` + tail + newline. */
+  private lineEnd(v: Verdict): string {
+    const tail = this.tailOf(v, codeOf(v));
+    const last = this.last;
+    return last !== undefined && last.tail === tail ? last.end : '",' + tail + '\n';
+  }
 }
 
 /** The verdict tells a domain, and it is the domain part of `address`. */
 function ownDomainTold(d: Details, address: string): boolean {
   return d.domain !== undefined && isDomainOf(d.domain, address);
-}
-
-/** What follows a plain address up to the end of its line: `",` + tail + newline. */
-function lineEnd(v: Verdict): string {
-  const tail = tailOf(v, codeOf(v));
-  return last !== undefined && last.tail === tail ? last.end : '",' + tail + '\n';
-}
-
-/**
- * JSON.stringify(encodeVerdict(v)) (with `prefix` as a leading field), built
- * directly: this runs for every verdict of a run, and skipping the array and
- * the generic serialiser keeps the journal's cost low.
- */
-export function encodeLine(v: Verdict, prefix?: number): string {
-  const head = prefix === undefined ? '[' : `[${prefix},`;
-  return head + quote(v.email) + ',' + tailOf(v, codeOf(v));
-}
-
-/**
- * The NDJSON lines for the verdicts worth keeping. A row with `error` got no
- * verdict: recording it would stop a re-run from retrying the address.
- */
-export function encodeLines(verdicts: readonly Verdict[], prefix?: number): string {
-  // Few pieces per line: every concatenation leaves a short-lived string for the
-  // garbage collector, and a million lines make that count.
-  const open = prefix === undefined ? '["' : `[${prefix},"`;
-  let text = '';
-  for (const v of verdicts) {
-    if (v.error) continue;
-    text += PLAIN.test(v.email) ? open + v.email + lineEnd(v) : encodeLine(v, prefix) + '\n';
-  }
-  return text;
 }
 
 /** The inverse of encodeVerdict, or undefined when `a` is not one (a damaged line). */

@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import { sharedTail } from './verdict-encoding.js';
+import { VerdictEncoder } from './verdict-encoding.js';
 import { domainOf } from './address-key.js';
 
 /**
@@ -32,7 +32,7 @@ export type KeyHash = (key: string) => number;
  * grow by an object per row), so it keeps no string or object per address: the keys as bytes, side
  * by side (see KeyArena), and the index of a shared verdict "shape" in two
  * bytes: a verdict without its address, known by its tail — the same encoding
- * the journal and the cache write after the address (see sharedTail). Most
+ * the journal and the cache write after the address (see VerdictEncoder.sharedTail). Most
  * verdicts of a run share a handful of shapes; verdicts that cannot share one
  * (a suggestion, an unusual domain) are kept whole in a side map.
  *
@@ -58,6 +58,7 @@ export class VerdictMemo {
   private readonly shapes: Verdict[] = [];
   private readonly shapeIds = new Map<string, number>();
   private readonly whole = new Map<number, Verdict>();
+  private readonly encoder = new VerdictEncoder();
 
   /** `hash` is injectable so that a test can make every key collide. */
   constructor(hash?: KeyHash) {
@@ -131,13 +132,13 @@ export class VerdictMemo {
 
   /**
    * The index of the shape of `v` filed under `key`, added if new; -1 when it
-   * has none to share (see sharedTail) or the shapes are all taken. A shape is
+   * has none to share (see VerdictEncoder.sharedTail) or the shapes are all taken. A shape is
    * known by its tail, the journal's encoding of a verdict without its address.
    */
   private shapeOf(v: Verdict, key: string): number {
     // a confidence the tail cannot tell apart (NaN and Infinity are written null)
     if (v.confidence !== undefined && !Number.isFinite(v.confidence)) return -1;
-    const tail = sharedTail(v, key);
+    const tail = this.encoder.sharedTail(v, key);
     if (tail === undefined) return -1;
     const sig = v.error ? tail + JSON.stringify([v.error.code, v.error.message]) : tail;
     let id = this.shapeIds.get(sig);

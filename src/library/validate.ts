@@ -5,15 +5,19 @@ import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
+import { checkInteger } from '../check-options.js';
 
 export interface LibraryValidateOptions {
   /** createApiValidator(…) or createLocalValidator(…); default: the offline engine with the system resolver */
   validator?: Validator;
-  /** distinct addresses per engine call, 1..1000 (default 1000) */
+  /** distinct addresses per engine call, an integer 1..1000 (default 1000); else a RangeError at the call */
   batchSize?: number;
-  /** engine calls in flight at most (default 4) */
+  /** engine calls in flight at most, an integer of at least 1 (default 4); else a RangeError at the call */
   concurrency?: number;
-  /** stops the run: no more rows are read or sent; the iteration ends */
+  /**
+   * stops the run: no more rows are read or sent, calls in flight are given up
+   * (even one that never settles), and the iteration rejects with the signal's reason
+   */
   signal?: AbortSignal;
   /** called once at the end of a complete run with the run's summary (the CLI's --summary) */
   onSummary?: (summary: Summary) => void;
@@ -39,10 +43,12 @@ const HIGH_WATER = 2048;
  * duplicates, empty and malformed ones included, as the CLI writes them. The
  * addresses are streamed: an async iterable is read as the run goes.
  */
-export async function* validate(
-  addresses: Iterable<string> | AsyncIterable<string>,
-  options: LibraryValidateOptions = {},
-): AsyncGenerator<Verdict> {
+export function validate(addresses: Iterable<string> | AsyncIterable<string>, options: LibraryValidateOptions = {}): AsyncGenerator<Verdict> {
+  checkOptions(options);
+  return validateRows(addresses, options);
+}
+
+async function* validateRows(addresses: Iterable<string> | AsyncIterable<string>, options: LibraryValidateOptions): AsyncGenerator<Verdict> {
   const input: Input = { kind: 'text', header: ['email'], emailColumn: 0, rows: rowsOf(addresses), close: () => {} };
   for await (const r of run(input, options)) yield r.verdict;
 }
@@ -51,7 +57,18 @@ export async function* validate(
  * Validates a file the way `mailsift validate FILE` reads it (.csv/.tsv by
  * extension, else one address per line) and yields each row with its verdict, in order.
  */
-export async function* validateFile(path: string, options: FileValidateOptions = {}): AsyncGenerator<RowVerdict> {
+export function validateFile(path: string, options: FileValidateOptions = {}): AsyncGenerator<RowVerdict> {
+  checkOptions(options);
+  return validateFileRows(path, options);
+}
+
+/** Bad numbers fail at the call, not as a hang at the first row (a concurrency of 0 never gets a free slot). */
+function checkOptions(options: LibraryValidateOptions): void {
+  checkInteger('batchSize', options.batchSize, 1, 1000);
+  checkInteger('concurrency', options.concurrency, 1);
+}
+
+async function* validateFileRows(path: string, options: FileValidateOptions): AsyncGenerator<RowVerdict> {
   const input = await openInput({ path, ...(options.column === undefined ? {} : { column: options.column }) });
   try {
     yield* run(input, options);
@@ -87,13 +104,18 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
   let wakeConsumer: (() => void) | undefined;
   let wakeProducer: (() => void) | undefined;
   const stop = new AbortController();
-  const onAbort = (): void => stop.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  if (options.signal?.aborted) onAbort();
   const notify = (): void => {
     wakeConsumer?.();
     wakeConsumer = undefined;
   };
+  const onAbort = (): void => {
+    stop.abort(options.signal?.reason);
+    // both sides may be waiting: the pipeline for room, the caller for rows
+    wakeProducer?.();
+    notify();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
   const writer: RowWriter = {
     begin: async () => {},
     row: (fields, verdict) => void queue.push({ fields: [...fields], verdict }),
@@ -125,6 +147,7 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
     });
   try {
     for (;;) {
+      if (options.signal?.aborted) throw options.signal.reason;
       if (queue.length) {
         const ready = queue.splice(0);
         wakeProducer?.();
@@ -135,6 +158,7 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
       if (finished) break;
       await new Promise<void>((resolve) => (wakeConsumer = resolve));
     }
+    if (options.signal?.aborted) throw options.signal.reason;
     if (failure !== undefined) throw failure;
     if (result?.complete) options.onSummary?.(result.summary);
   } finally {

@@ -85,6 +85,12 @@ class Pipeline {
   private readonly filter: RowFilter;
   /** --unique: the later rows of each address, marked as they are routed (a set of rows, not of addresses) */
   private readonly duplicates = new WeakSet<InputRow>();
+  /**
+   * Frees the place of each call in flight: called when its answer has been
+   * taken, or when `cancel` aborts — so a call that never settles cannot hold
+   * the run. (One listener on `cancel` for the run, not one per call.)
+   */
+  private readonly giveUp = new Set<() => void>();
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine, options.filter?.unique);
@@ -92,11 +98,14 @@ class Pipeline {
     this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
+    this.cancel.addEventListener('abort', () => {
+      for (const free of this.giveUp) free();
+    }, { once: true });
   }
 
   /** The one stop condition: interrupted, the reader gone, or a batch failed. */
   private get halted(): boolean {
-    return this.stop.aborted || this.fatal !== undefined;
+    return this.stop.aborted || this.cancel.aborted || this.fatal !== undefined;
   }
 
   async run(): Promise<RunResult> {
@@ -122,7 +131,7 @@ class Pipeline {
       this.tally.inputDone = true;
       await this.dispatch();
     }
-    while (this.inFlight.size) await this.nextAnswer();
+    while (this.inFlight.size && !this.cancel.aborted) await this.nextAnswer();
     if (this.fatal !== undefined) throw this.fatal;
     await this.release();
     const summary = this.tally.summary(this.options.validator.stats());
@@ -183,11 +192,11 @@ class Pipeline {
     if (this.batch.emails.length === 0) return;
     const b = this.batch;
     this.batch = newBatch();
-    while (this.inFlight.size >= this.options.concurrency) await Promise.race(this.inFlight);
+    while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race(this.inFlight);
     // Stopped, or failed, while waiting for a free slot: this batch is never
     // sent (nor paid for), its rows never written.
     if (this.halted) return;
-    const job = this.options.validator
+    const answered = this.options.validator
       .validate(b.emails, this.cancel)
       .then((verdicts) => this.settle(b, verdicts))
       .catch((err: unknown) => {
@@ -195,8 +204,16 @@ class Pipeline {
         // its rows stay unwritten, which is no failure.
         if (this.cancel.aborted || this.stop.aborted) return;
         this.fatal ??= err;
-      })
-      .finally(() => this.inFlight.delete(job));
+      });
+    let free!: () => void;
+    const job: Promise<void> = new Promise<void>((resolve) => {
+      free = resolve;
+      void answered.then(resolve);
+    }).finally(() => {
+      this.giveUp.delete(free);
+      this.inFlight.delete(job);
+    });
+    this.giveUp.add(free);
     this.inFlight.add(job);
   }
 
@@ -206,6 +223,8 @@ class Pipeline {
       const fresh = verdicts.filter((v) => !v.error);
       if (fresh.length) await known.record(fresh);
     }
+    // Given up on (see `cancel`): recorded above if it came, but no longer written — the run has ended.
+    if (this.cancel.aborted) return;
     // Validators answer under the address as asked (see Validator), usually in
     // the order asked: take that fast path, and look up the rest.
     let byEmail: Map<string, Verdict> | undefined;

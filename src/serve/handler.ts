@@ -26,6 +26,8 @@ export interface HandlerContext {
   metrics?: ServeMetrics;
   /** what GET /readyz reports about the shared store */
   redisState?: () => 'connected' | 'unreachable';
+  /** what GET /readyz reports about the mailbox check */
+  smtpState?: () => 'ok' | 'blocked' | 'off';
 }
 
 const ROUTES = new Set(['/api/validate', '/api/validate/bulk']);
@@ -197,7 +199,8 @@ async function handle(
 /**
  * GET /healthz: the process answers. GET /readyz: whether to send it traffic,
  * 503 once it is draining; with --redis the body says whether the shared store
- * answers — "degraded" is still 200, since every instance loses Redis at once
+ * answers, with --smtp whether outbound SMTP works (`smtp: blocked` while it is
+ * judged blocked; it is tried again later) — "degraded" is still 200, since every instance loses Redis at once
  * and a load balancer that dropped them all would turn a Redis blip into an
  * outage; `?strict` makes it 503 for those who want that. GET /metrics: the
  * Prometheus text format.
@@ -217,10 +220,13 @@ async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   }
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, ctx.closing());
   const redis = ctx.redisState?.() ?? 'not configured';
-  const status = ctx.closing() ? 'draining' : redis === 'unreachable' ? 'degraded' : 'ready';
+  const smtp = ctx.smtpState?.();
+  // outbound SMTP judged blocked (tried again later): requests are still answered, from DNS and the lists
+  const degraded = redis === 'unreachable' || smtp === 'blocked';
+  const status = ctx.closing() ? 'draining' : degraded ? 'degraded' : 'ready';
   const strict = /[?&]strict(=|&|$)/.test(req.url ?? '');
   const code = status === 'draining' || (status === 'degraded' && strict) ? 503 : 200;
-  return sendJson(res, code, { status, redis }, ctx.closing());
+  return sendJson(res, code, { status, redis, ...(smtp && smtp !== 'off' ? { smtp } : {}) }, ctx.closing());
 }
 
 /**

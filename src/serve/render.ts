@@ -40,6 +40,9 @@ function rawResponseOf(v: Verdict): Record<string, unknown> {
     deliverable: d.smtp === false ? false : d.smtp === true && d.catchAll === false ? true : undefined,
     catch_all: d.catchAll,
     accept_all: d.catchAll,
+    // why the mailbox check could not tell, or was not made (its SSRF guard, a full queue)
+    smtp_failure: d.smtp === undefined ? d.smtpFailure : undefined,
+    smtp_note: d.smtp === undefined ? v.smtpNote : undefined,
   };
 }
 

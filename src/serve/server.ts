@@ -32,6 +32,8 @@ export interface ServeOptions {
   metrics?: ServeMetrics;
   /** the shared store's state, for GET /readyz (serve --redis) */
   redisState?: () => 'connected' | 'unreachable';
+  /** the mailbox check's state, for GET /readyz (serve --smtp) */
+  smtpState?: () => 'ok' | 'blocked' | 'off';
 }
 
 export interface RunningServer {
@@ -57,6 +59,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     onLog,
     metrics: options.metrics,
     redisState: options.redisState,
+    smtpState: options.smtpState,
   });
   const server: Server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)

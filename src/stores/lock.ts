@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MailsiftError, UsageError } from '../errors.js';
+import { MailsiftError, pathTrouble, UsageError } from '../errors.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
@@ -33,7 +33,7 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
         throw new UsageError(`${what} ${path} is in use by another mailsift run (pid ${err.pid}); wait for it, or give another ${what} path`);
       }
       if (err instanceof MailsiftError) throw err;
-      throw new UsageError(`cannot lock ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+      throw new UsageError(`cannot lock ${what} ${path}: ${pathTrouble(err) ?? (err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
   }
 }

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import { jobBinding, type BindingOptions } from './binding.js';
@@ -22,29 +21,12 @@ export interface Stores {
 }
 
 /**
- * Opens what `--journal` and `--cache` name, bound to this run's job. Other
- * files of the run (`input`, `output`) may not double as one: the output would
- * overwrite a journal, and a journal header would be refused as an input.
+ * Opens what `--journal` and `--cache` name, bound to this run's job. (That
+ * neither is the input, an output or the other is checked before, with every
+ * file of the run: see refuseCollisions.)
  */
-export async function openStores(
-  flags: StoreOptions,
-  job: BindingOptions,
-  otherFiles: Record<string, string | undefined> = {},
-): Promise<Stores> {
+export async function openStores(flags: StoreOptions, job: BindingOptions): Promise<Stores> {
   const ttlMs = parseDuration(flags.cacheTtl ?? '30d');
-  const stores: Array<[string, string | undefined]> = [
-    ['--journal', flags.journal],
-    ['--cache', flags.cache],
-  ];
-  const named = [...stores, ...Object.entries(otherFiles)];
-  for (const [i, [flag, path]] of stores.entries()) {
-    if (!path || path === '-') continue;
-    for (const [other, otherPath] of named.slice(i + 1)) {
-      if (otherPath && otherPath !== '-' && resolve(otherPath) === resolve(path)) {
-        throw new UsageError(`${flag} ${path} is also the ${other} file; give it a file of its own`);
-      }
-    }
-  }
   if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);

@@ -1,10 +1,12 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { syncDirectory } from '../durable.js';
 import { UsageError } from '../errors.js';
+
+export { syncDirectory };
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
-import { encodeLines } from '../codec/verdict-encoding.js';
+import { VerdictEncoder } from '../codec/verdict-encoding.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';
@@ -102,9 +104,10 @@ export function parseEntry(line: string): unknown[] | undefined {
  */
 export function appending(appender: DurableAppender, release: () => Promise<void>, stamp?: () => number): Pick<KnownVerdicts, 'record' | 'close'> {
   let closed = false;
+  const encoder = new VerdictEncoder();
   return {
     record(verdicts) {
-      const text = encodeLines(verdicts, stamp?.());
+      const text = encoder.lines(verdicts, stamp?.());
       return text ? appender.append(text) : Promise.resolve();
     },
     async close() {
@@ -162,19 +165,5 @@ async function checkTornHeader(fh: FileHandle, size: number, path: string, kind:
   const head = buf.toString('latin1');
   if (!want.startsWith(head) && !head.startsWith(want)) {
     throw new UsageError(`--${kind} ${path} is not a mailsift ${kind}; ${elsewhere(kind, path)}`);
-  }
-}
-
-/** Makes a newly created file's directory entry durable too (POSIX needs this). */
-export async function syncDirectory(path: string): Promise<void> {
-  try {
-    const dir = await open(dirname(path), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  } catch {
-    // Some platforms (Windows) cannot open a directory: best effort.
   }
 }

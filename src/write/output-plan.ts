@@ -68,6 +68,7 @@ export interface OutputFlags {
   split?: string;
   filter?: RowFilter;
   bom?: boolean;
+  escapeFormulas?: boolean;
 }
 
 /** Where and how the verdicts go, once the flags are known to fit together. */
@@ -81,6 +82,8 @@ export interface OutputPlan {
   file?: string;
   /** --bom: a UTF-8 byte order mark at the head of CSV output */
   bom: boolean;
+  /** --escape-formulas: CSV input cells a spreadsheet would execute get a leading ' too */
+  escapeFormulas: boolean;
 }
 
 /**
@@ -107,7 +110,7 @@ export function planOutput(flags: OutputFlags): OutputPlan {
     throw new UsageError(`--bom is for CSV output (Excel on Windows); --format ${format} is written without one`);
   }
   const split = flags.split === undefined ? undefined : { dir: flags.split, statuses: statusesKept(flags.filter ?? {}) };
-  return { format, columns, split, file, bom: flags.bom === true };
+  return { format, columns, split, file, bom: flags.bom === true, escapeFormulas: flags.escapeFormulas === true };
 }
 
 /** The columns of a run, now that the input's kind is known. */

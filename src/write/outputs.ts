@@ -1,70 +1,129 @@
-import { once } from 'node:events';
-import { createWriteStream, promises as fs } from 'node:fs';
-import { join } from 'node:path';
-import type { Writable } from 'node:stream';
-import { MailsiftError, UsageError } from '../errors.js';
+import { promises as fs } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { openAtomic, type AtomicFile } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
-import type { Columns, OutputFormat, OutputPlan } from './output-plan.js';
+import type { Columns, OutputPlan } from './output-plan.js';
 import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
 import { createXlsxWriter } from './xlsx-writer.js';
+
+/**
+ * How a run ended, for its output files: `complete` replaces what was there;
+ * `partial` (interrupted, the rows so far) is put in place only where no file
+ * was, never over a complete one; `failed` leaves every file as it was.
+ */
+export type Outcome = 'complete' | 'partial' | 'failed';
 
 /** Where the rows of a run go: one writer, however many files are behind it. */
 export interface Output {
   writer: RowWriter;
   /** aborted once the reader of stdout has gone away (`| head`) */
   gone: AbortSignal;
-  /** flushes and closes what was opened; throws when something could not be written */
-  end(): Promise<void>;
+  /**
+   * Flushes and closes what was opened and puts the files in place as the
+   * outcome says; throws when something could not be written (the files are
+   * then left as they were). Resolves to the files left as they were.
+   */
+  end(outcome: Outcome): Promise<string[]>;
   /** what the output is called in the summary: a file, a directory, or stdout */
   label: string;
 }
 
+/** The files `--split DIR` writes: one per status kept. */
+export function splitFiles(plan: OutputPlan): string[] {
+  return plan.split ? plan.split.statuses.map((s) => join(plan.split!.dir, `${s}.${plan.format}`)) : [];
+}
+
 /**
  * Opens every output file of the plan before the first request (so a path that
- * cannot be written fails the run before anything is paid for).
+ * cannot be written fails the run before anything is paid for). Each is
+ * written beside its target and renamed into place at the end (atomic-file.ts).
  */
 export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number): Promise<Output> {
-  const text: TextOptions = { emailColumn, bom: plan.bom };
+  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
   if (plan.split) {
     const { dir, statuses } = plan.split;
+    let created: string | undefined;
     try {
-      await fs.mkdir(dir, { recursive: true });
+      created = await fs.mkdir(dir, { recursive: true });
     } catch (err) {
       throw new UsageError(`--split ${dir}: cannot create the directory: ${describe(err)}`);
     }
-    const parts: Output[] = [];
+    const parts: Opened[] = [];
     try {
-      for (const status of statuses) parts.push(await openOne(join(dir, `${status}.${plan.format}`), plan.format, header, columns, text));
+      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns, text));
     } catch (err) {
-      await Promise.allSettled(parts.map((p) => p.end()));
+      await Promise.allSettled(parts.map((p) => p.file?.discard()));
+      if (created) await removeEmptyDirs(created, dir);
       throw err;
     }
-    return splitOutput(dir, statuses, parts);
+    return splitOutput(dir, statuses, parts, created);
   }
-  return openOne(plan.file, plan.format, header, columns, text);
+  return single(await openOne(plan.file, plan, header, columns, text));
+}
+
+/** One destination opened: its writer, how to flush and close it, and the file behind it (none for stdout). */
+interface Opened {
+  writer: RowWriter;
+  gone: AbortSignal;
+  label: string;
+  close(): Promise<void>;
+  file?: AtomicFile;
 }
 
 async function openOne(
   path: string | undefined,
-  format: OutputFormat,
+  plan: OutputPlan,
   header: readonly string[],
   columns: Columns,
   text: TextOptions,
-): Promise<Output> {
-  const dest = path === undefined ? process.stdout : await openFile(path);
+): Promise<Opened> {
+  const { format } = plan;
+  const file = path === undefined ? undefined : await openAtomic(path, path);
+  const dest = file?.stream ?? process.stdout;
   const label = path ?? 'stdout';
-  if (format === 'xlsx') {
-    const writer = await createXlsxWriter(dest, label, header, columns);
-    return { writer, gone: writer.gone, label, end: () => writer.close() };
+  try {
+    if (format === 'xlsx') {
+      const writer = await createXlsxWriter(dest, label, header, columns);
+      return { writer, gone: writer.gone, label, close: () => writer.close(), file };
+    }
+    const sink = new Sink(dest, label);
+    return { writer: createRowWriter(format, sink, header, columns, text), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
+  } catch (err) {
+    await file?.discard();
+    throw err;
   }
-  const sink = new Sink(dest, label);
-  return { writer: createRowWriter(format, sink, header, columns, text), gone: sink.gone, label, end: () => sink.end(dest !== process.stdout) };
+}
+
+function single(part: Opened): Output {
+  return { writer: part.writer, gone: part.gone, label: part.label, end: (outcome) => finish([part], outcome) };
+}
+
+/**
+ * Flushes and closes every part, then puts the files in place: all of them,
+ * or — when one cannot be written, or the run failed — none (stdout has had
+ * its rows already).
+ */
+async function finish(parts: readonly Opened[], outcome: Outcome): Promise<string[]> {
+  const closing = outcome === 'failed' ? parts.filter((p) => !p.file) : parts;
+  const closed = await Promise.allSettled(closing.map((p) => p.close()));
+  const failed = closed.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (outcome === 'failed' || failed) {
+    await Promise.allSettled(parts.map((p) => p.file?.discard()));
+    if (failed) throw failed.reason;
+    return [];
+  }
+  const kept: string[] = [];
+  for (const p of parts) {
+    if (p.file && !(await p.file.commit(outcome === 'complete' ? 'replace' : 'create'))) kept.push(p.label);
+  }
+  return kept;
 }
 
 /** `--split`: each row goes to the file of its status. */
-function splitOutput(dir: string, statuses: readonly Status[], parts: Output[]): Output {
+function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], created: string | undefined): Output {
   const byStatus = new Map(statuses.map((s, i) => [s, parts[i]!.writer]));
   const writers = parts.map((p) => p.writer);
   return {
@@ -83,24 +142,21 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Output[]):
         for (const w of writers) await w.end(summary);
       },
     },
-    end: async () => {
-      const results = await Promise.allSettled(parts.map((p) => p.end()));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+    end: async (outcome) => {
+      try {
+        return await finish(parts, outcome);
+      } finally {
+        // a directory this run created and left empty (the run failed) goes too; rmdir keeps one with files
+        if (created && outcome === 'failed') await removeEmptyDirs(created, dir);
+      }
     },
   };
 }
 
-async function openFile(path: string): Promise<Writable> {
-  try {
-    const stat = await fs.stat(path).catch(() => undefined);
-    if (stat?.isDirectory()) throw new UsageError(`cannot write ${path}: it is a directory`);
-    const stream = createWriteStream(path);
-    await once(stream, 'open'); // rejects with an 'error' that comes first
-    return stream;
-  } catch (err) {
-    if (err instanceof MailsiftError) throw err;
-    throw new UsageError(`cannot write ${path}: ${describe(err)}`);
+/** Removes `dir` and its parents up to `top` (the first that mkdir created), as long as each is empty. */
+async function removeEmptyDirs(top: string, dir: string): Promise<void> {
+  for (let d = resolve(dir); d.startsWith(resolve(top)); d = dirname(d)) {
+    if (!(await fs.rmdir(d).then(() => true, () => false))) return;
   }
 }
 
@@ -108,6 +164,7 @@ function describe(err: unknown): string {
   const code = (err as { code?: string }).code;
   if (code === 'ENOENT') return 'no such directory';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EROFS') return 'read-only file system';
   if (code === 'ENOTDIR' || code === 'EEXIST') return 'a file is in the way';
   return (err as Error).message;
 }

@@ -1,8 +1,8 @@
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
-import { csvCell } from './csv-cell.js';
+import { csvCell, defusedCsvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
-import { ALL_COLUMNS, columnNames, type Columns, type OutputFormat } from './output-plan.js';
+import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
 import { cellText, inputKeys, inputObject, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
@@ -22,6 +22,8 @@ export interface TextOptions {
   emailColumn?: number;
   /** --bom: a UTF-8 byte order mark first (CSV), for Excel on Windows */
   bom?: boolean;
+  /** --escape-formulas: defuse the input's own cells too (the appended ones always are) */
+  escapeFormulas?: boolean;
 }
 
 /** Text formats go through a Sink; `xlsx` has its own writer (xlsx-writer.ts). */
@@ -34,6 +36,8 @@ export function createRowWriter(
 ): RowWriter {
   const keys = options.emailColumn === undefined ? undefined : inputKeys(header, options.emailColumn);
   const result = (fields: readonly string[], v: Verdict) => JSON.stringify(resultObject(v, keys && inputObject(keys, fields)));
+  /** an input cell: as read, unless asked to defuse it */
+  const inputCell = options.escapeFormulas ? defusedCsvCell : csvCell;
   /** what every text format shares: rows buffered in the sink, flushed at the end */
   const writer = (own: Pick<RowWriter, 'row'> & Partial<RowWriter>): RowWriter => ({
     begin: async () => {},
@@ -44,16 +48,17 @@ export function createRowWriter(
   switch (format) {
     case 'csv':
       return writer({
-        begin: async () => sink.write((options.bom ? '\ufeff' : '') + csvCells(columnNames(columns, header)) + '\n'),
+        // the input's header cells are input cells; the verdict columns' names are ours
+        begin: async () => sink.write((options.bom ? '\ufeff' : '') + columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
         row: columns.standard
-          ? (fields, v) => sink.write(csvCells(fields) + verdictCsv(v, csvCell) + '\n')
+          ? (fields, v) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, defusedCsvCell) + '\n')
           : (fields, v) => {
               const cells: string[] = [];
               for (const c of columns.order) {
-                if (c === 'input') for (const f of fields) cells.push(f);
-                else cells.push(cellText(verdictValue(v, c)));
+                if (c === 'input') for (const f of fields) cells.push(inputCell(f));
+                else cells.push(defusedCsvCell(cellText(verdictValue(v, c))));
               }
-              sink.write(csvCells(cells) + '\n');
+              sink.write(cells.join(',') + '\n');
             },
       });
     case 'txt':
@@ -79,8 +84,8 @@ export function createRowWriter(
   }
 }
 
-function csvCells(cells: readonly string[]): string {
+function cellsOf(cells: readonly string[], cell: (s: string) => string): string {
   let line = '';
-  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]!);
+  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + cell(cells[i]!);
   return line;
 }

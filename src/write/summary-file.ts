@@ -1,47 +1,41 @@
-import { open, rm, stat, type FileHandle } from 'node:fs/promises';
-import { UsageError, writeError } from '../errors.js';
+import { writeError } from '../errors.js';
 import type { Summary } from '../summary.js';
+import { openAtomic, type AtomicFile } from './atomic-file.js';
+import type { Outcome } from './outputs.js';
 
 /**
  * `--summary FILE`, opened before the first request like every output (an
  * unwritable path found after a paid run would lose nothing but still fail it),
- * written at the end. A run that ends without a summary removes the file it
- * created, and leaves one that was there untouched.
+ * written at the end, whole (atomic-file.ts). A run that ends without a summary
+ * leaves the file as it was.
  */
 export class SummaryFile {
   private constructor(
     private readonly path: string,
-    private readonly fh: FileHandle,
-    private readonly created: boolean,
+    private readonly file: AtomicFile,
   ) {}
 
   static async open(path: string): Promise<SummaryFile> {
-    const existed = await stat(path).then(
-      () => true,
-      () => false,
-    );
-    try {
-      // 'a': proves the path writable without emptying a summary still there
-      return new SummaryFile(path, await open(path, 'a', 0o666), !existed);
-    } catch (err) {
-      throw new UsageError(`cannot write the summary to ${path}: ${(err as Error).message}`, { cause: err });
-    }
+    return new SummaryFile(path, await openAtomic(path, `the summary to ${path}`));
   }
 
-  async write(summary: Summary): Promise<void> {
+  /** Writes the summary; an interrupted run's (`partial`) only where no summary was. False when the file was left as it was. */
+  async write(summary: Summary, outcome: Exclude<Outcome, 'failed'> = 'complete'): Promise<boolean> {
+    const { stream } = this.file;
     try {
-      await this.fh.truncate(0);
-      await this.fh.writeFile(JSON.stringify(summary, null, 2) + '\n');
+      await new Promise<void>((resolve, reject) => {
+        stream.once('error', reject);
+        stream.end(JSON.stringify(summary, null, 2) + '\n', () => resolve());
+      });
     } catch (err) {
+      await this.file.discard();
       throw writeError(`the summary to ${this.path}`, err);
-    } finally {
-      await this.fh.close();
     }
+    return this.file.commit(outcome === 'complete' ? 'replace' : 'create');
   }
 
   /** The run ends without a summary. */
-  async discard(): Promise<void> {
-    await this.fh.close().catch(() => {});
-    if (this.created) await rm(this.path, { force: true });
+  discard(): Promise<void> {
+    return this.file.discard();
   }
 }

@@ -18,6 +18,9 @@ const LAYERS: Record<string, number> = {
   version: 0,
   // numbers and durations as people read them: the terminal and the HTML report
   format: 0,
+  // checks of a library caller's numbers; a file made durable
+  'check-options': 0,
+  durable: 0,
   // the one address key, the one encoding of a verdict, the compact memo on both;
   // the reason a verdict gives
   codec: 1,

@@ -203,7 +203,7 @@ describe('--report, the file itself', () => {
       const refused = await runCli(api, { env: { MAILSIFT_API_KEY: 'wrong-key' } });
       expect(refused.code).toBe(3);
       expect(readFileSync(report).equals(before)).toBe(true);
-      expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      expect(readdirSync(dir).filter((f) => f.endsWith('mailsift-tmp'))).toEqual([]);
     } finally {
       await server.close();
     }
@@ -236,12 +236,17 @@ describe('--report, the file itself', () => {
   it('a report path that cannot be written fails before anything is read or sent', async () => {
     const r = await runCli(['validate', SAMPLE, '--report', join(dir, 'no-such-dir', 'r.html'), ...local()]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`mailsift: cannot write the report to ${join(dir, 'no-such-dir', 'r.html')}: no such directory\n`);
+    expect(r.stderr).toBe(`mailsift: cannot write the report to ${join(dir, 'no-such-dir', 'r.html')}: no such directory (ENOENT)\n`);
     expect(r.stdout).toBe('');
     const d = await runCli(['validate', SAMPLE, '--report', dir, ...local()]);
     expect(d.code).toBe(2);
     expect(d.stderr).toContain('it is a directory');
     const stdout = await runCli(['validate', SAMPLE, '--report', '-', ...local()]);
     expect([stdout.code, stdout.stderr]).toEqual([2, 'mailsift: --report -: give the name of an .html file to write\n']);
+    // nor may it be the input or another output, under any spelling
+    const input = await runCli(['validate', SAMPLE, '--report', SAMPLE, ...local()]);
+    expect([input.code, input.stderr]).toEqual([2, `mailsift: --report ${SAMPLE} is the input file ${SAMPLE}: writing it would destroy the input; give --report another path\n`]);
+    const both = await runCli(['validate', SAMPLE, '-o', 'same.csv', '--report', './same.csv', ...local()], { cwd: dir });
+    expect([both.code, both.stderr]).toEqual([2, 'mailsift: -o same.csv and --report ./same.csv are the same file; give each its own path\n']);
   }, 60_000);
 });

@@ -54,6 +54,18 @@ describe('probes', () => {
     expect(s.log.join('\n')).not.toMatch(/GET \/(healthz|readyz) 200/);
   });
 
+  it('/readyz says degraded while outbound SMTP is judged blocked (still 200; ?strict 503), ready again when it works', async () => {
+    let state: 'ok' | 'blocked' = 'blocked';
+    const s = await serve({ smtpState: () => state });
+    closers.push(s.close);
+    const r = await get(s.url, '/readyz');
+    expect([r.status, r.json]).toEqual([200, { status: 'degraded', redis: 'not configured', smtp: 'blocked' }]);
+    expect((await get(s.url, '/readyz?strict')).status).toBe(503);
+    state = 'ok';
+    const again = await get(s.url, '/readyz');
+    expect([again.status, again.json]).toEqual([200, { status: 'ready', redis: 'not configured', smtp: 'ok' }]);
+  });
+
   it('/metrics is absent without --metrics (an ordinary unknown path)', async () => {
     const s = await started();
     const r = await get(s.url, '/metrics');

@@ -44,7 +44,7 @@ async function instance(...extra: string[]): Promise<Served> {
   const s = await startServe(
     [...extra, '--keys-file', keys, '--rate-limit', '1000/60', '--dns-server', dns.address, '--redis', redis.url, '--redis-prefix', 'smtpserve:',
       '--redis-timeout', '300', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
-      '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics'],
+      '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics', '--smtp-allow-private'],
     { dns: true, env: envWithout() },
   );
   running.push(s);

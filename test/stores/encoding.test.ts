@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/codec/address-key.js';
-import { decodeVerdict, encodeLine, encodeLines, encodeVerdict } from '../../src/codec/verdict-encoding.js';
+import { decodeVerdict, encodeVerdict, VerdictEncoder } from '../../src/codec/verdict-encoding.js';
+
+const encoder = new VerdictEncoder();
+const encodeLine = (v: Parameters<VerdictEncoder['line']>[0], prefix?: number): string => encoder.line(v, prefix);
+const encodeLines = (vs: Parameters<VerdictEncoder['lines']>[0], prefix?: number): string => encoder.lines(vs, prefix);
 import { errorVerdict } from '../../src/verdict.js';
 import { parseDuration } from '../../src/stores/duration.js';
 import type { Verdict } from '../../src/verdict.js';

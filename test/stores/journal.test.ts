@@ -319,19 +319,16 @@ describe('combineKnown', () => {
 
 describe('openStores', () => {
   it.each([
-    [{ journal: 'same.file' }, { output: 'same.file' }, /--journal same\.file is also the output file/],
-    [{ journal: 'a', cache: './a' }, {}, /--journal a is also the --cache file/],
-    [{ cache: 'c.cache' }, { input: 'c.cache' }, /--cache c\.cache is also the input file/],
-    [{ journal: '-' }, {}, /need a file, not -/],
-    [{ cache: 'c', cacheTtl: 'soon' }, {}, /--cache-ttl: "soon" is not a duration/],
-  ])('refuses %j with %j (exit 2, before opening anything)', async (flags, others, why) => {
-    const err = await openStores(flags, { engine: 'local' }, others).catch((e: unknown) => e);
+    [{ journal: '-' }, /need a file, not -/],
+    [{ cache: 'c', cacheTtl: 'soon' }, /--cache-ttl: "soon" is not a duration/],
+  ])('refuses %j (exit 2, before opening anything)', async (flags, why) => {
+    const err = await openStores(flags, { engine: 'local' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ exitCode: 2, message: expect.stringMatching(why) });
   });
 
   it('opens nothing without flags, and both stores in journal-then-cache order with them', async () => {
     expect(await openStores({}, { engine: 'local' })).toEqual({});
-    const s = await openStores({ journal: path, cache: join(dir, 'c') }, { engine: 'local' }, { output: '-' });
+    const s = await openStores({ journal: path, cache: join(dir, 'c') }, { engine: 'local' });
     expect([s.journal?.path, s.cache?.path]).toEqual([path, join(dir, 'c')]);
     await s.known!.close();
   });

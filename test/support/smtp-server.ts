@@ -9,6 +9,9 @@ import type { AddressInfo, Socket } from 'node:net';
  *   127.0.0.1  the scripted server
  *   127.0.0.3  accepts TCP, never sends the banner
  *   127.0.0.4  answers the banner with 554 5.7.1 (the checker's IP is blocked)
+ *   127.0.0.5  the scripted server, but a second connection at once gets Exim's
+ *              "421 Too many concurrent SMTP connections from this IP"
+ *   127.0.0.6  the scripted server, with its banner held `bannerDelayMs` (a tarpit)
  *   (127.0.0.2 listens to nothing: a closed port)
  *
  * Local parts (any domain of the scripted server):
@@ -19,7 +22,8 @@ import type { AddressInfo, Socket } from 'node:net';
  *   slow*      250 after 150 ms (sessions that last long enough to overlap)
  *   anything else 250
  * Domains: `catchall.*` accept every local part (the scripted ones included);
- * `limit<N>.*` answer 452 4.5.3 after N recipients in one transaction;
+ * `limit<N>.*` answer 452 4.5.3 after N recipients in one transaction
+ * (`olimit<N>.*`: OpenSMTPD's 451 4.5.3 Too many recipients);
  * `nomailbox.*` refuse every local part but the scripted ones with 550 5.1.1.
  * A random local part (the catch-all probe) is refused with 550 5.1.1 except
  * on catch-all domains.
@@ -33,6 +37,8 @@ export interface TestSmtpServer {
   readonly maxOpen: Map<string, number>;
   /** all commands of all sessions, flat */
   commands(): string[];
+  /** connections refused with 421 too many connections (127.0.0.5) */
+  readonly busyRefusals: number;
   close(): Promise<void>;
 }
 
@@ -50,7 +56,8 @@ function codeError(code: number, text: string): Error {
   return err;
 }
 
-export async function startSmtpServer(options: { port?: number } = {}): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: { port?: number; bannerDelayMs?: number } = {}): Promise<TestSmtpServer> {
+  let busyRefusals = 0;
   const sessions: { local: string; commands: string[] }[] = [];
   const byId = new Map<string, { local: string; commands: string[] }>();
   const open = new Map<string, number>();
@@ -90,6 +97,11 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
         maxOpen.set(local, Math.max(maxOpen.get(local) ?? 0, n));
         if (local === '127.0.0.3') return; // the banner never comes
         if (local === '127.0.0.4') return cb(codeError(554, '5.7.1 Client host [127.0.0.1] blocked using zen.spamhaus.org'));
+        if (local === '127.0.0.5' && n > 1) {
+          busyRefusals++;
+          return cb(codeError(421, 'Too many concurrent SMTP connections from this IP; please try again later'));
+        }
+        if (local === '127.0.0.6') return void setTimeout(() => cb(), options.bannerDelayMs ?? 1500);
         cb();
       },
       onClose(session: SMTPServerSession) {
@@ -103,9 +115,9 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
         const at = email.lastIndexOf('@');
         const lp = email.slice(0, at).toLowerCase();
         const domain = email.slice(at + 1).toLowerCase();
-        const limit = /^limit(\d+)\./.exec(domain);
-        if (limit && session.envelope.rcptTo.length >= Number(limit[1])) {
-          return cb(codeError(452, '4.5.3 Too many recipients'));
+        const limit = /^(o?)limit(\d+)\./.exec(domain);
+        if (limit && session.envelope.rcptTo.length >= Number(limit[2])) {
+          return cb(codeError(limit[1] ? 451 : 452, '4.5.3 Too many recipients'));
         }
         if (domain.startsWith('catchall.')) return cb();
         if (lp.startsWith('drop')) {
@@ -157,6 +169,8 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
     try {
       await listen(make('127.0.0.3'), '127.0.0.3', port);
       await listen(make('127.0.0.4'), '127.0.0.4', port);
+      await listen(make('127.0.0.5'), '127.0.0.5', port);
+      await listen(make('127.0.0.6'), '127.0.0.6', port);
       break;
     } catch (err) {
       await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
@@ -170,6 +184,9 @@ export async function startSmtpServer(options: { port?: number } = {}): Promise<
     open,
     maxOpen,
     commands: () => sessions.flatMap((s) => s.commands),
+    get busyRefusals() {
+      return busyRefusals;
+    },
     close: async () => {
       for (const s of servers) {
         for (const c of (s as unknown as { connections: Set<{ _socket: Socket }> }).connections) c._socket.destroy();

@@ -15,7 +15,16 @@ export interface TestSocksServer {
   close(): Promise<void>;
 }
 
-export async function startSocksServer(auth?: { user: string; password: string }): Promise<TestSocksServer> {
+export interface SocksOptions {
+  /**
+   * destinations (`host:port`) the proxy never reaches: it neither connects
+   * nor answers the CONNECT, as when a firewall beyond it drops port 25
+   * (the client's handshake times out)
+   */
+  blackhole?: (destination: string) => boolean;
+}
+
+export async function startSocksServer(auth?: { user: string; password: string }, options: SocksOptions = {}): Promise<TestSocksServer> {
   const connects: string[] = [];
   let refused = 0;
   const sockets = new Set<Socket>();
@@ -65,6 +74,7 @@ export async function startSocksServer(auth?: { user: string; password: string }
           stage = 'piping';
           client.off('data', onData);
           connects.push(`${host}:${port}`);
+          if (options.blackhole?.(`${host}:${port}`)) return;
           const upstream = connect({ host, port });
           sockets.add(upstream);
           upstream.on('close', () => sockets.delete(upstream));

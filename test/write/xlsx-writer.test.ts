@@ -8,6 +8,23 @@ import { createXlsxWriter } from '../../src/write/xlsx-writer.js';
 const verdict: Verdict = { email: 'a@b.test', isValid: true, status: 'valid', confidence: 0.9, provider: 'p', details: { domain: 'b.test' } };
 
 describe('the Excel writer', () => {
+  it('writes text that looks like a formula as a string cell, never a formula', async () => {
+    const chunks: Buffer[] = [];
+    const dest = new Writable({ write: (chunk: Buffer, _enc, done) => (chunks.push(chunk), done()) });
+    const writer = await createXlsxWriter(dest, 'test.xlsx', ['=phone', 'email'], ALL_COLUMNS);
+    await writer.begin();
+    writer.row(['+1 555 0100', '=HYPERLINK("http://x")'], verdict);
+    writer.row(['@SUM(A1)', '-1+2'], { ...verdict, provider: '=cmd', details: { suggestion: '=a@b.test' } });
+    await writer.end(emptySummary('local'));
+    const ExcelJS = (await import('exceljs')).default;
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(Buffer.concat(chunks) as unknown as ArrayBuffer);
+    const cells: unknown[] = [];
+    book.worksheets[0]!.eachRow((row) => row.eachCell((cell) => cells.push(cell.formula ?? cell.value)));
+    expect(cells).toEqual(expect.arrayContaining(['=phone', '+1 555 0100', '=HYPERLINK("http://x")', '@SUM(A1)', '-1+2', '=cmd', '=a@b.test']));
+    book.worksheets[0]!.eachRow((row) => row.eachCell((cell) => expect(cell.type).not.toBe(ExcelJS.ValueType.Formula)));
+  });
+
   it('waits for a slow output again and again without piling up listeners (no MaxListenersExceededWarning)', async () => {
     const warnings: Error[] = [];
     const onWarning = (w: Error): void => void warnings.push(w);

@@ -24,7 +24,9 @@
  *   - undetermined (port 25 blocked, timeouts, a dropped connection, a block
  *     of the checker's IP, greylisting that outlasted the retry, a provider
  *     known to accept everything) → nothing changes: the status is what DNS
- *     and the lists decided. A blocked checker is not evidence.
+ *     and the lists decided. A blocked checker is not evidence. `smtpFailure`
+ *     says why (unreachable, timeout, greylisted, blocked), so the row can
+ *     carry the reason.
  *
  * Confidence is how sure the engine is of that status, from 0 to 1:
  *   invalid: syntax 1.00 · null MX 0.99 · NXDOMAIN / no mail host 0.95
@@ -71,6 +73,8 @@ export interface Checks {
   smtpFailure?: SmtpFailure;
   /** whether the domain accepts any mailbox; absent when not known */
   catchAll?: boolean;
+  /** why the mailbox check could not tell, in words, or why it was not made (serve's queue, its SSRF guard) */
+  smtpNote?: string;
 }
 
 /** the DNS outcomes that speak against the domain, as the verdict tells them */
@@ -93,7 +97,7 @@ const MX_DETAIL: Record<DnsOutcome, boolean | undefined> = {
 
 export function decide(email: string, c: Checks): Verdict {
   const [status, confidence] = statusOf(c);
-  return {
+  const verdict: Verdict = {
     email,
     isValid: status === 'unknown' ? undefined : status !== 'invalid',
     status,
@@ -114,6 +118,8 @@ export function decide(email: string, c: Checks): Verdict {
         }
       : { syntax: false },
   };
+  if (c.syntax && c.mailbox === undefined && c.smtpNote !== undefined) verdict.smtpNote = c.smtpNote;
+  return verdict;
 }
 
 /** The causes behind the checks (see Details), present only when there is one. */

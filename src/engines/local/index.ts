@@ -5,8 +5,9 @@ import { DomainDns } from './dns.js';
 import { createOfflineChecker } from './checks.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
-import { SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
+import { DEFAULT_HOST_BUDGET_MS, SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
 import type { SmtpStats } from '../../summary.js';
+import { checkInteger, checkMs } from '../../check-options.js';
 import { abortable, withDeadline } from '../../delay.js';
 
 export { parseDnsServer } from './dns.js';
@@ -61,9 +62,12 @@ export interface LocalEngineStats extends ValidatorStats {
 export type LocalValidator = Validator & {
   validateOne(email: string, signal?: AbortSignal): Promise<Verdict>;
   stats(): LocalEngineStats;
+  /** the mailbox check: 'blocked' while outbound SMTP is judged unusable (tried again later), 'off' without --smtp */
+  smtpState(): 'ok' | 'blocked' | 'off';
 };
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
+  checkLocalOptions(options);
   const lists = domainLists();
   const warnings: string[] = [];
   const warn = (message: string) => {
@@ -177,13 +181,19 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     }
     // addresses never dialled are done now
     credit([...checks.keys()].filter((i) => !asked.has(i)));
-    const work = smtp!.checkDomains(jobs, signal, (found) => {
+    // serve: a check that outlives its answer goes on to fill the cache, but for
+    // one host budget at most — leftover work is bounded, whatever the tarpit
+    const limit =
+      deadline === undefined
+        ? signal
+        : AbortSignal.any([AbortSignal.timeout(Math.min(deadline + (options.smtp!.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
+    const work = smtp!.checkDomains(jobs, limit, (found) => {
       if (!open) return;
       for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
       credit([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
     });
     if (deadline === undefined) await work;
-    else await withDeadline(work, deadline);
+    else await withDeadline(work.catch(() => undefined), deadline);
     open = false;
     credit(checks.keys());
   };
@@ -199,6 +209,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       const [verdict] = await validate([email], signal);
       return verdict!;
     },
+    smtpState: () => smtp?.state ?? 'off',
     stats: () => ({
       requests,
       retries: 0,
@@ -222,6 +233,7 @@ function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
   if (f?.failure !== undefined) c.smtpFailure = f.failure;
+  if (f?.note !== undefined) c.smtpNote = f.note;
 }
 
 /** The domain DNS is asked about: none for bad syntax or an address literal. */
@@ -238,4 +250,19 @@ let sharedChecker: ((email: string) => Checks) | undefined;
 export function checkOffline(email: string): Verdict {
   sharedChecker ??= createOfflineChecker();
   return decide(email, sharedChecker(email));
+}
+
+/**
+ * A library caller's numbers, checked at the call (the CLI's flags are checked
+ * by their parsers): 0 sessions per host or a NaN timeout would hang a run.
+ */
+function checkLocalOptions(o: LocalEngineOptions): void {
+  checkMs('dnsTimeoutMs', o.dnsTimeoutMs, 1);
+  checkInteger('dnsConcurrency', o.dnsConcurrency, 1);
+  if (!o.smtp) return;
+  checkInteger('smtp.port', o.smtp.port, 1, 65_535);
+  checkMs('smtp.timeoutMs', o.smtp.timeoutMs, 1);
+  checkInteger('smtp.concurrency', o.smtp.concurrency, 1);
+  checkInteger('smtp.perHost', o.smtp.perHost, 1);
+  checkMs('smtp.retryDelayMs', o.smtp.retryDelayMs, 0);
 }

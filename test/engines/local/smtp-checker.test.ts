@@ -28,6 +28,7 @@ function checker(over: Partial<SmtpCheckOptions> = {}) {
     from: '',
     port: server.port,
     timeoutMs: 400,
+    bannerTimeoutMs: 400,
     concurrency: 8,
     perHost: 2,
     retryDelayMs: 50,
@@ -108,19 +109,22 @@ describe('the SMTP check against a real server on loopback', () => {
     const { c } = checker();
     const policy = await c.checkDomain({ domain: 'p.test', hosts: ['mx1.test'], emails: ['policy-ann@p.test'] });
     expect(policy.get('policy-ann@p.test')?.mailbox).toBeUndefined();
+    expect(policy.get('policy-ann@p.test')?.failure).toBe('blocked');
     const banner = await c.checkDomain({ domain: 'b.test', hosts: ['blocked.test'], emails: ['ann@b.test'] });
-    expect(banner.get('ann@b.test')).toBeUndefined();
+    expect(banner.get('ann@b.test')).toMatchObject({ failure: 'blocked', note: expect.stringMatching(/554 5\.7\.1/) });
+    expect(banner.get('ann@b.test')?.mailbox).toBeUndefined();
     const silent = await c.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
-    expect(silent.get('ann@s.test')).toBeUndefined();
+    expect(silent.get('ann@s.test')).toMatchObject({ failure: 'timeout' });
+    expect(silent.get('ann@s.test')?.mailbox).toBeUndefined();
     const drop = await c.checkDomain({ domain: 'd.test', hosts: ['mx1.test'], emails: ['ann@d.test', 'drop-bob@d.test', 'cy@d.test'] });
     expect(drop.get('ann@d.test')?.mailbox).toBe('accepted');
     expect(drop.get('drop-bob@d.test')?.mailbox).toBeUndefined();
-    expect(drop.get('cy@d.test')?.mailbox).toBeUndefined();
+    expect(drop.get('cy@d.test')).toMatchObject({ failure: 'unreachable' });
     const hang = await c.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
     expect(hang.get('ann@h.test')?.mailbox).toBe('accepted');
-    expect(hang.get('hang-bob@h.test')?.mailbox).toBeUndefined();
+    expect(hang.get('hang-bob@h.test')).toMatchObject({ failure: 'timeout' });
     const closing = await c.checkDomain({ domain: 'c.test', hosts: ['mx1.test'], emails: ['closing-ann@c.test'] });
-    expect(closing.get('closing-ann@c.test')?.mailbox).toBeUndefined();
+    expect(closing.get('closing-ann@c.test')).toMatchObject({ failure: 'greylisted' });
     expect(c.stats.refused).toBe(0);
   });
 
@@ -128,18 +132,6 @@ describe('the SMTP check against a real server on loopback', () => {
     const { c } = checker();
     const found = await c.checkDomain({ domain: 'two.test', hosts: ['closed.test', 'mx1.test'], emails: ['ann@two.test'] });
     expect(found.get('ann@two.test')?.mailbox).toBe('accepted');
-  });
-
-  it('says once that outbound SMTP looks blocked, and stops dialling', async () => {
-    const { c, warnings } = checker();
-    const jobs = ['a', 'b', 'c', 'd'].map((d) => ({ domain: `${d}.test`, hosts: ['closed.test'], emails: [`ann@${d}.test`] }));
-    for (const job of jobs.slice(0, 3)) await c.checkDomain(job);
-    expect(warnings.filter((w) => /outbound SMTP looks blocked/.test(w))).toHaveLength(1);
-    expect(warnings[0]).toMatch(/--smtp-proxy/);
-    const before = server.sessions.length;
-    const last = await c.checkDomain({ domain: 'e.test', hosts: ['mx1.test'], emails: ['ann@e.test'] });
-    expect(last.get('ann@e.test')).toBeUndefined();
-    expect(server.sessions.length).toBe(before);
   });
 
   it('puts domains with the same MX hosts in one session, a catch-all probe each', async () => {
@@ -243,4 +235,221 @@ describe('cached findings', () => {
     expect((await c.checkDomain(job)).get('ann@ttl.test')).toEqual({ mailbox: 'accepted', catchAll: false });
     expect(rcpts()).toBe(4);
   });
+});
+
+/**
+ * What real mail servers do that the first version of the check got wrong
+ * (each case failed before the per-host accounting, the strict reply matching
+ * and the budgets).
+ */
+describe('real-server behaviour', () => {
+  it('three dead MX hosts early in a run do not switch the check off: their rows are unreachable, later domains are still asked', async () => {
+    const { c, warnings } = checker();
+    for (const d of ['a', 'b', 'c']) {
+      const dead = await c.checkDomain({ domain: `${d}.dead.test`, hosts: ['closed.test'], emails: [`ann@${d}.dead.test`] });
+      expect(dead.get(`ann@${d}.dead.test`)).toMatchObject({ failure: 'unreachable' });
+      expect(dead.get(`ann@${d}.dead.test`)?.mailbox).toBeUndefined();
+    }
+    const live = await c.checkDomain({ domain: 'live.test', hosts: ['mx1.test'], emails: ['ann@live.test', 'unknown-bob@live.test'] });
+    expect(live.get('ann@live.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    expect(live.get('unknown-bob@live.test')).toEqual({ mailbox: 'refused', catchAll: false });
+    expect(warnings.filter((w) => /blocked/.test(w))).toEqual([]);
+    expect(c.state).toBe('ok');
+  });
+
+  it('a dead host is remembered: the next domain on it goes straight to its second MX', async () => {
+    const { c } = checker();
+    await c.checkDomain({ domain: 'one.dead.test', hosts: ['closed.test'], emails: ['ann@one.dead.test'] });
+    const found = await c.checkDomain({ domain: 'second.test', hosts: ['closed.test', 'mx1.test'], emails: ['ann@second.test'] });
+    expect(found.get('ann@second.test')?.mailbox).toBe('accepted');
+  });
+
+  it('judges outbound SMTP blocked only when connections to many hosts of many domains time out, says so once, and tries again later', async () => {
+    const { startSocksServer } = await import('../../support/socks5-server.js');
+    // a proxy beyond which port 25 is filtered: CONNECTs to 127.0.0.1x never complete
+    const socks = await startSocksServer(undefined, { blackhole: (d) => /^127\.0\.0\.1\d:/.test(d) });
+    try {
+      const filtered = Object.fromEntries(['w', 'x', 'y', 'z'].map((h, i) => [`mx.${h}.test`, [`127.0.0.1${i}`]]));
+      const { c, warnings } = checker({
+        proxy: { host: '127.0.0.1', port: socks.port, remoteDns: false },
+        resolveHost: async (h) => filtered[h] ?? HOSTS[h] ?? [],
+        blockRetestMs: 300,
+      });
+      // one refused host first: a refusal is no evidence of a blocked network
+      for (const h of ['w', 'x', 'y', 'z']) {
+        const f = await c.checkDomain({ domain: `${h}.test`, hosts: [`mx.${h}.test`], emails: [`ann@${h}.test`] });
+        expect(f.get(`ann@${h}.test`)).toMatchObject({ failure: 'timeout' });
+      }
+      expect(c.state).toBe('blocked');
+      expect(warnings.filter((w) => /outbound SMTP looks blocked/.test(w))).toHaveLength(1);
+      expect(warnings[0]).toMatch(/4 mail servers of 4 domains timed out.*proxy/);
+      // while blocked: not dialled
+      const connects = socks.connects.length;
+      const meanwhile = await c.checkDomain({ domain: 'm.test', hosts: ['mx1.test'], emails: ['ann@m.test'] });
+      expect(meanwhile.get('ann@m.test')).toMatchObject({ failure: 'timeout' });
+      expect(socks.connects.length).toBe(connects);
+      // later: tried again, and it works
+      await new Promise((r) => setTimeout(r, 400));
+      const later = await c.checkDomain({ domain: 'n.test', hosts: ['mx1.test'], emails: ['ann@n.test'] });
+      expect(later.get('ann@n.test')?.mailbox).toBe('accepted');
+      expect(c.state).toBe('ok');
+      expect(warnings.some((w) => /works again/.test(w))).toBe(true);
+    } finally {
+      await socks.close();
+    }
+  });
+
+  it("reads OpenSMTPD's 451 4.5.3 too many recipients as a smaller transaction, not greylisting", async () => {
+    const { c } = checker();
+    const before = server.sessions.length;
+    const emails = Array.from({ length: 7 }, (_, i) => `u${i}@olimit3.test`);
+    const found = await c.checkDomain({ domain: 'olimit3.test', hosts: ['mx1.test'], emails });
+    expect(emails.map((e) => found.get(e)?.mailbox)).toEqual(emails.map(() => 'accepted'));
+    // one session, transactions of at most 3 (the probe counts in the first)
+    const mine = server.sessions.slice(before);
+    expect(mine).toHaveLength(1);
+  });
+
+  it("backs off a host that says too many concurrent connections, and holds it to one session", async () => {
+    const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8 });
+    server.maxOpen.set('127.0.0.5', 0);
+    const jobs = Array.from({ length: 4 }, (_, i) => ({ domain: `b${i}.busy.test`, hosts: ['busy.test'], emails: [`ann@b${i}.busy.test`, `unknown-bo@b${i}.busy.test`] }));
+    const found = await Promise.all(jobs.map((j) => c.checkDomain(j)));
+    for (let i = 0; i < 4; i++) {
+      expect(found[i]!.get(`ann@b${i}.busy.test`)?.mailbox).toBe('accepted');
+      expect(found[i]!.get(`unknown-bo@b${i}.busy.test`)?.mailbox).toBe('refused');
+    }
+    // the one 421 (two sessions at once, the per-host default) and never again
+    expect(server.busyRefusals).toBe(1);
+  });
+
+  it('waits for a slow banner (a tarpit) beyond the per-reply timeout', async () => {
+    const { c } = checker({ bannerTimeoutMs: undefined, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
+    const found = await c.checkDomain({ domain: 'tarpit.test', hosts: ['tarpit.test'], emails: ['ann@tarpit.test'] });
+    expect(found.get('ann@tarpit.test')?.mailbox).toBe('accepted');
+  });
+
+  it('ends at the host budget: what is left is a timeout, never refused', async () => {
+    const { c } = checker({ hostBudgetMs: 300, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
+    const found = await c.checkDomain({ domain: 'budget.test', hosts: ['tarpit.test'], emails: ['ann@budget.test', 'bob@budget.test'] });
+    for (const e of ['ann@budget.test', 'bob@budget.test']) {
+      expect(found.get(e)).toMatchObject({ failure: 'timeout' });
+      expect(found.get(e)?.mailbox).toBeUndefined();
+    }
+    // spent: the next domain on that host is not dialled
+    const connections = server.sessions.length;
+    const next = await c.checkDomain({ domain: 'budget2.test', hosts: ['tarpit.test'], emails: ['ann@budget2.test'] });
+    expect(next.get('ann@budget2.test')).toMatchObject({ failure: 'timeout', note: expect.stringMatching(/--smtp-budget/) });
+    expect(server.sessions.length).toBe(connections);
+  });
+
+  it('merges identical checks asked at once into one probe', async () => {
+    const { c } = checker();
+    const before = server.commands().length;
+    const found = await Promise.all(
+      Array.from({ length: 50 }, () => c.checkDomain({ domain: 'merge.test', hosts: ['mx1.test'], emails: ['ann@merge.test'] })),
+    );
+    expect(found.every((f) => f.get('ann@merge.test')?.mailbox === 'accepted')).toBe(true);
+    const rcpts = server.commands().slice(before).filter((l) => l.startsWith('RCPT'));
+    expect(rcpts.filter((l) => l === 'RCPT TO:<ann@merge.test>')).toHaveLength(1);
+    expect(rcpts).toHaveLength(2); // and one catch-all probe
+  });
+
+  it('keeps at most maxPending checks; past it an address is answered without one', async () => {
+    const { c } = checker({ maxPending: 2 });
+    const found = await c.checkDomain({ domain: 'q.test', hosts: ['mx1.test'], emails: ['a@q.test', 'b@q.test', 'c@q.test'] });
+    expect(found.get('a@q.test')?.mailbox).toBe('accepted');
+    expect(found.get('c@q.test')).toEqual({ note: expect.stringMatching(/2 addresses pending/) });
+    expect(c.pending).toBe(0);
+  });
+
+  it('the SSRF guard: no private, loopback or IP-literal MX is dialled; the reason is told', async () => {
+    const { c } = checker({ publicOnly: true });
+    const before = server.sessions.length;
+    const loop = await c.checkDomain({ domain: 'ssrf.test', hosts: ['mx1.test'], emails: ['ann@ssrf.test'] });
+    expect(loop.get('ann@ssrf.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/127\.0\.0\.1 is not a public internet address/) });
+    const literal = await c.checkDomain({ domain: 'lit.test', hosts: ['127.0.0.1'], emails: ['ann@lit.test'] });
+    expect(literal.get('ann@lit.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/IP address is not dialled/) });
+    expect(server.sessions.length).toBe(before);
+  });
+
+  it('a --smtp-retry-delay past 2^31 ms waits, instead of firing at once', async () => {
+    const { c } = checker({ retryDelayMs: 3_000_000_000 });
+    const done = c.checkDomain({ domain: 'long.test', hosts: ['mx1.test'], emails: ['grey-long@long.test'] });
+    await new Promise((r) => setTimeout(r, 300));
+    c.close();
+    const found = await done;
+    // before the fix the timer overflowed to 1 ms: asked again at once, and accepted
+    expect(found.get('grey-long@long.test')).toMatchObject({ failure: 'greylisted' });
+  });
+
+  it('counts every connection that opened as a session, the silent ones too', async () => {
+    const { c } = checker();
+    const before = server.sessions.length;
+    await c.checkDomain({ domain: 's1.test', hosts: ['mx1.test'], emails: ['ann@s1.test'] });
+    await c.checkDomain({ domain: 's2.test', hosts: ['silent.test'], emails: ['ann@s2.test'] });
+    expect(c.stats.sessions).toBe(server.sessions.length - before);
+  });
+});
+
+describe('protocol discipline', () => {
+  /** A raw SMTP server that misbehaves as told; RCPT of unknown* gets 550 5.1.1, others 250. */
+  async function rawServer(mode: 'double-banner' | 'extra-reply' | 'late-extra'): Promise<{ port: number; close(): Promise<void> }> {
+    const srv = createServer((sock) => {
+      sock.write(mode === 'double-banner' ? '220 a ESMTP\r\n220 a ESMTP\r\n' : '220 a ESMTP\r\n');
+      let buf = '';
+      let rcpts = 0;
+      // replies leave in order, as a real server's do
+      let chain = Promise.resolve();
+      const send = (text: string, ms = 0) => {
+        chain = chain.then(() => new Promise<void>((r) => setTimeout(() => {
+          if (!sock.destroyed) sock.write(text);
+          r();
+        }, ms)));
+      };
+      sock.on('data', (d) => {
+        buf += d.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          const verb = line.split(/[ :]/)[0]!.toUpperCase();
+          if (verb === 'QUIT') {
+            send('221 bye\r\n');
+            return;
+          }
+          if (verb === 'RCPT') {
+            rcpts++;
+            const reply = /RCPT TO:<unknown/i.test(line) ? '550 5.1.1 user unknown\r\n' : '250 ok\r\n';
+            // late-extra: a stale 250 first, the real reply a moment later, so every later reply is one behind
+            if (mode === 'late-extra' && rcpts === 2) send('250 ok\r\n');
+            send(reply, mode === 'late-extra' && rcpts === 2 ? 20 : 0);
+            // a reply nobody asked for, after the first RCPT's
+            if (mode === 'extra-reply' && rcpts === 1) send('550 5.1.1 user unknown\r\n');
+          } else send('250 ok\r\n');
+        }
+      });
+      sock.on('error', () => sock.destroy());
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    return { port: (srv.address() as AddressInfo).port, close: () => new Promise<void>((r) => srv.close(() => r())) };
+  }
+
+  for (const mode of ['double-banner', 'extra-reply', 'late-extra'] as const) {
+    it(`${mode}: the session is dropped and no mailbox is called dead or alive`, async () => {
+      const raw = await rawServer(mode);
+      try {
+        const { c } = checker({ port: raw.port, resolveHost: async () => ['127.0.0.1'] });
+        const emails = ['unknown-a@desync.test', 'ann@desync.test', 'bob@desync.test', 'cy@desync.test'];
+        const found = await c.checkDomain({ domain: 'desync.test', hosts: ['mx.desync.test'], emails });
+        for (const e of emails) {
+          expect(found.get(e)?.mailbox, e).toBeUndefined();
+          expect(found.get(e)?.failure, e).toBe('unreachable');
+        }
+        expect(c.stats.refused).toBe(0);
+      } finally {
+        await raw.close();
+      }
+    });
+  }
 });

@@ -43,7 +43,7 @@ afterAll(async () => {
 
 const smtpFlags = () => [
   '--engine', 'local', '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port),
-  '--smtp-timeout', '500', '--smtp-retry-delay', '0.2', '--smtp-helo', 'checker.example',
+  '--smtp-timeout', '500', '--smtp-retry-delay', '0.2', '--smtp-helo', 'checker.example', '--smtp-budget', '2',
 ];
 
 describe('validate --engine local --smtp, end to end', () => {
@@ -104,7 +104,8 @@ describe('validate --engine local --smtp, end to end', () => {
     // every session that got past the banner ended with QUIT (the dropped one excepted: none here)
     for (const s of mine.filter((s) => s.commands.length > 0)) expect(s.commands.at(-1)).toBe('QUIT');
     expect(mine.every((s) => s.commands.filter((l) => l.startsWith('EHLO')).every((l) => l === 'EHLO checker.example'))).toBe(true);
-    expect(r.stderr).toMatch(/mailbox\s+12 asked · 5 accepted · 2 refused · 1 catch-all · 4 undetermined · 6 sessions/);
+    // every connection the servers saw, the silent one included, and no more
+    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+12 asked · 5 accepted · 2 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
   });
 
   it('keeps to --smtp-per-host with many domains on one MX host', async () => {
@@ -120,17 +121,18 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(summary.smtp).toMatchObject({ asked: 20, accepted: 20, refused: 0 });
   });
 
-  it('says once that outbound SMTP looks blocked, and leaves every status to DNS', async () => {
+  it('dead MX hosts first in a list do not switch the check off: their rows keep their DNS status, later rows are checked', async () => {
     const domains = Array.from({ length: 5 }, (_, i) => `c${i}.closed.test`);
     for (const d of domains) dns.zones[d] = mx(`mx${d}`);
     for (const d of domains) dns.zones[`mx${d}`] = { a: ['127.0.0.2'] };
     const input = join(dir, 'closed.txt');
-    writeFileSync(input, domains.map((d) => `ann@${d}`).join('\n') + '\n');
-    const r = await runCli(['validate', input, ...smtpFlags(), '--smtp-concurrency', '1']);
+    writeFileSync(input, [...domains.map((d) => `ann@${d}`), 'ann@ok.test', 'unknown-dead@ok.test'].join('\n') + '\n');
+    const r = await runCli(['validate', input, ...smtpFlags(), '--smtp-concurrency', '1', '--batch-size', '1', '--format', 'json']);
     expect(r.code).toBe(0);
-    expect(r.stderr.match(/outbound SMTP looks blocked/g)).toHaveLength(1);
-    const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
-    expect(out.map((o) => [o.status, o.smtp])).toEqual(domains.map(() => ['valid', '']));
+    expect(r.stderr).not.toMatch(/blocked/);
+    const out = JSON.parse(r.stdout).results as { status: string; details: Record<string, unknown> }[];
+    expect(out.slice(0, 5).map((o) => [o.status, o.details.smtp, o.details.smtpFailure])).toEqual(domains.map(() => ['valid', undefined, 'unreachable']));
+    expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([['valid', true], ['invalid', false]]);
   });
 
   it('a journal written without --smtp is not reused by a run with it (nor the other way round)', async () => {
@@ -212,7 +214,7 @@ describe('--smtp-proxy (SOCKS5)', () => {
       stdin: 'ann@ok.test\nbob@catchall.test\ncy@implicit.test\n',
     });
     expect(r.code).toBe(0);
-    expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks skipped/g)).toHaveLength(1);
+    expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks paused/g)).toHaveLength(1);
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
     expect(out.map((o) => [o.status, o.smtp])).toEqual([['valid', ''], ['valid', ''], ['valid', '']]);
   });
@@ -227,7 +229,7 @@ describe('--smtp-proxy (SOCKS5)', () => {
 
 describe('serve --smtp', () => {
   it('answers a bulk request with the mailbox check, and fills rawResponse', async () => {
-    const served = await startServe(['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500'], { dns: true });
+    const served = await startServe(['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500', '--smtp-allow-private'], { dns: true });
     try {
       const bulk = await post(served.url, '/api/validate/bulk', { emails: ['ann@ok.test', 'unknown-bob@ok.test', 'x@catchall.test', 'ann@closed.test'] });
       const by = (e: string) => bulk.results.find((r: { email: string }) => r.email === e);
@@ -241,6 +243,23 @@ describe('serve --smtp', () => {
       const closed = await post(served.url, '/api/validate', { email: 'ann@closed.test' });
       expect(closed.rawResponse).not.toHaveProperty('smtp_check');
       expect(closed.rawResponse).not.toHaveProperty('deliverable');
+    } finally {
+      served.child.kill('SIGTERM');
+      await served.exit;
+    }
+  });
+
+  it('never dials a loopback or private MX unless --smtp-allow-private; says why in rawResponse', async () => {
+    const served = await startServe(['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500'], { dns: true });
+    try {
+      const before = smtp.sessions.length;
+      const one = await post(served.url, '/api/validate', { email: 'unknown-ssrf@ok.test' });
+      expect(one).toMatchObject({ status: 'valid', confidence: 0.9 });
+      expect(one.details).not.toHaveProperty('smtp');
+      expect(one.rawResponse).toMatchObject({ smtp_failure: 'unreachable', smtp_note: expect.stringMatching(/127\.0\.0\.1 is not a public internet address.*--smtp-allow-private/) });
+      expect(smtp.sessions.length).toBe(before);
+      const ready = await fetch(served.url + '/readyz');
+      expect(await ready.json()).toMatchObject({ status: 'ready', smtp: 'ok' });
     } finally {
       served.child.kill('SIGTERM');
       await served.exit;
@@ -273,7 +292,7 @@ describe('serve --smtp', () => {
   it('answers within --smtp-deadline from DNS, and the finished check fills the cache', async () => {
     const served = await startServe(
       ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500',
-        '--smtp-deadline', '0.3', '--smtp-retry-delay', '1'],
+        '--smtp-deadline', '0.3', '--smtp-retry-delay', '1', '--smtp-allow-private'],
       { dns: true },
     );
     try {

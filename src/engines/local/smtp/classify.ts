@@ -45,13 +45,22 @@ const FULL = /mailbox (is )?full|over ?quota|quota exceeded|exceeded (storage|qu
 
 const TOO_MANY = /too many recipients|recipient limit|too many rcpt/i;
 
+/**
+ * A server that has too many of our sessions open: Exim's
+ * `smtp_accept_max_per_host` ("421 Too many concurrent SMTP connections from
+ * this IP"), Postfix's anvil ("421 4.7.0 Error: too many connections from"),
+ * Sendmail's "Too many open connections".
+ */
+const TOO_MANY_CONNECTIONS = /too many (concurrent |open |simultaneous )?(smtp )?(connections|sessions)|connection (limit|count limit)|too many connections from/i;
+
 /** First rule that matches wins. The table-driven test (test/local/smtp-classify.test.ts) pins each row. */
 export const RCPT_RULES: readonly Rule[] = [
   { outcome: 'accepted', codes: [250, 251] },
   { outcome: 'closing', codes: [421] },
-  // RFC 5321 §4.5.3.1.10: 452 for too many recipients; some servers say 552 5.5.3
-  { outcome: 'too-many', codes: [452, 552], enhanced: /^[45]\.5\.3$/ },
-  { outcome: 'too-many', codes: [452, 552], phrase: TOO_MANY },
+  // RFC 5321 §4.5.3.1.10: 452 for too many recipients; some servers say 552 5.5.3,
+  // OpenSMTPD says "451 4.5.3 Too many recipients"
+  { outcome: 'too-many', codes: [451, 452, 552], enhanced: /^[45]\.5\.3$/ },
+  { outcome: 'too-many', codes: [451, 452, 552], phrase: TOO_MANY },
   // X.2.2: mailbox full (452 4.2.2 too: it will not take mail now either)
   { outcome: 'full', codes: [452, 552], enhanced: /^[45]\.2\.2$/ },
   // Any other 4xx — greylisting ("451 4.7.1 greylisted, come back later"), a
@@ -85,6 +94,11 @@ function matches(rule: Rule, r: Reply): boolean {
 export function classifyRcpt(r: Reply): RcptOutcome {
   for (const rule of RCPT_RULES) if (matches(rule, r)) return rule.outcome;
   return 'unclear';
+}
+
+/** A reply saying the server has too many of our connections (any step): that host gets one session at a time, after a pause. */
+export function isBusy(r: Reply): boolean {
+  return r.code >= 400 && r.code < 500 && TOO_MANY_CONNECTIONS.test(r.text);
 }
 
 /**

@@ -3,11 +3,18 @@ import type { SocksProxy } from './proxy.js';
 import { ReplyError, ReplyParser, type Reply } from './reply.js';
 
 /**
- * Why a session ended early. `connect` failures (refused, unreachable, timed
- * out before the TCP handshake) let the checker try another MX host; the rest
- * end the attempt. `proxy-auth` and `proxy` are about our own set-up.
+ * Why a session ended early:
+ *   refused          the TCP connection was refused or unroutable (a dead host)
+ *   connect-timeout  no TCP connection within the timeout (a dead host, or
+ *                    outbound port 25 filtered: only many of them together say which)
+ *   timeout          a reply (the banner included) did not come in time
+ *   budget           the time allowed for this MX host ran out
+ *   dropped          the server closed or reset the connection
+ *   protocol         what the server sent is not a reply to what we asked
+ *                    (a second banner, an unsolicited or extra reply, not SMTP)
+ *   proxy-auth, proxy  our own SOCKS5 set-up failed
  */
-export type FailureKind = 'connect' | 'timeout' | 'dropped' | 'protocol' | 'proxy-auth' | 'proxy';
+export type FailureKind = 'refused' | 'connect-timeout' | 'timeout' | 'budget' | 'dropped' | 'protocol' | 'proxy-auth' | 'proxy';
 
 export class SessionError extends Error {
   constructor(
@@ -22,16 +29,40 @@ export interface SessionOptions {
   /** IP address (or, through a socks5h proxy, a host name) */
   host: string;
   port: number;
-  /** per reply, the banner included; also bounds the TCP (and proxy) handshake */
+  /** per reply; also bounds the TCP (and proxy) handshake */
   timeoutMs: number;
+  /** how long the greeting may take (servers that pause before it are common) */
+  bannerTimeoutMs?: number;
+  /** epoch ms after which nothing more is waited for: the host's time budget */
+  deadlineAt?: number;
   proxy?: SocksProxy;
   signal?: AbortSignal;
 }
 
 /**
- * One SMTP client connection: open it, read the banner, send a command and
- * read its reply — one at a time (PIPELINING is not needed: a verifier's
- * dialogue is short and servers process commands in order anyway). It never
+ * The reply codes RFC 5321 §4.3.2 allows after each command (421 and any
+ * 4xx/5xx always may come). Any other code cannot be the answer to what we
+ * sent: the replies have slipped against the commands, and the session is
+ * not to be believed.
+ */
+const SUCCESS: Record<string, readonly number[]> = {
+  greeting: [220],
+  EHLO: [250],
+  HELO: [250],
+  MAIL: [250],
+  RCPT: [250, 251, 252],
+  RSET: [250],
+  QUIT: [221],
+};
+
+/**
+ * One SMTP client connection: connect, read the banner, then one command and
+ * its reply at a time. Replies are matched to commands strictly: a reply when
+ * none is owed (a second banner, an unsolicited line) or a code that cannot
+ * answer the command ends the session as a protocol failure, so that a reply
+ * can never be taken for the answer to the next command. PIPELINING is not
+ * used even where it is advertised: a verifier's dialogue is short, and lock
+ * step is what makes every reply provably the answer to its command. It never
  * knows DATA: the checker has no way to send mail through it.
  */
 export class SmtpSession {
@@ -40,10 +71,12 @@ export class SmtpSession {
   private waiting: { resolve: (r: Reply) => void; reject: (e: SessionError) => void } | undefined;
   private failure: SessionError | undefined;
   private ended = false;
+  /** replies owed by the server: the greeting, then one per command sent */
+  private owed = 1;
 
   private constructor(
     private readonly socket: Socket,
-    private readonly timeoutMs: number,
+    private readonly o: SessionOptions,
   ) {
     socket.setEncoding('latin1');
     socket.setNoDelay(true);
@@ -56,7 +89,15 @@ export class SmtpSession {
         socket.destroy();
         return;
       }
-      for (const r of got) this.replies.push(r);
+      for (const r of got) {
+        if (this.owed === 0) {
+          this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
+          socket.destroy();
+          return;
+        }
+        this.owed--;
+        this.replies.push(r);
+      }
       this.deliver();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => this.fail(new SessionError('dropped', `connection lost (${err.code ?? err.message})`)));
@@ -66,19 +107,31 @@ export class SmtpSession {
     });
   }
 
-  /** Connects and reads the banner (returned as `greeting`). */
-  static async open(o: SessionOptions): Promise<{ session: SmtpSession; greeting: Reply }> {
+  /** Opens the TCP connection (through the proxy, if any); the greeting is read by greeting(). */
+  static async connect(o: SessionOptions): Promise<SmtpSession> {
     const socket = await (o.proxy ? viaProxy(o) : direct(o));
-    const session = new SmtpSession(socket, o.timeoutMs);
+    const session = new SmtpSession(socket, o);
     const onAbort = () => session.destroy();
+    if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('close', () => o.signal?.removeEventListener('abort', onAbort));
+    return session;
+  }
+
+  /** Connects and reads the banner (returned as `greeting`). */
+  static async open(o: SessionOptions): Promise<{ session: SmtpSession; greeting: Reply }> {
+    const session = await SmtpSession.connect(o);
     try {
-      return { session, greeting: await session.read('the banner') };
+      return { session, greeting: await session.greeting() };
     } catch (err) {
       session.destroy();
       throw err;
     }
+  }
+
+  /** The server's greeting, waited for up to the banner timeout. */
+  greeting(): Promise<Reply> {
+    return this.read('greeting', this.o.bannerTimeoutMs ?? this.o.timeoutMs);
   }
 
   /** Sends one command line and reads its reply. */
@@ -86,42 +139,53 @@ export class SmtpSession {
     if (this.failure) throw this.failure;
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
+    this.owed++;
     this.socket.write(`${line}\r\n`);
-    return this.read(line.split(' ')[0]!);
+    return this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
   }
 
   /**
-   * Ends politely: QUIT, then waits a moment for the 221 and the close. Never
-   * throws; a server that is gone already is simply let go.
+   * Ends politely: QUIT, then its 221. Resolves true when the server answered
+   * QUIT as it should (or had hung up); false when the answer was something
+   * else — the replies had slipped, and nothing read in this session is to be
+   * believed. Never throws.
    */
-  async quit(): Promise<void> {
+  async quit(): Promise<boolean> {
+    let inStep = true;
     if (!this.ended && !this.failure) {
       try {
         await this.command('QUIT');
-      } catch {
-        // the server went away first: nothing more to say
+      } catch (err) {
+        // a server gone or slow at QUIT has said all it had to; a wrong answer has not
+        inStep = !(err instanceof SessionError && err.kind === 'protocol');
       }
     }
     this.socket.end();
     this.socket.destroy();
+    return inStep;
   }
 
   destroy(): void {
     this.socket.destroy();
   }
 
-  private read(what: string): Promise<Reply> {
+  private read(what: string, timeoutMs: number): Promise<Reply> {
     const ready = this.replies.shift();
-    if (ready) return Promise.resolve(ready);
+    if (ready) return Promise.resolve(this.check(what, ready));
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
+    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - Date.now();
+    const budgetBound = left < timeoutMs;
+    const wait = Math.max(0, Math.min(timeoutMs, left));
+    return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting = undefined;
-        const err = new SessionError('timeout', `no reply to ${what} within ${this.timeoutMs} ms`);
+        const err = budgetBound
+          ? new SessionError('budget', `the time allowed for this mail server ran out waiting for the ${what === 'greeting' ? 'banner' : `reply to ${what}`}`)
+          : new SessionError('timeout', `no ${what === 'greeting' ? 'banner' : `reply to ${what}`} within ${timeoutMs} ms`);
         this.fail(err);
         this.socket.destroy();
         reject(err);
-      }, this.timeoutMs);
+      }, wait);
       this.waiting = {
         resolve: (r) => {
           clearTimeout(timer);
@@ -132,7 +196,19 @@ export class SmtpSession {
           reject(e);
         },
       };
-    });
+    }).then((r) => this.check(what, r));
+  }
+
+  /** A reply whose code cannot answer `what` is a protocol failure (see SUCCESS). */
+  private check(what: string, r: Reply): Reply {
+    const ok = SUCCESS[what];
+    if (ok && r.code < 400 && !ok.includes(r.code)) {
+      const err = new SessionError('protocol', `${r.code} is no answer to ${what === 'greeting' ? 'the connection' : what}`);
+      this.fail(err);
+      this.socket.destroy();
+      throw err;
+    }
+    return r;
   }
 
   private deliver(): void {
@@ -155,7 +231,7 @@ function direct(o: SessionOptions): Promise<Socket> {
     const socket = netConnect({ host: o.host, port: o.port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new SessionError('connect', `no TCP connection within ${o.timeoutMs} ms`));
+      reject(new SessionError('connect-timeout', `no TCP connection within ${o.timeoutMs} ms`));
     }, o.timeoutMs);
     const onAbort = () => {
       socket.destroy();
@@ -171,7 +247,8 @@ function direct(o: SessionOptions): Promise<Socket> {
     socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
-      reject(new SessionError('connect', `cannot connect (${err.code ?? err.message})`));
+      // ETIMEDOUT from the kernel is a connection that never opened, as our own timer's
+      reject(new SessionError(err.code === 'ETIMEDOUT' ? 'connect-timeout' : 'refused', `cannot connect (${err.code ?? err.message})`));
     });
   });
 }
@@ -202,11 +279,11 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
     // the proxy could not reach the mail server: like a refused connection
     if (/rejected connection/i.test(message)) {
       const why = message.split(' - ')[1] ?? 'refused';
-      throw new SessionError('connect', `the proxy could not connect (${why})`);
+      throw new SessionError(/TTL|timed? ?out/i.test(why) ? 'connect-timeout' : 'refused', `the proxy could not connect (${why})`);
     }
     // the handshake's timeout covers the proxy's own connection to the mail
     // server: a slow or unreachable MX host, not a broken proxy
-    if (/timed out/i.test(message)) throw new SessionError('connect', `no connection through the proxy within ${o.timeoutMs} ms`);
+    if (/timed out/i.test(message)) throw new SessionError('connect-timeout', `no connection through the proxy within ${o.timeoutMs} ms`);
     // the socks package puts the socket's error code in the message only
     const why = code ?? /\bE[A-Z]{3,}\b/.exec(message)?.[0] ?? message.slice(0, 80);
     throw new SessionError('proxy', `cannot connect to it (${why})`);

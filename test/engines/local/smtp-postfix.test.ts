@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
+import { LAB, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
+import { runCli } from '../../support/run-cli.js';
+
+// The mailbox check against real Postfix (Debian's package) and postgrey, on
+// loopback addresses only (test/support/postfix.ts), with the loopback DNS
+// server pointing each domain's MX records at them. Needs root; skipped with
+// a notice otherwise. Nothing leaves the machine.
+
+const missing = postfixMissing();
+if (missing) console.warn(`SKIPPED: the real-Postfix mailbox-check suite (${missing})`);
+
+const mxTo = (...hosts: string[]): Zone => ({ mx: hosts.map((exchange, i) => ({ exchange, priority: 10 * (i + 1) })) });
+
+/** mailboxes that exist, per domain; `nobody*` and `gone*` addresses do not */
+const LIVE: Record<string, string[]> = {
+  'live.test': ['ann', 'bob', 'cy', 'di', 'ed', 'flo', 'gus', 'hal'],
+  'limit.test': ['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7'],
+  'conn1.test': ['ann', 'bob'],
+  'conn2.test': ['ann', 'bob'],
+  'conn3.test': ['ann', 'bob'],
+  'grey.test': ['ann', 'bob', 'cy'],
+  'slow.test': ['ann', 'bob'],
+  'backup.test': ['ann', 'bob'],
+};
+const DEAD = ['dead1.test', 'dead2.test', 'dead3.test'];
+
+const ZONES: Record<string, Zone> = {
+  'mx-plain.lab.test': { a: [LAB.plain] },
+  'mx-limit.lab.test': { a: [LAB.limit] },
+  'mx-conn.lab.test': { a: [LAB.conn] },
+  'mx-grey.lab.test': { a: [LAB.grey] },
+  'mx-slow.lab.test': { a: [LAB.tarpit] },
+  'mx-dead.lab.test': { a: [LAB.dead] },
+  'mx-hold.lab.test': { a: [LAB.hold] },
+  'hold.test': mxTo('mx-hold.lab.test'),
+  'live.test': mxTo('mx-plain.lab.test'),
+  'limit.test': mxTo('mx-limit.lab.test'),
+  // one host, three MX lists: three groups of recipients, so sessions to it at once
+  'conn1.test': mxTo('mx-conn.lab.test'),
+  'conn2.test': mxTo('mx-conn.lab.test', 'mx-dead.lab.test'),
+  'conn3.test': mxTo('mx-conn.lab.test', 'mx-plain.lab.test'),
+  'grey.test': mxTo('mx-grey.lab.test'),
+  'slow.test': mxTo('mx-slow.lab.test'),
+  // the first MX is dead: RFC 5321 says try the next
+  'backup.test': mxTo('mx-dead.lab.test', 'mx-plain.lab.test'),
+  ...Object.fromEntries(DEAD.map((d) => [d, mxTo('mx-dead.lab.test')])),
+};
+
+let lab: PostfixLab;
+let dns: TestDnsServer;
+let dir: string;
+
+describe.skipIf(missing !== undefined)('the mailbox check against real Postfix and postgrey', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailsift-postfix-run-'));
+    [lab, dns] = await Promise.all([
+      startPostfixLab({
+        // hold.test's host is a proxy to the plain one: kept out of the dirty list, whose sessions are counted per host
+        mailboxes: [...Object.entries(LIVE).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`)), 'ann@hold.test'],
+        greyDelaySeconds: 2,
+        greetWaitSeconds: 3,
+        holdSeconds: 3,
+      }),
+      startDnsServer({ zones: ZONES }),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([lab?.stop(), dns?.close()]);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  const flags = (...more: string[]) => [
+    '--engine', 'local', '--dns-server', dns.address, '--smtp', '--smtp-port', '25', '--smtp-helo', 'checker.lab.test',
+    '--smtp-timeout', '1500', '--smtp-retry-delay', '3', '--format', 'json', '-q', ...more,
+  ];
+
+  it('a dirty list: dead MX hosts, greylisting, recipient and connection limits, a tarpit — every answer right, no live mailbox invalid, at most 2 sessions per host', async () => {
+    const rows: { email: string; expect: boolean | undefined }[] = [];
+    for (const [domain, locals] of Object.entries(LIVE)) {
+      for (const l of locals) rows.push({ email: `${l}@${domain}`, expect: true });
+      rows.push({ email: `nobody@${domain}`, expect: false });
+      if (locals.length > 4) rows.push({ email: `gone.${locals.length}@${domain}`, expect: false });
+    }
+    for (const d of DEAD) rows.push({ email: `ann@${d}`, expect: undefined }, { email: `bob@${d}`, expect: undefined });
+    // dead domains first, as in a list sorted by signup date
+    rows.sort((a, b) => Number(a.expect !== undefined) - Number(b.expect !== undefined));
+    const input = join(dir, 'dirty.txt');
+    writeFileSync(input, rows.map((r) => r.email).join('\n') + '\n');
+
+    const started = Date.now();
+    const r = await runCli(['validate', input, ...flags('--smtp-budget', '20', '--summary', join(dir, 'summary.json'))], { timeoutMs: 90_000 });
+    const seconds = (Date.now() - started) / 1000;
+    expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
+    expect(r.code).toBe(0);
+    const results = JSON.parse(r.stdout).results as { email: string; status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
+    const wrong = results.filter((res, i) => res.details.smtp !== rows[i]!.expect).map((res) => `${res.email}: smtp ${res.details.smtp} (${res.details.smtpFailure ?? ''})`);
+    // every row a server answers is right (the done-when asks >= 98%); dead domains are left empty, never invalid
+    expect(wrong, lab.log().slice(-4000)).toEqual([]);
+    for (const [i, res] of results.entries()) {
+      if (rows[i]!.expect === true) expect(res.status).toBe('valid');
+      if (rows[i]!.expect === undefined) expect([res.status, res.reason, res.details.smtpFailure]).toEqual(['valid', 'smtp_unreachable', 'unreachable']);
+    }
+    const log = lab.log();
+    // what the servers did: postgrey deferred, anvil refused a second connection, postscreen held the greeting
+    expect(log).toMatch(/450 4\.2\.0 <ann@grey\.test>: Recipient address rejected: Greylisted/);
+    expect(log).toMatch(/Connection concurrency limit exceeded: 2 from unknown\[127\.0\.0\.1\] for service 127\.0\.20\.3:25/);
+    expect(log).toMatch(/postscreen\[\d+\]: PASS NEW \[127\.0\.0\.1\]/);
+    // the recipient limit (3): smaller transactions, in one session
+    expect(log).toMatch(/127\.0\.20\.2\/smtpd\[\d+\]: disconnect from .* mail=[3-9]/);
+    const sessions = lab.sessions();
+    for (const [host, s] of sessions) expect(s.maxOpen, host).toBeLessThanOrEqual(2);
+    // greylisting needed its second session; the others were one or two
+    expect(sessions.get(LAB.grey)?.total).toBeGreaterThanOrEqual(2);
+    // bounded by the budgets: the tarpit's banner, the greylisting delay, and a little
+    expect(seconds).toBeLessThan(60);
+  }, 120_000);
+
+  it('a tarpit slower than the budget: its rows are smtp_timeout, the run ends at the budget', async () => {
+    const r = await runCli(['validate', '-', ...flags('--smtp-budget', '1', '--smtp-timeout', '500')], {
+      stdin: 'ann@hold.test\nzed@hold.test\n',
+      timeoutMs: 30_000,
+    });
+    expect(r.code).toBe(0);
+    const results = JSON.parse(r.stdout).results as { status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
+    for (const res of results) expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['valid', 'smtp_timeout', undefined, 'timeout']);
+  }, 60_000);
+});

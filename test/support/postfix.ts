@@ -1,0 +1,290 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A real Postfix (Debian's package) for the mailbox check's end-to-end tests:
+ * its own config_directory, queue_directory and data_directory in a temp
+ * directory, listening on loopback addresses only (127.0.20.x:25; distinct
+ * addresses are distinct MX hosts), with virtual mailboxes (the ones in
+ * `mailboxes` exist, any other gets 550 5.1.1) and one smtpd per address:
+ *   127.0.20.1  plain
+ *   127.0.20.2  smtpd_recipient_limit = 3 (452 4.5.3 Error: too many recipients)
+ *   127.0.20.3  smtpd_client_connection_count_limit = 1 (421 4.7.0 too many connections)
+ *   127.0.20.4  greylisting by a real postgrey (policy service), delay `greyDelaySeconds`
+ *   127.0.20.5  postscreen in front, holding its greeting `greetWaitSeconds`
+ *               from a client it has not seen pass lately (a tarpit)
+ *   127.0.20.6  a small TCP proxy to 127.0.20.1 that holds the server's
+ *               greeting `holdSeconds`, every time (a tarpit that never relents)
+ *   127.0.20.9  nothing listens: a dead MX host
+ * It needs root (port 25, Postfix's own users); `postfixMissing()` says why
+ * the suite cannot run, for a visible skip. `stop()` ends everything started
+ * (also when start failed half-way) and removes the directory.
+ */
+export const LAB = {
+  plain: '127.0.20.1',
+  limit: '127.0.20.2',
+  conn: '127.0.20.3',
+  grey: '127.0.20.4',
+  tarpit: '127.0.20.5',
+  hold: '127.0.20.6',
+  dead: '127.0.20.9',
+};
+
+const POSTFIX = '/usr/sbin/postfix';
+const POSTGREY = '/usr/sbin/postgrey';
+
+/** Why the real-Postfix suite cannot run here, or undefined when it can. */
+export function postfixMissing(): string | undefined {
+  if (process.platform !== 'linux') return 'not Linux';
+  if (!existsSync(POSTFIX)) return `${POSTFIX} is not installed (apt-get install postfix postgrey)`;
+  if (!existsSync(POSTGREY)) return `${POSTGREY} is not installed (apt-get install postgrey)`;
+  if (userInfo().uid !== 0) return 'not root (Postfix binds port 25 and runs as its own users)';
+  if (spawnSync('id', ['postfix']).status !== 0) return 'no postfix user';
+  return undefined;
+}
+
+export interface PostfixLab {
+  dir: string;
+  /** Postfix's log, for a failing test to show */
+  log(): string;
+  /** per host address: smtpd sessions seen in all, and the most open at once (from the log) */
+  sessions(): Map<string, { total: number; maxOpen: number }>;
+  stop(): Promise<void>;
+}
+
+export interface LabOptions {
+  /** local@domain addresses that exist; domains are taken from them */
+  mailboxes: readonly string[];
+  greyDelaySeconds?: number;
+  greetWaitSeconds?: number;
+  holdSeconds?: number;
+}
+
+export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailsift-postfix-'));
+  // Postfix's and postgrey's own users must reach their directories inside
+  chmodSync(dir, 0o755);
+  const etc = join(dir, 'etc');
+  const data = join(dir, 'data');
+  const greyDb = join(dir, 'postgrey');
+  for (const d of [etc, data, join(dir, 'spool'), join(dir, 'mail'), greyDb]) mkdirSync(d, { recursive: true });
+  const uid = (name: string) => Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim());
+  const gid = (name: string) => Number(spawnSync('id', ['-g', name], { encoding: 'utf8' }).stdout.trim());
+  chownSync(data, uid('postfix'), gid('postfix'));
+  chownSync(join(dir, 'mail'), uid('postfix'), gid('postfix'));
+  const hasPostgreyUser = spawnSync('id', ['postgrey']).status === 0;
+  if (hasPostgreyUser) chownSync(greyDb, uid('postgrey'), gid('postgrey'));
+
+  let greyPort = 0;
+  const children: ChildProcess[] = [];
+  let started = false;
+  const sockets = new Set<Socket>();
+  let holder: Server | undefined;
+  const stop = async () => {
+    for (const s of sockets) s.destroy();
+    if (holder) await new Promise((r) => holder!.close(r));
+    if (started) spawnSync(POSTFIX, ['-c', etc, 'stop'], { stdio: 'ignore', timeout: 20_000 });
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    if (!process.env.MAILSIFT_KEEP_LAB) rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    // postgrey first: Postfix asks it for every RCPT on the greylisting host
+    greyPort = await freePort();
+    writeFileSync(join(dir, 'grey-empty'), '');
+    const grey = spawn(
+      POSTGREY,
+      [
+        `--inet=127.0.0.1:${greyPort}`, `--dbdir=${greyDb}`, `--delay=${o.greyDelaySeconds ?? 2}`, `--pidfile=${join(dir, 'postgrey.pid')}`,
+        `--whitelist-clients=${join(dir, 'grey-empty')}`, `--whitelist-recipients=${join(dir, 'grey-empty')}`, '--auto-whitelist-clients=0',
+        ...(hasPostgreyUser ? [] : ['--user=root', '--group=root']),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let greyErr = '';
+    grey.stderr!.on('data', (d: Buffer) => (greyErr = (greyErr + d.toString()).slice(-2000)));
+    children.push(grey);
+    await waitForPort('127.0.0.1', greyPort, 15_000, () => grey.exitCode).catch((err: Error) => {
+      throw new Error(`${err.message}: ${greyErr}`);
+    });
+
+    const domains = [...new Set(o.mailboxes.map((m) => m.slice(m.lastIndexOf('@') + 1)))];
+    writeFileSync(join(etc, 'vmailbox'), o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@'))}/\n`).join(''));
+    writeFileSync(
+      join(etc, 'main.cf'),
+      [
+        'compatibility_level = 3.6',
+        `queue_directory = ${join(dir, 'spool')}`,
+        `data_directory = ${data}`,
+        'mail_owner = postfix',
+        'myhostname = mx.lab.test',
+        'mydestination =',
+        // explicit addresses in master.cf; this only keeps Postfix off every other interface
+        'inet_interfaces = loopback-only',
+        'inet_protocols = ipv4',
+        `maillog_file = ${join(dir, 'maillog')}`,
+        `maillog_file_prefixes = ${dir}`,
+        'smtpd_banner = $myhostname ESMTP',
+        'smtpd_peername_lookup = no',
+        'biff = no',
+        `virtual_mailbox_domains = ${domains.join(' ')}`,
+        `virtual_mailbox_maps = texthash:${join(etc, 'vmailbox')}`,
+        `virtual_mailbox_base = ${join(dir, 'mail')}`,
+        `virtual_uid_maps = static:${uid('postfix')}`,
+        `virtual_gid_maps = static:${gid('postfix')}`,
+        'smtpd_recipient_restrictions = reject_unauth_destination',
+        `grey_restrictions = reject_unauth_destination, check_policy_service inet:127.0.0.1:${greyPort}`,
+        'alias_maps =',
+        'alias_database =',
+        // the connection-count limit is to bite loopback clients too
+        'smtpd_client_event_limit_exceptions =',
+        'anvil_rate_time_unit = 60s',
+        // postscreen: no exemption for loopback, the greeting held, then smtpd
+        'postscreen_access_list =',
+        'postscreen_greet_action = ignore',
+        `postscreen_greet_wait = ${o.greetWaitSeconds ?? 3}s`,
+        `postscreen_greet_banner = $smtpd_banner`,
+        'postscreen_cache_map = btree:$data_directory/postscreen_cache',
+        // a client that waited once is let straight through for this long: each session waits again
+        'postscreen_greet_ttl = 1s',
+        '',
+      ].join('\n'),
+    );
+    // each host logs under its own name (postfix/<name>/smtpd), so sessions can be counted per host
+    const svc = (addr: string, extra = '') => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
+    writeFileSync(
+      join(etc, 'master.cf'),
+      [
+        svc(LAB.plain),
+        svc(LAB.limit, ' -o smtpd_recipient_limit=3'),
+        svc(LAB.conn, ' -o smtpd_client_connection_count_limit=1'),
+        svc(LAB.grey, ' -o smtpd_recipient_restrictions=$grey_restrictions'),
+        `${LAB.tarpit}:25 inet n - n - 1 postscreen`,
+        `smtpd pass - - n - - smtpd -o syslog_name=postfix/${LAB.tarpit}`,
+        'dnsblog unix - - n - 0 dnsblog',
+        'pickup unix n - n 60 1 pickup',
+        'cleanup unix n - n - 0 cleanup',
+        'qmgr unix n - n 300 1 qmgr',
+        'rewrite unix - - n - - trivial-rewrite',
+        'bounce unix - - n - 0 bounce',
+        'defer unix - - n - 0 bounce',
+        'trace unix - - n - 0 bounce',
+        'verify unix - - n - 1 verify',
+        'proxymap unix - - n - - proxymap',
+        'error unix - - n - - error',
+        'retry unix - - n - - error',
+        'discard unix - - n - - discard',
+        'virtual unix - n n - - virtual',
+        'anvil unix - - n - 1 anvil',
+        'scache unix - - n - 1 scache',
+        'postlog unix-dgram n - n - 1 postlogd',
+        '',
+      ].join('\n'),
+    );
+    // in the foreground, as our child: it cannot outlive the test run unnoticed
+    const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
+    children.push(master);
+    started = true;
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit]) {
+      await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
+        throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
+      });
+    }
+    holder = await holdGreeting(LAB.hold, LAB.plain, (o.holdSeconds ?? 5) * 1000, sockets);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { dir, log: () => readLog(dir), sessions: () => countSessions(readLog(dir)), stop };
+}
+
+/** `postfix/<addr>/smtpd[pid]: connect from` … `disconnect from`: sessions per host, and the most at once. */
+export function countSessions(log: string): Map<string, { total: number; maxOpen: number }> {
+  const out = new Map<string, { total: number; maxOpen: number; open: Set<string> }>();
+  for (const m of log.matchAll(/postfix\/([\d.]+)\/smtpd\[(\d+)\]: (connect|disconnect) from/g)) {
+    const [, host, pid, what] = m as unknown as [string, string, string, string];
+    let h = out.get(host);
+    if (!h) out.set(host, (h = { total: 0, maxOpen: 0, open: new Set() }));
+    if (what === 'connect') {
+      h.total++;
+      h.open.add(pid);
+      h.maxOpen = Math.max(h.maxOpen, h.open.size);
+    } else h.open.delete(pid);
+  }
+  return new Map([...out].map(([k, v]) => [k, { total: v.total, maxOpen: v.maxOpen }]));
+}
+
+function readLog(dir: string): string {
+  try {
+    return readFileSync(join(dir, 'maillog'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** A TCP proxy on `from`:25 to `to`:25 that holds the server's first bytes (its greeting) `ms`. */
+async function holdGreeting(from: string, to: string, ms: number, sockets: Set<Socket>): Promise<Server> {
+  const server = createServer((client) => {
+    const up = connect({ host: to, port: 25 });
+    for (const s of [client, up]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        up.destroy();
+      });
+    }
+    const held: Buffer[] = [];
+    let open = false;
+    up.on('data', (d: Buffer) => (open ? client.write(d) : held.push(d)));
+    const timer = setTimeout(() => {
+      open = true;
+      for (const d of held) client.write(d);
+      client.pipe(up);
+    }, ms);
+    client.on('close', () => {
+      clearTimeout(timer);
+      up.destroy();
+    });
+    up.on('end', () => client.end());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(25, from, () => resolve());
+  });
+  return server;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s: Server = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once a TCP connection to host:port opens; bounded in time. */
+async function waitForPort(host: string, port: number, ms: number, exited?: () => number | null): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s: Socket = connect({ host, port });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (exited?.() != null) throw new Error(`the server for ${host}:${port} exited`);
+    if (Date.now() > until) throw new Error(`nothing listens on ${host}:${port} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

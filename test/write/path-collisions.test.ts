@@ -1,0 +1,51 @@
+import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refuseCollisions } from '../../src/write/path-collisions.js';
+
+let dir: string;
+const at = (name: string): string => join(dir, name);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailsift-collide-'));
+  await writeFile(at('in.csv'), 'email\na@example.com\n');
+  await mkdir(at('a'));
+  await mkdir(at('split'));
+  await link(at('in.csv'), at('split/valid.csv'));
+  await link(at('in.csv'), at('hard.csv'));
+  await symlink('in.csv', at('soft.csv'));
+  await symlink('missing.csv', at('dangling.csv'));
+  await symlink('a', at('dirlink'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const refused = async (paths: { flag: string; path?: string }[]): Promise<string | undefined> => {
+  const err = await refuseCollisions(paths).then(() => undefined, (e: unknown) => e as Error & { exitCode: number });
+  if (err) expect(err.exitCode).toBe(2);
+  return err?.message;
+};
+
+describe('refuseCollisions', () => {
+  it.each<[string, () => { flag: string; path?: string }[], RegExp]>([
+    ['-o is the input', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('in.csv') }], /^-o .*in\.csv is the input file .*in\.csv: writing it would destroy the input; give -o another path$/],
+    ['through a/../', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('a/../in.csv') }], /is the input file/],
+    ['through a missing directory and ..', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('nope/../in.csv') }], /is the input file/],
+    ['a symbolic link', () => [{ flag: 'input', path: at('in.csv') }, { flag: '--summary', path: at('soft.csv') }], /\(through a symbolic link\)/],
+    ['a hard link', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('hard.csv') }], /\(a hard link\)/],
+    ['the --split dir holding the input as valid.csv', () => [{ flag: 'input', path: at('in.csv') }, { flag: '--split', path: at('split/valid.csv') }], /^--split .*valid\.csv is the input file/],
+    ['two outputs that do not exist yet', () => [{ flag: '-o', path: at('out.csv') }, { flag: '--summary', path: at('a/../out.csv') }], /^-o .*out\.csv and --summary .*out\.csv are the same file; give each its own path$/],
+    ['a new file through a linked directory', () => [{ flag: '-o', path: at('a/new.csv') }, { flag: '--summary', path: at('dirlink/new.csv') }], /are the same file \(through a symbolic link\)/],
+    ['a dangling link and its target', () => [{ flag: '--journal', path: at('dangling.csv') }, { flag: '--cache', path: at('missing.csv') }], /^--journal .*dangling\.csv and --cache .*missing\.csv are the same file/],
+  ])('refuses %s, naming both', async (_name, paths, why) => {
+    expect(await refused(paths())).toMatch(why);
+  });
+
+  it.each<[string, () => { flag: string; path?: string }[]]>([
+    ['distinct files', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('out.csv') }, { flag: '--summary', path: at('s.json') }]],
+    ['stdin, stdout, absent flags and a Redis URL', () => [{ flag: 'input', path: '-' }, { flag: '-o', path: '-' }, { flag: '--summary' }, { flag: '--cache', path: 'redis://127.0.0.1:6379' }, { flag: '--journal', path: '-' }]],
+    ['a device written twice (not a file anything replaces)', () => [{ flag: '-o', path: '/dev/null' }, { flag: '--summary', path: '/dev/null' }]],
+  ])('lets %s through', async (_name, paths) => {
+    expect(await refused(paths())).toBeUndefined();
+  });
+});
