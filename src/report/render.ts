@@ -65,7 +65,7 @@ export function renderReport(tally: ReportTally, meta: ReportMeta): string {
 <main>
 ${body}
 <footer>Made by mailsift ${meta.version} on ${meta.finishedAt.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}.
-Every count is of input rows, duplicates included, before <code>--only</code> keeps some: the same counts as the summary.</footer>
+Every count is of input rows, duplicates included, before <code>--only</code>, <code>--except</code> or <code>--unique</code> leave any out: the same counts as the summary.</footer>
 </main>
 </body>
 </html>
