@@ -20,7 +20,7 @@ export function startServerProcess(script, args = []) {
       const nl = buf.indexOf('\n');
       if (nl >= 0 && !child.url) {
         child.url = JSON.parse(buf.slice(0, nl)).url;
-        resolve({ url: child.url, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+        resolve({ url: child.url, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
       }
     });
     child.once('error', reject);
@@ -28,27 +28,40 @@ export function startServerProcess(script, args = []) {
   });
 }
 
-/** Runs a command to completion: wall time and peak RSS (VmHWM, polled from /proc). */
+/**
+ * Runs a command to completion: wall time, peak RSS (VmHWM) and CPU time (user +
+ * system), both polled from /proc — CPU time still means something when other
+ * work shares the machine and wall time does not.
+ */
 export function timed(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     let stderr = '';
     let peakKb = 0;
+    let cpuTicks = 0;
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     const poll = setInterval(() => {
       try {
         const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
         if (m) peakKb = Math.max(peakKb, Number(m[1]));
+        cpuTicks = cpuTicksOf(child.pid);
       } catch {}
     }, 20);
     child.once('error', reject);
     child.once('exit', (code) => {
       clearInterval(poll);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      resolve({ code, ms, peakMb: peakKb / 1024, stderr });
+      resolve({ code, ms, peakMb: peakKb / 1024, cpuMs: cpuTicks * 10, stderr });
     });
   });
+}
+
+/** utime + stime of a process, in clock ticks (1/100 s on Linux); throws once it is gone. */
+export function cpuTicksOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
 }
 
 /** A file of `n` distinct generated addresses, one per line (cached across runs). */

@@ -35,6 +35,17 @@ export class UsageError extends MailsiftError {
   }
 }
 
+/**
+ * A workbook that cannot be read: not a sound zip, not a spreadsheet, or past
+ * one of the reader's limits (which the message names). Exit 2, like any bad input.
+ */
+export class XlsxError extends UsageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'XlsxError';
+  }
+}
+
 /** The server refused the API key (401/403). Never carries the key. */
 export class AuthError extends MailsiftError {
   constructor(message: string) {

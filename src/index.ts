@@ -12,5 +12,5 @@ export type { Validator, ValidatorStats } from './engines/validator.js';
 export type { Verdict, Details, Status, VerdictError, DnsFailure, SmtpFailure, MailboxTrouble } from './verdict.js';
 export { reasonOf, REASONS, type Reason } from './reason.js';
 export type { Summary, SmtpStats } from './summary.js';
-export { MailsiftError, UsageError, AuthError, EXIT } from './errors.js';
+export { MailsiftError, UsageError, XlsxError, AuthError, EXIT } from './errors.js';
 export { VERSION } from './version.js';

@@ -40,6 +40,17 @@ export interface Summary {
   interrupted?: boolean;
   /** the mailbox check (--smtp), present only when it was on */
   smtp?: SmtpStats;
+  /** API requests in flight (API engine) */
+  concurrency?: ConcurrencyStats;
+}
+
+/** How many API requests were in flight: the limit's mode, the most at once, the average over the run. */
+export interface ConcurrencyStats {
+  /** auto: the limit followed the server (--concurrency auto); fixed: --concurrency N */
+  mode: 'auto' | 'fixed';
+  peak: number;
+  /** time-weighted, from the first request sent to the last answer; one decimal */
+  mean: number;
 }
 
 /** What the mailbox check (--smtp) did in a run. */

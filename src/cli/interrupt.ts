@@ -12,6 +12,11 @@ export interface InterruptOptions {
   forceExit?: (code: number) => void;
   /** clean-up allowed after the grace period before forceExit; default 10 s */
   flushMs?: number;
+  /**
+   * Watching starts while the input is opened, before anything is sent (or any
+   * temp file exists): a signal then ends the run at once. `sending()` ends this phase.
+   */
+  reading?: boolean;
 }
 
 export interface Interrupts {
@@ -21,6 +26,8 @@ export interface Interrupts {
   readonly abandon: AbortSignal;
   /** 130 after SIGINT, 143 after SIGTERM, undefined if never interrupted */
   exitCode(): number | undefined;
+  /** the input is open and requests may go out: from now on a signal lets those in flight answer */
+  sending(): void;
   /** stop listening (at the end of a run) and cancel the timers */
   dispose(): void;
 }
@@ -43,6 +50,7 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
   const timers: NodeJS.Timeout[] = [];
   let code: number | undefined;
   let count = 0;
+  let reading = o.reading ?? false;
 
   const later = (ms: number, fn: () => void): void => {
     const t = setTimeout(fn, ms);
@@ -52,15 +60,32 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
 
   const onSignal = (name: keyof typeof CODES): void => {
     count++;
+    const word = name === 'SIGINT' ? 'interrupted' : 'terminated';
+    if (reading) {
+      // Nothing sent, nothing written: the reader stops at once and says so (an
+      // error of code 130/143, reason.exitCode); a read blocked on a silent pipe
+      // is not waited for long. Temp files go with the process's 'exit' event.
+      code ??= CODES[name];
+      const reason = Object.assign(new Error(word), { exitCode: code });
+      stop.abort(reason);
+      abandon.abort(reason);
+      const quit = (): void => {
+        o.notice(`${word} while reading the input; nothing was sent`);
+        forceExit(code!);
+      };
+      if (count === 1) later(READING_EXIT_MS, quit);
+      else quit();
+      return;
+    }
     if (count === 1) {
       code = CODES[name];
-      const word = name === 'SIGINT' ? 'interrupted' : 'terminated';
       o.notice(
         `${word}: sending nothing more; waiting up to ${Math.ceil(o.graceMs / 1000)}s for requests in flight` +
           (name === 'SIGINT' ? ' (Ctrl-C again to stop now)' : ''),
       );
-      stop.abort(new Error(word));
-      later(o.graceMs, () => abandon.abort(new Error(word)));
+      const reason = Object.assign(new Error(word), { exitCode: code });
+      stop.abort(reason);
+      later(o.graceMs, () => abandon.abort(reason));
       later(o.graceMs + (o.flushMs ?? 10_000), () => forceExit(code!));
     } else if (count === 2) {
       o.notice('stopping now: requests in flight are abandoned');
@@ -78,6 +103,14 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     stop: stop.signal,
     abandon: abandon.signal,
     exitCode: () => code,
+    sending() {
+      if (reading && code !== undefined) {
+        // stopped as the input opened: nothing to wait for but the clean-up
+        for (const t of timers.splice(0)) clearTimeout(t);
+        later(o.flushMs ?? 10_000, () => forceExit(code!));
+      }
+      reading = false;
+    },
     dispose() {
       target.off('SIGINT', onInt);
       target.off('SIGTERM', onTerm);
@@ -85,6 +118,9 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     },
   };
 }
+
+/** How long a read interrupted before anything was sent may take to notice: a read waiting on a silent pipe does not. */
+const READING_EXIT_MS = 2000;
 
 /** How long requests in flight may still answer after Ctrl-C: brief, as users expect. */
 export const INTERRUPT_GRACE_MS = 5000;

@@ -12,6 +12,19 @@ export function intIn(min: number, max: number): (value: string) => number {
   };
 }
 
+/** --concurrency: auto (the limit follows the server) or a whole number that pins it */
+export function concurrencySetting(max: number): (value: string) => number | 'auto' {
+  const pinned = intIn(1, max);
+  return (value) => {
+    if (value.trim().toLowerCase() === 'auto') return 'auto';
+    try {
+      return pinned(value);
+    } catch {
+      throw new InvalidArgumentError(`expected auto or a whole number from 1 to ${max}`);
+    }
+  };
+}
+
 export function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');

@@ -20,6 +20,7 @@ import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
 import { smtpSettings } from './smtp-flags.js';
+import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 import { ReportFile } from './report-file.js';
@@ -59,6 +60,18 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     { flag: '--journal', path: flags.journal },
     { flag: '--cache', path: flags.cache },
   ]);
+  let reporter: RunReporter | undefined;
+  // Listening from the first moment: a Ctrl-C while a workbook is copied from
+  // stdin or its shared strings are read ends the run at once, exit 130, and
+  // the temp copy goes with it.
+  const interrupts: Interrupts = watchInterrupts({
+    graceMs: INTERRUPT_GRACE_MS,
+    reading: true,
+    notice: (line) => {
+      reporter?.stop();
+      say(line);
+    },
+  });
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
   const addressCheck = {
@@ -66,45 +79,58 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
     sheet: flags.sheet,
     otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
   };
-  const opened = await openInput({
-    path: inputPath,
-    column: flags.column,
-    sheet: flags.sheet,
-    encoding: flags.encoding,
-    onNotice: notice,
-  }).catch(async (err: unknown) => {
-    // a sheet in which no column holds an "@": perhaps another sheet does
-    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
-      const advice = await sheetAdvice(addressCheck);
-      if (advice !== undefined) throw new UsageError(advice);
-    }
+  let input;
+  try {
+    const opened = await openInput({
+      path: inputPath,
+      column: flags.column,
+      sheet: flags.sheet,
+      encoding: flags.encoding,
+      onNotice: notice,
+      signal: interrupts.stop,
+    }).catch(async (err: unknown) => {
+      // a sheet in which no column holds an "@": perhaps another sheet does
+      if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
+        const advice = await sheetAdvice(addressCheck);
+        if (advice !== undefined) throw new UsageError(advice);
+      }
+      throw err;
+    });
+    // An address column without addresses stops here, before anything is sent.
+    input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
+      opened.close();
+      throw err;
+    });
+  } catch (err) {
+    interrupts.dispose();
     throw err;
-  });
-  // An address column without addresses stops here, before anything is sent.
-  const input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
-    opened.close();
-    throw err;
-  });
-  const columns = resolveColumns(plan.columns, input.kind);
-  const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-  // Each part gets the options it uses, not every flag of the command.
-  const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
-  const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
-  const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency };
+  }
+  interrupts.sending();
   const cleanUp = new CleanUp();
+  // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
+  cleanUp.defer(() => interrupts.dispose());
+  cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
+    const columns = resolveColumns(plan.columns, input.kind);
+    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
+    // Each part gets the options it uses, not every flag of the command.
+    const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
+    const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+    // The pipeline keeps enough batches ready for the most the API client may put in flight;
+    // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
+    const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+    const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
     if (flags.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
       const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
       cleanUp.defer(() => report?.discard()); // nothing once it is written
-      return runDryRun(input, choice.engine, { ...batching, terminal, report }, known, choice.engine === 'api' ? choice : undefined);
+      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop, report }, known, choice.engine === 'api' ? choice : undefined);
+      if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
+      return;
     }
 
-    let interrupts: Interrupts | undefined;
-    // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
-    cleanUp.defer(() => interrupts?.dispose());
     const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
@@ -134,6 +160,8 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           (await import('../engines/api/client.js')).createApiValidator({
             ...apiSettings(choice, flags, say),
             concurrency: flags.concurrency,
+            // --verbose: each change of the in-flight limit, with its reason
+            ...(flags.verbose ? { onConcurrencyChange: (c: LimitChange) => say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
           })
@@ -145,7 +173,7 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
           });
     cleanUp.defer(() => validator.close());
 
-    const reporter = new RunReporter(progress, {
+    reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
       flags: flags.verbose ? { ...terminal, progress: false } : terminal,
       failOn: flags.failOn,
@@ -154,24 +182,17 @@ export async function runValidate(inputArg: string | undefined, flags: ValidateF
       reportFile: flags.report,
     });
     await reporter.start();
-    cleanUp.defer(() => reporter.stop());
-    interrupts = watchInterrupts({
-      graceMs: INTERRUPT_GRACE_MS,
-      notice: (line) => {
-        reporter.stop();
-        say(line);
-      },
-    });
+    cleanUp.defer(() => reporter?.stop());
     const { stop, abandon } = interrupts;
+    if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
-    cleanUp.defer(() => input.close());
 
     result = await validateStream({
       input,
       validator,
       writer: output.writer,
       batchSize: flags.batchSize,
-      concurrency: flags.concurrency,
+      concurrency: batchesInFlight,
       filter,
       onProgress: (p) => Object.assign(progress, p),
       onRow: report?.onRow,

@@ -15,7 +15,7 @@ export const ENGINE_OPTIONS = {
   timeout: spec<number>(() => new Option('--timeout <seconds>', 'per-request timeout, API engine').argParser(positiveNumber).default(30)),
   retries: spec<number>(() =>
     new Option('--retries <n>', 'retries per request for retryable failures, API engine').argParser(intIn(0, 100)).default(5)),
-  verbose: spec<boolean | undefined>(() => new Option('-v, --verbose', 'log each API request and answer on stderr (the key redacted)')),
+  verbose: spec<boolean | undefined>(() => new Option('-v, --verbose', 'log each API request and answer, and each change of the in-flight limit, on stderr (the key redacted)')),
   dnsServer: spec<string | undefined>(() =>
     new Option('--dns-server <host[:port]>', 'DNS resolver for the offline engine (default: the system resolver)')),
   dns: spec<boolean>(() => new Option('--no-dns', 'offline engine: syntax and lists only, no DNS lookups (mx left empty)')),

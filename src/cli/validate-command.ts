@@ -5,7 +5,8 @@ import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { intIn, outputFormat, tokenList } from './parse-flags.js';
+import { concurrencySetting, intIn, outputFormat, tokenList } from './parse-flags.js';
+import { MAX_IN_FLIGHT, type ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
 
@@ -81,7 +82,10 @@ export const VALIDATE_OPTIONS = {
   report: spec<string | undefined>(() =>
     new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),
   batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
-  concurrency: spec<number>(() => new Option('--concurrency <n>', 'requests in flight at most, 1..64').argParser(intIn(1, 64)).default(4)),
+  concurrency: spec<ConcurrencySetting>(() =>
+    new Option('--concurrency <n|auto>', 'API requests in flight: auto follows the server (its plan, its latency, its refusals), up to 64; a number 1..64 pins it')
+      .argParser(concurrencySetting(MAX_IN_FLIGHT))
+      .default('auto')),
   quiet: spec<boolean | undefined>(() => new Option('-q, --quiet', 'print nothing on stderr but errors')),
   progress: spec<boolean>(() => new Option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')),
   color: spec<boolean>(() => new Option('--no-color', 'no colour on stderr (also NO_COLOR=1 or TERM=dumb)')),

@@ -181,7 +181,7 @@ export class VerdictMemo {
  * them. Keys never straddle pages.
  *
  * Whole keys, not a local part plus an interned domain: at 1M rows
- * (`npm run bench core`, runs alternating, same session, before the native copy) the throughput ratio was 0.68–0.72 against 0.61–0.66
+ * (`npm run bench core`, now `throughput`, runs alternating, same session, before the native copy) the throughput ratio was 0.68–0.72 against 0.61–0.66
  * for interned domains in joined strings — the
  * domain table cost a cache miss per row that the rest of the run keeps
  * evicting — for peak RSS 173–186 MB against 169–199 MB.

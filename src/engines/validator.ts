@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import type { SmtpStats } from '../summary.js';
+import type { ConcurrencyStats, SmtpStats } from '../summary.js';
 import type { FailureCount } from './api/failure.js';
 
 /** What a validator adds to the run's summary. */
@@ -12,6 +12,8 @@ export interface ValidatorStats {
   rateLimitWaits?: number;
   /** why addresses got no verdict, one entry per distinct cause (API engine) */
   failures?: FailureCount[];
+  /** requests in flight: pinned or adaptive, at most and on average (API engine) */
+  concurrency?: ConcurrencyStats;
   /** the disposable-domain list's package version, for the local engine */
   disposableListVersion?: string;
   warnings?: string[];

@@ -55,7 +55,9 @@ async function* validateRows(addresses: Iterable<string> | AsyncIterable<string>
 
 /**
  * Validates a file the way `mailsift validate FILE` reads it (.csv/.tsv by
- * extension, else one address per line) and yields each row with its verdict, in order.
+ * extension, an .xlsx by its content, else one address per line) and yields
+ * each row with its verdict, in order. A file that cannot be read rejects with
+ * a UsageError; a damaged or hostile workbook with an XlsxError.
  */
 export function validateFile(path: string, options: FileValidateOptions = {}): AsyncGenerator<RowVerdict> {
   checkOptions(options);

@@ -87,6 +87,7 @@ export class Tally {
     if (stats.disposableListVersion) s.disposableListVersion = stats.disposableListVersion;
     if (stats.warnings?.length) s.warnings = stats.warnings;
     if (stats.smtp) s.smtp = { ...stats.smtp };
+    if (stats.concurrency) s.concurrency = { ...stats.concurrency };
     s.reasons = {};
     for (const r of REASONS) {
       const n = this.reasons.get(r);

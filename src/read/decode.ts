@@ -7,11 +7,40 @@ import { UsageError } from '../errors.js';
  */
 export const MAX_LINE = 1024 * 1024;
 
-/** Byte-order marks we decode by; anything else is UTF-8 unless `--encoding` says otherwise. */
-function bomEncoding(head: Buffer): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be'; length: number } | undefined {
+type Unicode = 'utf-8' | 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
+
+/** Byte-order marks we decode by; anything else is sniffed (`sniffUnicode`), else UTF-8 unless `--encoding` says otherwise. */
+function bomEncoding(head: Buffer): { encoding: Unicode; length: number } | undefined {
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: 'utf-8', length: 3 };
+  // before UTF-16: FF FE 00 00 is the UTF-32 LE mark (a UTF-16 text does not start with U+0000)
+  if (head[0] === 0xff && head[1] === 0xfe && head[2] === 0 && head[3] === 0) return { encoding: 'utf-32le', length: 4 };
+  if (head[0] === 0 && head[1] === 0 && head[2] === 0xfe && head[3] === 0xff) return { encoding: 'utf-32be', length: 4 };
   if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
   if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  return undefined;
+}
+
+/**
+ * UTF-16 or UTF-32 without a byte-order mark (some Windows exports), told by
+ * where the zero bytes fall in the head: an address list is mostly ASCII, whose
+ * characters are one byte and one (UTF-16) or three (UTF-32) zeros. UTF-8 text
+ * has no zero bytes at all.
+ */
+export function sniffUnicode(head: Buffer): Unicode | undefined {
+  const n = Math.min(head.length, 4096) & ~3;
+  if (n < 4 || head.subarray(0, n).indexOf(0) < 0) return undefined;
+  const zeros = [0, 0, 0, 0];
+  for (let i = 0; i < n; i++) if (head[i] === 0) zeros[i & 3]!++;
+  const quads = n / 4;
+  const most = (k: number): boolean => zeros[k]! >= quads * 0.6;
+  const few = (k: number): boolean => zeros[k]! <= quads * 0.1;
+  if (most(1) && most(2) && most(3) && few(0)) return 'utf-32le';
+  if (most(0) && most(1) && most(2) && few(3)) return 'utf-32be';
+  const even = zeros[0]! + zeros[2]!;
+  const odd = zeros[1]! + zeros[3]!;
+  const pairs = n / 2;
+  if (odd >= pairs * 0.3 && even <= pairs * 0.05) return 'utf-16le';
+  if (even >= pairs * 0.3 && odd <= pairs * 0.05) return 'utf-16be';
   return undefined;
 }
 
@@ -23,17 +52,23 @@ function bomEncoding(head: Buffer): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be
  */
 export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, encoding?: string): AsyncGenerator<string> {
   // A BOM split across chunks is possible only with tiny chunks (a pipe); read on a little.
-  const { head, rest } = await readHead(source, 3);
+  const { head, rest } = await readHead(source, 4);
   if (head.length === 0) return;
   const bom = bomEncoding(head);
   const body = prepend(bom ? head.subarray(bom.length) : head, rest);
-  if (bom?.encoding === 'utf-16le' || bom?.encoding === 'utf-16be') {
-    yield* decodeStrict(body, name, bom.encoding, bom.length);
+  const sniffed = bom || encoding !== undefined ? undefined : sniffUnicode(head);
+  const unicode = bom?.encoding ?? sniffed;
+  const how = bom ? 'the file starts with its byte-order mark' : 'told by its zero bytes; or give --encoding';
+  if (unicode === 'utf-16le' || unicode === 'utf-16be') {
+    yield* decodeStrict(body, name, unicode, bom?.length ?? 0, how);
+  } else if (unicode === 'utf-32le' || unicode === 'utf-32be') {
+    // TextDecoder knows no UTF-32; iconv-lite does (a rare export: Notepad++ and some databases)
+    yield* decodeLegacy(body, unicode);
   } else if (encoding !== undefined && !bom && encoding.toLowerCase().replace(/[^a-z0-9]/g, '') !== 'utf8') {
     // (--encoding utf-8 stays strict: iconv-lite would replace bad bytes silently)
     yield* decodeLegacy(body, encoding);
   } else {
-    yield* decodeStrict(body, name, 'utf-8', bom?.length ?? 0);
+    yield* decodeStrict(body, name, 'utf-8', bom?.length ?? 0, how);
   }
 }
 
@@ -64,6 +99,7 @@ async function* decodeStrict(
   name: string,
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be',
   startOffset: number,
+  how: string,
 ): AsyncGenerator<string> {
   const decoder = new TextDecoder(encoding, { fatal: true });
   let offset = startOffset;
@@ -83,8 +119,7 @@ async function* decodeStrict(
   } catch (err) {
     if (!(err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')) throw err;
     if (encoding !== 'utf-8') {
-      const bom = encoding.toUpperCase();
-      throw new UsageError(`${name}: invalid ${bom} near byte ${offset} (the file starts with a ${bom} byte-order mark)`);
+      throw new UsageError(`${name}: invalid ${encoding.toUpperCase()} near byte ${offset} (${how})`);
     }
     // Within the failing chunk (and the sequence the previous one left unfinished),
     // or, at the end of the input, that unfinished sequence itself.

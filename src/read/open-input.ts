@@ -6,6 +6,7 @@ import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
+import { spool, interruptedReading } from './spool.js';
 import { isOle2, isZip, xlsxRecords } from './xlsx.js';
 
 export interface OpenInputOptions {
@@ -20,6 +21,8 @@ export interface OpenInputOptions {
   stdin?: NodeJS.ReadableStream;
   /** a one-line notice for stderr (what the input turned out to be) */
   onNotice?: (line: string) => void;
+  /** Ctrl-C: stops the reading done here (a workbook's copy from stdin, its shared strings) */
+  signal?: AbortSignal;
 }
 
 /** Rows looked at to find the address column when no header names it. */
@@ -35,7 +38,7 @@ const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
 export async function openInput(options: OpenInputOptions): Promise<Input> {
   const name = options.path === '-' ? 'stdin' : options.path;
   const size: InputBytes = { read: 0 };
-  const bytes = options.path === '-' ? (options.stdin ?? process.stdin) : await openFile(options.path, size);
+  const { stream: bytes, regular } = options.path === '-' ? { stream: options.stdin ?? process.stdin, regular: false } : await openFile(options.path, size);
   const { head, rest } = await readHead(counted(bytes as AsyncIterable<Buffer>, size), 4);
   const all = prepend(head, rest);
   const named = (ext: RegExp): boolean => options.path !== '-' && ext.test(options.path);
@@ -44,9 +47,15 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   if (isZip(head)) {
     if (options.encoding !== undefined) throw new UsageError(`--encoding: ${name} is an Excel workbook (.xlsx), not text`);
     if (!named(/\.xlsx$/i)) options.onNotice?.(`${name} is an Excel workbook (.xlsx), not text: reading it as one`);
-    input = await fromRecords(xlsxRecords(all, name, options.sheet), name, options.column, 'xlsx');
+    try {
+      return await openWorkbook(options, name, regular ? undefined : all, bytes, size);
+    } catch (err) {
+      // an open pipe (stdin) would keep the process alive after the error
+      (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
+      throw err;
+    }
   } else {
-    if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook: save it as .xlsx or CSV`);
+    if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook or a password-protected .xlsx: save it as .xlsx (no password) or CSV`);
     if (named(/\.xlsx$/i)) throw new UsageError(`${name}: not an Excel workbook (an .xlsx file is a zip archive)`);
     if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
     const chunks = peekable(decodeBytes(all, name, options.encoding));
@@ -61,6 +70,51 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
   return input;
 }
 
+/**
+ * A workbook is read from its end (the zip's directory), so it must be a file:
+ * one piped in (`stream`) is first copied to a temp file, deleted when the
+ * input is closed or the process exits.
+ */
+async function openWorkbook(
+  options: OpenInputOptions,
+  name: string,
+  stream: AsyncIterable<Buffer> | undefined,
+  source: NodeJS.ReadableStream,
+  size: InputBytes,
+): Promise<Input> {
+  const spooled = stream ? await spool(stream, name, options.signal) : undefined;
+  if (!spooled) (source as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  // Ctrl-C stops the reading done here (the shared strings can take seconds);
+  // the rows read later stop with the run, as for any input
+  const opening = new AbortController();
+  const onAbort = (): void => opening.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  // progress counts the sheet's compressed bytes read, against its compressed size
+  size.read = 0;
+  delete size.total;
+  const records = xlsxRecords(spooled?.path ?? options.path, name, {
+    ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
+    signal: opening.signal,
+    progress: size,
+  });
+  const close = (): void => {
+    void records.return(undefined).catch(() => {});
+    void spooled?.remove().catch(() => {});
+  };
+  try {
+    const input = await fromRecords(records, name, options.column, 'xlsx');
+    input.close = close;
+    input.bytes = size;
+    return input;
+  } catch (err) {
+    close();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
 /** Counts the bytes as they pass, for the progress line's percentage. */
 async function* counted(source: AsyncIterable<Buffer>, size: InputBytes): AsyncGenerator<Buffer> {
   for await (const chunk of source) {
@@ -69,7 +123,7 @@ async function* counted(source: AsyncIterable<Buffer>, size: InputBytes): AsyncG
   }
 }
 
-async function openFile(path: string, size: InputBytes): Promise<NodeJS.ReadableStream> {
+async function openFile(path: string, size: InputBytes): Promise<{ stream: NodeJS.ReadableStream; regular: boolean }> {
   let stat;
   try {
     stat = await fs.stat(path);
@@ -81,15 +135,18 @@ async function openFile(path: string, size: InputBytes): Promise<NodeJS.Readable
   if (stat.isFile()) size.total = stat.size;
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   // Open errors (EACCES) surface on first read; make them input errors.
-  return Readable.from(
+  const wrapped = Readable.from(
     (async function* () {
       try {
         for await (const chunk of stream) yield chunk as Buffer;
       } catch (err) {
         throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
+      } finally {
+        stream.destroy();
       }
     })(),
   );
+  return { stream: wrapped, regular: stat.isFile() };
 }
 
 function describeFsError(err: unknown): string {

@@ -1,4 +1,5 @@
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { xlsxRecords, xlsxSheetNames } from './xlsx.js';
 
 /** A sheet of a workbook and whether its first rows hold addresses. */
 export interface SheetSurvey {
@@ -18,40 +19,25 @@ const CELLS = 1000;
  * the file again rather than burden the run's own reading.
  */
 export async function surveySheets(path: string, share: number): Promise<SheetSurvey[]> {
-  const ExcelJS = (await import('exceljs')).default;
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(createReadStream(path), {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'ignore',
-    entries: 'ignore',
-  });
-  const found: { name: string; holdsAddresses: boolean }[] = [];
-  for await (const ws of reader as unknown as AsyncIterable<Sheet>) {
+  const names = await xlsxSheetNames(path, path);
+  const found: SheetSurvey[] = [];
+  for (const [i, name] of names.entries()) {
     let cells = 0;
     let withAt = 0;
-    // every sheet is parsed to its end: exceljs may have spooled it to a file it removes once we move on
-    for await (const events of ws.parse()) {
-      for (const { eventType, value } of events) {
-        if (eventType !== 'row' || cells >= CELLS) continue;
-        for (const v of value.values) {
-          const text = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : '';
+    // the bounded reader, stopped after the cells looked at
+    reading: for await (const rows of xlsxRecords(path, path, { sheet: String(i + 1) })) {
+      for (const row of rows) {
+        for (const text of row) {
           if (text.trim() === '') continue;
           cells++;
           if (text.includes('@')) withAt++;
+          if (cells >= CELLS) break reading;
         }
       }
     }
-    found.push({ name: ws.name ?? `sheet${found.length + 1}`, holdsAddresses: cells > 0 && withAt / cells >= share });
+    found.push({ name, position: i + 1, holdsAddresses: cells > 0 && withAt / cells >= share });
   }
-  const order = ((reader as unknown as { model?: { sheets?: { name: string }[] } }).model?.sheets ?? []).map((s) => s.name);
-  const position = (name: string, i: number) => (order.includes(name) ? order.indexOf(name) + 1 : i + 1);
-  return found.map((s, i) => ({ ...s, position: position(s.name, i) })).sort((a, b) => a.position - b.position);
-}
-
-interface Sheet {
-  name?: string;
-  parse(): AsyncIterable<{ eventType: string; value: { values: unknown[] } }[]>;
+  return found;
 }
 
 /** A file that starts as a zip archive (an .xlsx workbook), whatever its name. */

@@ -17,7 +17,8 @@ export interface DryRunFigures {
   batchSize: number;
   /** bulk requests it would send (0 with the local engine) */
   requests: number;
-  concurrency: number;
+  /** --concurrency: pinned, or auto (it follows the server) */
+  concurrency: number | 'auto';
   /** the server's limit, when a previous run's journal learnt it */
   rateLimit?: { requests: number; windowSeconds: number };
 }
@@ -48,7 +49,7 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
   } else {
     lines.push(
       row('to send', `${plural(f.toSend, 'address', 'addresses')} in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
-        `(batches of ${count(f.batchSize)}, ${f.concurrency} in flight)`),
+        `(batches of ${count(f.batchSize)}, ${f.concurrency === 'auto' ? 'in flight as the server allows, up to 64' : `${f.concurrency} in flight`})`),
     );
     const eta = dryRunEtaMs(f);
     if (f.rateLimit && eta !== undefined) {

@@ -59,6 +59,11 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
       `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')} · ${plural(s.rateLimitWaits ?? 0, 'rate-limit wait', 'rate-limit waits')}` +
         ` · ${plural(s.rateLimited, '429 answer', '429 answers')}`,
     );
+    const flight = s.concurrency;
+    if (flight && flight.peak > 0) {
+      const mode = flight.mode === 'auto' ? 'adaptive' : 'pinned';
+      row('in flight', `${mode} · at most ${count(flight.peak)} · ${flight.mean.toFixed(1)} on average`);
+    }
   }
   if (s.smtp) {
     const m = s.smtp;

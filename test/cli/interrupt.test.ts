@@ -83,3 +83,42 @@ describe('interruptedAdvice', () => {
     if (never) expect(line).not.toMatch(never);
   });
 });
+
+describe('watchInterrupts while the input is read (nothing sent yet)', () => {
+  function reading() {
+    const target = new EventEmitter();
+    const notices: string[] = [];
+    const exits: number[] = [];
+    const w = watchInterrupts({ graceMs: 5000, flushMs: 3000, target, reading: true, notice: (l) => notices.push(l), forceExit: (c) => exits.push(c) });
+    return { target, notices, exits, w };
+  }
+
+  it('a signal stops the reader at once (its error says so); a read stuck on a silent pipe is not waited for long', () => {
+    const { target, notices, exits, w } = reading();
+    target.emit('SIGTERM');
+    expect([w.stop.aborted, w.abandon.aborted, w.exitCode()]).toEqual([true, true, 143]);
+    expect((w.stop.reason as { exitCode: number }).exitCode).toBe(143);
+    expect(notices).toEqual([]);
+    vi.advanceTimersByTime(2000);
+    expect(notices).toEqual(['terminated while reading the input; nothing was sent']);
+    expect(exits).toEqual([143]);
+    w.dispose();
+  });
+
+  it('once sending, a signal lets requests in flight answer as usual; a signal that came as the input opened only bounds the clean-up', () => {
+    const a = reading();
+    a.w.sending();
+    a.target.emit('SIGINT');
+    expect([a.w.stop.aborted, a.w.abandon.aborted]).toEqual([true, false]);
+    a.w.dispose();
+
+    const b = reading();
+    b.target.emit('SIGINT');
+    b.w.sending();
+    vi.advanceTimersByTime(2999);
+    expect(b.exits).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(b.exits).toEqual([130]);
+    b.w.dispose();
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBytes, firstInvalidUtf8, MAX_LINE, splitLines } from '../../src/read/decode.js';
+import { decodeBytes, firstInvalidUtf8, MAX_LINE, sniffUnicode, splitLines } from '../../src/read/decode.js';
 
 async function* chunks(...parts: (string | number[])[]): AsyncGenerator<Buffer> {
   for (const p of parts) yield typeof p === 'string' ? Buffer.from(p) : Buffer.from(p);
@@ -52,5 +52,42 @@ describe('splitLines', () => {
       for await (const l of lines) read += l.length;
     })()).rejects.toThrow(`f: line 3 is longer than ${MAX_LINE / 1024 / 1024} MB`);
     expect(read).toBe(2);
+  });
+});
+
+/** `text` in UTF-32 (Node has no encoder for it) */
+function utf32(text: string, bigEndian: boolean): Buffer {
+  const out = Buffer.alloc([...text].length * 4);
+  [...text].forEach((ch, k) => (bigEndian ? out.writeUInt32BE(ch.codePointAt(0)!, k * 4) : out.writeUInt32LE(ch.codePointAt(0)!, k * 4)));
+  return out;
+}
+
+describe('UTF-16 and UTF-32, with and without a byte-order mark', () => {
+  const sample = 'Name,Email\r\nZoë,jane@mx.test\r\n';
+  const le16 = Buffer.from(sample, 'utf16le');
+  const be16 = Buffer.from(sample, 'utf16le').swap16();
+  const cases: [string, Buffer][] = [
+    ['UTF-16 LE, no BOM', le16],
+    ['UTF-16 BE, no BOM', be16],
+    ['UTF-32 LE, no BOM', utf32(sample, false)],
+    ['UTF-32 BE, no BOM', utf32(sample, true)],
+    ['UTF-32 LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe, 0, 0]), utf32(sample, false)])],
+    ['UTF-32 BE with BOM', Buffer.concat([Buffer.from([0, 0, 0xfe, 0xff]), utf32(sample, true)])],
+  ];
+  it.each(cases)('%s is decoded', async (_, bytes) => {
+    // in small pieces too, as a pipe may hand them over
+    expect(await text(decodeBytes(chunks(Array.from(bytes)), 'f'))).toBe(sample);
+    expect(await text(decodeBytes(chunks(...Array.from({ length: Math.ceil(bytes.length / 7) }, (_, k) => Array.from(bytes.subarray(k * 7, k * 7 + 7)))), 'f'))).toBe(sample);
+  });
+
+  it('the zero bytes tell which; UTF-8 (no zeros) and binary noise are left alone', () => {
+    expect(sniffUnicode(le16)).toBe('utf-16le');
+    expect(sniffUnicode(be16)).toBe('utf-16be');
+    expect(sniffUnicode(Buffer.from(sample))).toBeUndefined();
+    expect(sniffUnicode(Buffer.from([1, 0, 0, 2, 0, 3, 4, 0, 0, 0, 5, 6]))).toBeUndefined();
+  });
+
+  it('an --encoding given wins over the sniffing', async () => {
+    expect(await text(decodeBytes(chunks(Array.from(le16)), 'f', 'latin1'))).toBe(le16.toString('latin1'));
   });
 });

@@ -74,7 +74,7 @@ describe('Excel in and out', () => {
     const cases: [string[], RegExp][] = [
       [[input, '--sheet', 'Leeds'], /--sheet Leeds: no such sheet in .*bad-sheet\.xlsx \(sheets: Notes, Leads\)/],
       [[file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
-      [[file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook: save it as \.xlsx or CSV/],
+      [[file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/],
       [[file('plain.csv', 'email\na@mx.test\n'), '--sheet', '1'], /--sheet 1: .*plain\.csv is not an Excel workbook/],
     ];
     for (const [args, message] of cases) {
@@ -96,6 +96,26 @@ describe('encodings', () => {
       const r = await runCli(['validate', input, '--columns', 'status', ...local()]);
       expect(r.code).toBe(0);
       expect(parseCsv(r.stdout)).toEqual([['Name', 'Email', 'status'], ['Zoë', 'Jane@mx.test', 'valid']]);
+    }
+  });
+
+  it('reads UTF-16 without a byte-order mark (some Windows exports) and UTF-32, with or without one', async () => {
+    const text = 'Name\tEmail\r\nZoë\tJane@mx.test\r\n';
+    const utf32 = (bigEndian: boolean): Buffer => {
+      const out = Buffer.alloc([...text].length * 4);
+      [...text].forEach((ch, k) => (bigEndian ? out.writeUInt32BE(ch.codePointAt(0)!, k * 4) : out.writeUInt32LE(ch.codePointAt(0)!, k * 4)));
+      return out;
+    };
+    const inputs: [string, Buffer][] = [
+      ['le16.csv', Buffer.from(text, 'utf16le')],
+      ['be16.csv', Buffer.from(text, 'utf16le').swap16()],
+      ['le32.csv', utf32(false)],
+      ['be32-bom.csv', Buffer.concat([Buffer.from([0, 0, 0xfe, 0xff]), utf32(true)])],
+    ];
+    for (const [name, bytes] of inputs) {
+      const r = await runCli(['validate', file(name, bytes), '--columns', 'status', ...local()]);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+      expect(parseCsv(r.stdout), name).toEqual([['Name', 'Email', 'status'], ['Zoë', 'Jane@mx.test', 'valid']]);
     }
   });
 

@@ -44,7 +44,10 @@ export interface FaultServerOptions {
   truncateRate?: number;
   /** deterministic faults: return an action for request number `index` (from 0), or undefined */
   fault?: (req: { path: string; emails: string[]; index: number }) => FaultAction | undefined;
+  /** latency: every answer waits this long (after the rate-limit count, which is taken on arrival) */
   delayMs?: number;
+  /** K requests served at once; K more wait their turn; beyond 2K in the server, 503 with Retry-After: 1 */
+  capacity?: number;
   /** more addresses than this → tooLargeStatus TOO_MANY_EMAILS */
   maxBatch?: number;
   tooLargeStatus?: 400 | 413;
@@ -67,6 +70,10 @@ export interface FaultServerStats {
   requests: number;
   count429: number;
   byStatus: Record<string, number>;
+  /** the most requests in the server at once */
+  peakInFlight: number;
+  /** requests in the server over time: [ms since the first request, count] at each change */
+  trace: [number, number][];
 }
 
 export interface FaultServer {

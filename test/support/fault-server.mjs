@@ -62,10 +62,26 @@ export async function startFaultServer(options = {}) {
   let windowStart;
   let windowCount = 0;
   const sockets = new Set();
+  // --capacity K: K requests are served at once, K more wait their turn, the rest get 503
+  let serving = 0;
+  const waitingTurn = [];
+  // requests in the server (waiting or served), over time: [ms since the first, count]
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let firstAt;
+  const trace = [];
+  const traceInFlight = (change) => {
+    const now = Date.now();
+    firstAt ??= now;
+    inFlight += change;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    trace.push([now - firstAt, inFlight]);
+  };
 
   const serverNow = () => Date.now() + (o.clockOffsetMs ?? 0);
 
-  function rateState(consume) {
+  /** the window's state; `consume` counts a request (limited: it was over); `refused` adds Retry-After */
+  function rateState(consume, refused = false) {
     const rl = o.rateLimit;
     if (!rl) return undefined;
     const now = serverNow();
@@ -87,7 +103,7 @@ export async function startFaultServer(options = {}) {
       'X-RateLimit-Remaining': String(Math.max(0, rl.limit - windowCount)),
       'X-RateLimit-Reset': formatReset(rl.resetFormat, resetAt, now),
     };
-    if (limited) headers['Retry-After'] = String(Math.max(1, Math.ceil((resetAt - now) / 1000)));
+    if (limited || refused) headers['Retry-After'] = String(Math.max(1, Math.ceil((resetAt - now) / 1000)));
     return { headers, limited };
   }
 
@@ -178,7 +194,8 @@ export async function startFaultServer(options = {}) {
     }
     requests.push(record);
     const index = handled++;
-    if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
+    traceInFlight(+1);
+    res.once('close', () => traceInFlight(-1));
 
     let body;
     try { body = JSON.parse(raw); } catch { body = undefined; }
@@ -193,12 +210,22 @@ export async function startFaultServer(options = {}) {
       res.end(JSON.stringify(payload));
     };
 
-    if (o.authStatus && (req.headers.authorization ?? '') !== `Bearer ${o.apiKey}`) {
-      return send(o.authStatus, errorBody('UNAUTHORIZED', 'Invalid or missing API key'), rateState(false)?.headers);
+    // Fixed windows count the requests *started* in them: the count is taken on
+    // arrival, and a request over the limit is refused at once; the latency
+    // (delayMs) and any wait for capacity come after. The headers tell the
+    // window as it stands when the answer leaves.
+    const authorized = !o.authStatus || (req.headers.authorization ?? '') === `Bearer ${o.apiKey}`;
+    if (authorized && rateState(true)?.limited) return send(429, errorBody('RATE_LIMITED', 'Rate limit exceeded'), rateState(false, true).headers);
+    if (o.capacity && !(await takeTurn())) {
+      return send(503, errorBody('SERVICE_UNAVAILABLE', 'Server at capacity'), { ...rateState(false)?.headers, 'Retry-After': '1' });
     }
-    const rate = rateState(true);
-    const rlHeaders = rate?.headers ?? {};
-    if (rate?.limited) return send(429, errorBody('RATE_LIMITED', 'Rate limit exceeded'), rlHeaders);
+    try {
+      if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
+    } finally {
+      if (o.capacity) endTurn();
+    }
+    const rlHeaders = rateState(false)?.headers ?? {};
+    if (!authorized) return send(o.authStatus, errorBody('UNAUTHORIZED', 'Invalid or missing API key'), rlHeaders);
 
     const scripted = o.fault?.({ path, emails: record.emails, index });
     const action = scripted ?? (
@@ -251,10 +278,26 @@ export async function startFaultServer(options = {}) {
     send(200, payload, rlHeaders);
   }
 
+  /** A turn to be served: at once below capacity, after a wait up to twice it, else false (503). */
+  function takeTurn() {
+    if (serving < o.capacity) {
+      serving++;
+      return Promise.resolve(true);
+    }
+    if (serving + waitingTurn.length >= 2 * o.capacity) return Promise.resolve(false);
+    return new Promise((resolve) => waitingTurn.push(() => resolve(true)));
+  }
+
+  function endTurn() {
+    const next = waitingTurn.shift();
+    if (next) next(); // the turn passes on: serving stays the same
+    else serving--;
+  }
+
   function stats() {
     const byStatus = {};
     for (const r of requests) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-    return { requests: requests.length, count429: byStatus[429] ?? 0, byStatus };
+    return { requests: requests.length, count429: byStatus[429] ?? 0, byStatus, peakInFlight, trace };
   }
 
   const server = createServer((req, res) => {
@@ -312,6 +355,7 @@ function parseArgs(argv) {
       case '--shuffle': o.shuffle = true; break;
       case '--seed': o.seed = num(); break;
       case '--delay-ms': o.delayMs = num(); break;
+      case '--capacity': o.capacity = num(); break;
       case '--max-batch': o.maxBatch = num(); break;
       case '--fail-503': o.failRate503 = num(); break;
       case '--reset-rate': o.resetRate = num(); break;

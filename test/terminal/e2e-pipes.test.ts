@@ -58,7 +58,7 @@ describe('validate through pipes', () => {
     expect(r.stdout).toContain('rows       5 (1 duplicate)');
     expect(r.stdout).toContain('addresses  3 distinct');
     expect(r.stdout).toContain('precheck   1 row rejected without a call');
-    expect(r.stdout).toContain('to send    3 addresses in 2 bulk requests (batches of 2, 4 in flight)');
+    expect(r.stdout).toContain('to send    3 addresses in 2 bulk requests (batches of 2, in flight as the server allows, up to 64)');
     expect(r.stdout).not.toContain(ESC);
     expect(api.requests.length).toBe(before);
     expect(existsSync(out)).toBe(false);

@@ -43,6 +43,13 @@ describe('renderSummary', () => {
     expect(text).toContain('output    cleaned.csv · report in report.html\n');
   });
 
+  it('says how many requests were in flight: adaptive or pinned, at most and on average', () => {
+    const auto = renderSummary(sample({ concurrency: { mode: 'auto', peak: 20, mean: 6.25 } }), { color: false, output: 'stdout' });
+    expect(auto).toContain('  requests  2 · 1 retry · 4 rate-limit waits · 1 429 answer\n  in flight adaptive · at most 20 · 6.3 on average\n');
+    const pinned = renderSummary(sample({ concurrency: { mode: 'fixed', peak: 4, mean: 3.9 } }), { color: false, output: 'stdout' });
+    expect(pinned).toContain('  in flight pinned · at most 4 · 3.9 on average\n');
+  });
+
   it('has a mailbox line only when the SMTP check was on', () => {
     expect(renderSummary(sample({ engine: 'local' }), { color: false, output: 'stdout' })).not.toMatch(/mailbox/);
     const smtp = { asked: 1200, accepted: 900, refused: 150, catchAll: 100, undetermined: 50, sessions: 1 };

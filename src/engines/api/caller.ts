@@ -3,13 +3,18 @@ import type { ErrorCode } from '../../verdict.js';
 import type { ValidatorStats } from '../validator.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { sleep, systemClock, type Clock } from './clock.js';
+import type { ConcurrencySetting, LimitChange } from './concurrency-limit.js';
 import { Governor } from './governor.js';
+import type { ConcurrencyStats } from '../../summary.js';
 import type { Failure } from './failure.js';
 import type { ApiHttp } from './http.js';
 
 export interface CallerOptions {
   retries: number;
-  concurrency: number;
+  /** a number pins the requests in flight, 1..64; 'auto' follows the server */
+  concurrency: ConcurrencySetting;
+  /** told each change of the in-flight limit, with its reason (--verbose) */
+  onConcurrencyChange?: (change: LimitChange) => void;
   clock?: Clock;
   /** total rate-limit wait one request may spend before its rows end RATE_LIMITED */
   rateLimitMaxWaitMs?: number;
@@ -48,6 +53,9 @@ export class BatchLimit {
 
 const DEFAULT_RATE_LIMIT_MAX_WAIT_MS = 10 * 60_000;
 
+/** answers that say the server (or a gateway before it) has more than it can take */
+const OVERLOAD_STATUSES = new Set([408, 502, 503, 504]);
+
 /**
  * Sends requests through the shared governor and retries what is worth retrying
  * (a lost batch is a lost part of the user's list): a 429 re-queues without spending an attempt; 408/425/5xx, timeouts,
@@ -61,6 +69,8 @@ export class Caller {
   private refused: AuthError | undefined;
   /** some request of this run got an HTTP answer */
   private reached = false;
+  /** the call under way while none has been answered yet: the others wait for it */
+  private firstContact: Promise<void> | undefined;
   /** set when the API never answered and one request ran out of retries */
   private unreachable: { code: ErrorCode; message: string; failure: Failure } | undefined;
 
@@ -69,7 +79,7 @@ export class Caller {
     private readonly options: CallerOptions,
   ) {
     this.clock = options.clock ?? systemClock;
-    this.governor = new Governor({ concurrency: options.concurrency, clock: this.clock });
+    this.governor = new Governor({ concurrency: options.concurrency, clock: this.clock, onLimit: options.onConcurrencyChange });
   }
 
   /** `parse` turns a 2xx body into a value; undefined means unreadable (retried). */
@@ -79,6 +89,31 @@ export class Caller {
     parse: (body: unknown) => T | undefined,
     signal: AbortSignal,
     /** a bulk request's size, checked against what the server is known to accept */
+    batch?: { size: number; limit: BatchLimit },
+  ): Promise<CallResult<T>> {
+    // Until the API has answered once, one call at a time, its retries included:
+    // a wrong URL costs one call's retries, not a first try from every batch
+    // waiting while that call backs off.
+    while (!this.reached && this.firstContact) await this.firstContact;
+    if (this.reached) return this.attempts(path, payload, parse, signal, batch);
+    const call = this.attempts(path, payload, parse, signal, batch);
+    const settled = call.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.firstContact = settled;
+    try {
+      return await call;
+    } finally {
+      if (this.firstContact === settled) this.firstContact = undefined;
+    }
+  }
+
+  private async attempts<T>(
+    path: string,
+    payload: unknown,
+    parse: (body: unknown) => T | undefined,
+    signal: AbortSignal,
     batch?: { size: number; limit: BatchLimit },
   ): Promise<CallResult<T>> {
     const deadline = this.clock.now() + (this.options.rateLimitMaxWaitMs ?? DEFAULT_RATE_LIMIT_MAX_WAIT_MS);
@@ -116,12 +151,14 @@ export class Caller {
         grant.permit.done();
         throw err;
       }
-      const { attempt, info, answered } = exchange;
+      const { attempt, info, answered, status } = exchange;
       if (answered) this.reached = true;
       // before the permit is returned, or the waiters would be let through unaware
       if (attempt.kind === 'auth') this.governor.halt();
       if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
-      grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited' });
+      // a lost request or an overloaded server's answer tells the concurrency limit to back off; a 500 is a bug, not load
+      const overloaded = attempt.kind === 'retryable' && (status === undefined || OVERLOAD_STATUSES.has(status));
+      grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited', overloaded });
 
       let retryable: { code: ErrorCode; detail: string; failure?: Failure } | undefined;
       switch (attempt.kind) {
@@ -166,6 +203,11 @@ export class Caller {
       this.stats.retries++;
       await sleep(this.clock, delay, waiting);
     }
+  }
+
+  /** how many requests were in flight, at most and on average */
+  get inFlight(): ConcurrencyStats {
+    return this.governor.inFlightStats;
   }
 
   /** pauses for a rate-limit window so far (429 answers are counted apart, in stats.rateLimited) */

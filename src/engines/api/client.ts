@@ -1,11 +1,12 @@
 import { errorVerdict, type Verdict } from '../../verdict.js';
 import type { Validator } from '../validator.js';
 import { BatchLimit, Caller, type CallerOptions } from './caller.js';
+import { MAX_IN_FLIGHT } from './concurrency-limit.js';
 import { FailureTally } from './failure.js';
 import { ApiHttp, type HttpConfig } from './http.js';
 import { matchResults, normalizeBulk, normalizeSingle } from './normalize.js';
 
-export interface ApiConfig extends HttpConfig, Omit<CallerOptions, 'concurrency'> {}
+export interface ApiConfig extends Omit<HttpConfig, 'concurrency'>, CallerOptions {}
 
 /** The API's ceiling per bulk request: a bigger batch is refused. */
 const MAX_BATCH = 1000;
@@ -71,7 +72,13 @@ export function createApiValidator(config: ApiConfig): Validator {
   return {
     engine: 'api',
     validate: (emails, signal) => validateAll(emails, signal, false),
-    stats: () => ({ ...caller.stats, retries: caller.stats.retries + reasks, rateLimitWaits: caller.rateLimitWaits, failures: failures.list() }),
+    stats: () => ({
+      ...caller.stats,
+      retries: caller.stats.retries + reasks,
+      rateLimitWaits: caller.rateLimitWaits,
+      failures: failures.list(),
+      concurrency: caller.inFlight,
+    }),
     close: () => http.close(),
   };
 }
@@ -102,7 +109,9 @@ export async function validateOneViaApi(
 
 /** One keep-alive pool and one governor, reading the same clock. */
 function connect(config: ApiConfig): { http: ApiHttp; caller: Caller } {
-  const http = new ApiHttp(config, config.clock);
+  // a connection for each request the limit may allow in flight; undici opens them only when needed
+  const connections = config.concurrency === 'auto' ? MAX_IN_FLIGHT : config.concurrency;
+  const http = new ApiHttp({ ...config, concurrency: connections }, config.clock);
   return { http, caller: new Caller(http, config) };
 }
 

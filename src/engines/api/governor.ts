@@ -1,5 +1,7 @@
 import { systemClock, type Clock } from './clock.js';
+import { concurrencyLimit, MAX_IN_FLIGHT, type ConcurrencyLimit, type ConcurrencySetting, type LimitChange } from './concurrency-limit.js';
 import type { RateLimitInfo } from './rate-limit-headers.js';
+import type { ConcurrencyStats } from '../../summary.js';
 
 /**
  * One governor shared by every worker: it decides when a request may leave, from
@@ -11,9 +13,19 @@ import type { RateLimitInfo } from './rate-limit-headers.js';
  *   spent, everyone waits for the reset, then the window reopens in full.
  * - A 429 pauses every worker until the reset / Retry-After, not just one.
  * - Waiting is bounded by each caller's deadline: past it, acquire says RATE_LIMITED.
+ * - In flight: at most what the concurrency limit allows (concurrency-limit.ts),
+ *   except that a plan that binds is spent as soon as the window allows: fixed
+ *   windows count the requests *started* in them, so pacing at the window's
+ *   average rate (Little's law: 20 per 10 s × 3 s latency = 6 in flight) would
+ *   take twice as long as sending what the window allows at once. A plan binds
+ *   when the most requests in flight could send more than a window allows; a
+ *   server that pushes back or queues takes the limit back to its own.
  */
 export interface GovernorOptions {
-  concurrency: number;
+  /** a number pins the requests in flight; 'auto' lets them follow the server */
+  concurrency: ConcurrencySetting;
+  /** told each change of the in-flight limit, with its reason (--verbose) */
+  onLimit?: (change: LimitChange) => void;
   clock?: Clock;
   /** dispatch this long after a reset, so a request never arrives a hair early */
   resetMarginMs?: number;
@@ -34,6 +46,8 @@ export interface Outcome {
   rateLimited?: boolean;
   /** the slot was given back without sending anything */
   unused?: boolean;
+  /** the server pushed back: 503, a timeout, a lost connection (a 429 counts too) */
+  overloaded?: boolean;
 }
 
 export interface Permit {
@@ -51,7 +65,19 @@ const MAX_UNKNOWN_RESET_MS = 60_000;
 
 export class Governor {
   private readonly clock: Clock;
-  private readonly concurrency: number;
+  private readonly concurrency: ConcurrencyLimit;
+  private readonly onLimit: GovernorOptions['onLimit'];
+  /** the in-flight limit last told to onLimit */
+  private shownLimit = 1;
+  /** a window allows fewer requests than the most in flight could send in it: spend each at once */
+  private planBinds = false;
+  /** the longest time to a reset seen: the window's length, which no header tells */
+  private longestWindowMs = 0;
+  private peak = 0;
+  private firstSentAt: number | undefined;
+  private lastChangeAt = 0;
+  /** in flight × ms, summed since the first request */
+  private inFlightArea = 0;
   private readonly margin: number;
   private readonly unknownResetMs: number;
 
@@ -84,7 +110,8 @@ export class Governor {
 
   constructor(options: GovernorOptions) {
     this.clock = options.clock ?? systemClock;
-    this.concurrency = Math.max(1, options.concurrency);
+    this.concurrency = concurrencyLimit(options.concurrency);
+    this.onLimit = options.onLimit;
     this.margin = options.resetMarginMs ?? 20;
     this.unknownResetMs = options.unknownResetMs ?? 1000;
   }
@@ -134,10 +161,37 @@ export class Governor {
     return this.allowance !== undefined && this.allowance <= 0;
   }
 
+  /** How many were in flight, at most and on average, so far. */
+  get inFlightStats(): ConcurrencyStats {
+    const span = this.lastChangeAt - (this.firstSentAt ?? this.lastChangeAt);
+    const mean = span > 0 ? this.inFlightArea / span : this.peak;
+    return { mode: this.concurrency.mode, peak: this.peak, mean: Math.round(mean * 10) / 10 };
+  }
+
+  /** Requests allowed in flight now. */
+  private cap(): number {
+    if (!this.probed) return 1; // until the first answer, one request probes
+    const own = this.concurrency.limit;
+    if (this.planBinds && this.concurrency.mode === 'auto' && this.concurrency.healthy && this.limit !== undefined) {
+      return Math.max(own, Math.min(MAX_IN_FLIGHT, this.limit));
+    }
+    return own;
+  }
+
+  private countInFlight(now: number, change: number): void {
+    this.firstSentAt ??= now;
+    this.inFlightArea += this.inFlight * Math.max(0, now - this.lastChangeAt);
+    this.lastChangeAt = now;
+    this.inFlight += change;
+    this.peak = Math.max(this.peak, this.inFlight);
+  }
+
   private grant(waiter: Waiter): void {
-    this.inFlight++;
+    const sentAt = this.clock.now();
+    this.countInFlight(sentAt, +1);
     if (this.allowance !== undefined) this.allowance--;
     const seq = this.seq++;
+    const ticket = this.concurrency.dispatched(this.inFlight);
     let finished = false;
     waiter.detach();
     waiter.resolve({
@@ -146,7 +200,7 @@ export class Governor {
         done: (outcome = {}) => {
           if (finished) return;
           finished = true;
-          this.observe(seq, outcome);
+          this.observe(seq, outcome, ticket, sentAt);
         },
       },
     });
@@ -163,13 +217,18 @@ export class Governor {
     this.allowance = Math.max(0, fresh - this.inFlight);
   }
 
-  private observe(seq: number, outcome: Outcome): void {
-    this.inFlight--;
+  private observe(seq: number, outcome: Outcome, ticket: number, sentAt: number): void {
+    const now = this.clock.now();
+    this.countInFlight(now, -1);
     if (outcome.unused) {
       if (this.allowance !== undefined) this.allowance++;
       return this.pump();
     }
-    const now = this.clock.now();
+    const overload = outcome.overloaded === true || outcome.rateLimited === true;
+    const change = this.concurrency.answered(ticket, {
+      overload,
+      rttMs: outcome.answered && !overload ? now - sentAt : undefined,
+    });
     if (this.resetAt !== undefined && now >= this.resetAt + this.margin) this.roll();
     const info = outcome.info ?? {};
     if (outcome.answered) this.probed = true;
@@ -200,6 +259,8 @@ export class Governor {
       this.allowance = undefined; // the server sets no visible limit
     }
 
+    this.judgePlan(info, now);
+
     if (outcome.rateLimited) {
       this.rateLimited++;
       this.consecutive429++;
@@ -217,7 +278,33 @@ export class Governor {
     } else if (outcome.answered) {
       this.consecutive429 = 0;
     }
+    this.showLimit(change?.reason);
     this.pump();
+  }
+
+  /**
+   * Does the plan bind? When a window allows fewer requests than the most in
+   * flight could send in one, the window and not the server is what holds the
+   * run back. The window's length is not in the headers: the longest time to
+   * a reset seen so far stands for it.
+   */
+  private judgePlan(info: RateLimitInfo, now: number): void {
+    if (info.resetAt === undefined || this.limit === undefined || info.resetAt <= now) return;
+    this.longestWindowMs = Math.max(this.longestWindowMs, info.resetAt - now);
+    const rtt = Math.max(1, this.concurrency.rttMs ?? 1);
+    this.planBinds = this.limit < MAX_IN_FLIGHT * Math.max(1, this.longestWindowMs / rtt);
+  }
+
+  /** Tells onLimit when the limit in force has changed. */
+  private showLimit(reason: string | undefined): void {
+    const to = this.cap();
+    // a pinned limit has no changes to tell: the probe opening to it is the governor's, not the limit's
+    if (to === this.shownLimit || !this.probed || this.concurrency.mode === 'fixed') return;
+    const from = this.shownLimit;
+    this.shownLimit = to;
+    const planned = this.planBinds && to > this.concurrency.limit;
+    const why = planned ? `the plan binds: ${this.limit} requests per window, sent as soon as the window allows` : reason ?? 'the server is healthy again';
+    this.onLimit?.({ from, to, reason: why });
   }
 
   private pump(): void {
@@ -232,7 +319,7 @@ export class Governor {
     const now = this.clock.now();
     if (this.exhausted() && this.resetAt !== undefined && now >= this.resetAt + this.margin) this.roll();
     const paused = this.pausedUntil > now;
-    const cap = this.probed ? this.concurrency : 1;
+    const cap = this.cap();
     while (!paused && this.queue.length > 0 && this.inFlight < cap && !this.exhausted()) this.grant(this.queue.shift()!);
     if (this.queue.length === 0 || (!paused && !this.exhausted())) {
       this.waiting = false;

@@ -33,6 +33,8 @@ export interface Exchange {
   answered: boolean;
   /** what the headers said about the rate limit, errors included */
   info: RateLimitInfo;
+  /** the HTTP status, when a whole answer arrived */
+  status?: number;
 }
 
 /** JSON over one keep-alive pool; every outcome comes back as data, never thrown (but aborts). */
@@ -100,7 +102,7 @@ export class ApiHttp {
     }
     const attempt = describeStatus(classify(res.statusCode, text), res.statusCode, url);
     if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, text)}`);
-    return { attempt, answered: true, info };
+    return { attempt, answered: true, info, status: res.statusCode };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,227 @@
+/**
+ * How many requests may be in flight at once: pinned (`--concurrency 8`) or
+ * adaptive (`--concurrency auto`, the default). Pure: it is told of dispatches
+ * and answers, and never reads a clock or touches the network, so that it is
+ * tested against a simulated server (test/engines/api/concurrency-limit.test.ts).
+ *
+ * The adaptive limit works in rounds, as TCP does: a round ends when a request
+ * sent during it comes back, so that a round is one round trip whatever the
+ * latency. At the end of each round it looks at what the round taught:
+ *
+ * - Little's law, the way TCP Vegas and Netflix's concurrency-limits read it:
+ *   with `load` in flight, answers taking `rtt` (the round's median) where the server alone takes
+ *   `minRtt`, about `queued = load × (1 − minRtt / rtt)` requests wait in a
+ *   queue at the server, and `load − queued` is what it sustains without one.
+ * - Slow start: from 1 in flight (the first request probes), the limit doubles
+ *   each round while less than one request waits (the way HyStart ends TCP's
+ *   slow start on delay, before any loss), and until a refusal. Doubling, not
+ *   +1: against a server 400 ms away, +1 per round takes 6 s to reach 16.
+ * - Then: fewer than alpha waiting (3·log10 load, at least 2) → the limit
+ *   becomes what the server sustains plus alpha (Netflix's Gradient2 adds a
+ *   queue allowance the same way), a few more per round. More than beta
+ *   (6·log10 load, at least 4) → what the server sustains plus alpha: a
+ *   multiplicative decrease as deep as the queue is long, never less than the
+ *   0.9 Vector's adaptive request concurrency takes off per round. In between,
+ *   it holds.
+ * - A refusal (503, 429) or a request lost (timeout, reset connection) in the
+ *   round: × 0.9 (Vector's decrease ratio), × 0.5 when nothing in the round
+ *   got through at all.
+ * - It only grows when the limit was reached in the round: a limit that is
+ *   not what holds the requests back (a paced plan, a slow input) has not been
+ *   tested, and must not creep up unchecked (Vector does the same).
+ *
+ * The minimum round trip follows the server slowly upwards (it moves 1/50 of
+ * the way to each round's fastest answer), so a server that becomes slower for
+ * good is not read as a queue for ever, while a queue that lasts a few rounds
+ * still is.
+ */
+
+/** the most requests in flight, adaptive or pinned */
+export const MAX_IN_FLIGHT = 64;
+
+/** `--concurrency`: a number pins the limit; 'auto' lets it follow the server */
+export type ConcurrencySetting = number | 'auto';
+
+/** What one answered (or failed) request taught. */
+export interface Sample {
+  /** sent to answered; undefined when no answer came (timeout, reset) */
+  rttMs?: number;
+  /** the server pushed back: a 503/429 answer, a timeout or a lost connection */
+  overload: boolean;
+}
+
+export interface LimitChange {
+  from: number;
+  to: number;
+  /** why, in words for --verbose: "answers steady at 210 ms (fastest 200 ms)" */
+  reason: string;
+}
+
+export interface ConcurrencyLimit {
+  readonly mode: 'auto' | 'fixed';
+  /** requests allowed in flight now, 1..MAX_IN_FLIGHT */
+  readonly limit: number;
+  /** the smoothed round trip of recent answers, once one has been seen */
+  readonly rttMs: number | undefined;
+  /** false once the server has pushed back or queued, until it is healthy again */
+  readonly healthy: boolean;
+  /** a request leaves with `inFlight` (itself included) in flight; returns its ticket for `answered` */
+  dispatched(inFlight: number): number;
+  /** that request ended; returns the change of limit it caused, if any */
+  answered(ticket: number, sample: Sample): LimitChange | undefined;
+}
+
+export function concurrencyLimit(setting: ConcurrencySetting): ConcurrencyLimit {
+  return setting === 'auto' ? new AdaptiveLimit() : new FixedLimit(setting);
+}
+
+export class FixedLimit implements ConcurrencyLimit {
+  readonly mode = 'fixed';
+  readonly healthy = true;
+  readonly limit: number;
+  rttMs: number | undefined;
+  private ticket = 0;
+
+  constructor(limit: number) {
+    this.limit = Math.min(MAX_IN_FLIGHT, Math.max(1, Math.floor(limit)));
+  }
+
+  dispatched(): number {
+    return this.ticket++;
+  }
+
+  answered(_ticket: number, sample: Sample): undefined {
+    if (sample.rttMs !== undefined) this.rttMs = smooth(this.rttMs, sample.rttMs);
+    return undefined;
+  }
+}
+
+/** slow start ends once about this many requests wait at the server */
+const SLOW_START_EXIT = 1;
+/** on a refusal or a lost request: Vector's decrease ratio */
+const DECREASE = 0.9;
+/** how far the minimum round trip moves towards a slower round's fastest answer */
+const MIN_RTT_DRIFT = 1 / 50;
+
+interface Round {
+  /** tickets from here on were dispatched during this round */
+  firstTicket: number;
+  /** the round trips of the answers in the round */
+  rtts: number[];
+  answers: number;
+  fastest: number;
+  overloads: number;
+  reachedLimit: boolean;
+  /** the most in flight when a request left during the round */
+  peakInFlight: number;
+}
+
+export class AdaptiveLimit implements ConcurrencyLimit {
+  readonly mode = 'auto';
+  private value = 1;
+  private slowStart = true;
+  private minRtt: number | undefined;
+  private smoothed: number | undefined;
+  private ticket = 0;
+  private round: Round = newRound(0);
+  /** the last round ended with a decrease */
+  private pushedBack = false;
+
+  get limit(): number {
+    return Math.max(1, Math.min(MAX_IN_FLIGHT, Math.floor(this.value)));
+  }
+
+  get rttMs(): number | undefined {
+    return this.smoothed;
+  }
+
+  get healthy(): boolean {
+    return !this.pushedBack && this.round.overloads === 0;
+  }
+
+  dispatched(inFlight: number): number {
+    if (inFlight >= this.limit) this.round.reachedLimit = true;
+    this.round.peakInFlight = Math.max(this.round.peakInFlight, inFlight);
+    return this.ticket++;
+  }
+
+  answered(ticket: number, sample: Sample): LimitChange | undefined {
+    const r = this.round;
+    if (sample.overload) r.overloads++;
+    else if (sample.rttMs !== undefined) {
+      r.rtts.push(sample.rttMs);
+      r.answers++;
+      r.fastest = Math.min(r.fastest, sample.rttMs);
+      this.smoothed = smooth(this.smoothed, sample.rttMs);
+    }
+    if (ticket < r.firstTicket) return undefined;
+    return this.endRound();
+  }
+
+  private endRound(): LimitChange | undefined {
+    const r = this.round;
+    this.round = newRound(this.ticket);
+    const from = this.limit;
+    let reason = '';
+    // the median: a queue at the server delays every answer, a busy client or a
+    // garbage collection only some; the median sees the first and not the second
+    const rtt = r.answers > 0 ? median(r.rtts) : undefined;
+    if (rtt !== undefined) {
+      this.minRtt = this.minRtt === undefined || r.fastest < this.minRtt ? r.fastest : this.minRtt + (r.fastest - this.minRtt) * MIN_RTT_DRIFT;
+    }
+    const minRtt = this.minRtt;
+    this.pushedBack = false;
+
+    if (r.overloads > 0) {
+      this.slowStart = false;
+      this.pushedBack = true;
+      this.value = Math.max(1, this.value * (r.answers === 0 ? 0.5 : DECREASE));
+      reason = `the server pushed back (${r.overloads} of ${r.overloads + r.answers} ${r.overloads + r.answers === 1 ? 'request' : 'requests'} refused or lost)`;
+    } else if (rtt !== undefined && minRtt !== undefined) {
+      const latency = `answers at ${ms(rtt)} (fastest ${ms(minRtt)})`;
+      // what was in flight, which a binding plan may have taken past the limit, or a slow input kept below it
+      const load = r.peakInFlight > 0 ? r.peakInFlight : this.value;
+      const queued = load * (1 - minRtt / rtt);
+      const sustained = load - queued;
+      const log = Math.log10(Math.max(2, load));
+      const alpha = Math.max(2, 3 * log);
+      const beta = Math.max(4, 6 * log);
+      if (this.slowStart && queued >= SLOW_START_EXIT) this.slowStart = false;
+      if (this.slowStart) {
+        if (r.reachedLimit) {
+          this.value = Math.min(MAX_IN_FLIGHT, this.value * 2);
+          reason = `${latency}: no queue yet, doubling`;
+        }
+      } else if (queued > beta) {
+        this.pushedBack = true;
+        this.value = Math.max(1, Math.min(this.value * DECREASE, sustained + alpha));
+        reason = `${latency}: about ${Math.round(queued)} waiting at the server`;
+      } else if (queued < alpha && r.reachedLimit) {
+        this.value = Math.min(MAX_IN_FLIGHT, Math.max(this.value + 1 / this.value, sustained + alpha));
+        reason = `${latency}: steady`;
+      }
+    }
+    // the value keeps its fraction: small steps add up even when the whole number does not move yet
+    const to = this.limit;
+    return to === from ? undefined : { from, to, reason };
+  }
+}
+
+function newRound(firstTicket: number): Round {
+  return { firstTicket, rtts: [], answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0 };
+}
+
+function median(values: number[]): number {
+  const sorted = values.sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** an EWMA with Vector's weight of 0.4 for the newest sample */
+function smooth(previous: number | undefined, sample: number): number {
+  return previous === undefined ? sample : previous + (sample - previous) * 0.4;
+}
+
+function ms(value: number): string {
+  return value >= 10_000 ? `${(value / 1000).toFixed(0)} s` : value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}

@@ -1,0 +1,213 @@
+/**
+ * A number cell as the text a user sees in it: a workbook stores numbers bare
+ * (a zip code 01234 as 1234, a date as 45322) and keeps how to show them in
+ * the cell's number format. Dates and times come out as ISO 8601 (locale-free);
+ * integer and decimal patterns (`00000`, `000-00-0000`, `#,##0.00`, `0%`) as
+ * Excel renders them; anything else (fractions, scientific, conditions) as
+ * Excel's General format does, with every digit kept.
+ */
+export type NumberFormat =
+  | { kind: 'general' }
+  | { kind: 'date'; date: boolean; time: boolean }
+  | { kind: 'pattern'; positive: Section; negative?: Section; zero?: Section };
+
+interface Section {
+  tokens: Token[];
+  /** ×100 per `%` */
+  percent: number;
+  /** ÷1000 per `,` after the last digit */
+  scale: number;
+  /** a `,` between digits: group thousands */
+  group: boolean;
+}
+type Token = { literal: string } | { digit: '0' | '#' | '?'; fraction: boolean } | { point: true };
+
+const GENERAL: NumberFormat = { kind: 'general' };
+
+/** Excel's built-in formats by id (those a file refers to without spelling them out). */
+const BUILTIN: Record<number, string> = {
+  1: '0', 2: '0.00', 3: '#,##0', 4: '#,##0.00', 9: '0%', 10: '0.00%',
+  14: 'yyyy-mm-dd', 15: 'd-mmm-yy', 16: 'd-mmm', 17: 'mmm-yy', 18: 'h:mm AM/PM', 19: 'h:mm:ss AM/PM', 20: 'h:mm', 21: 'h:mm:ss', 22: 'm/d/yy h:mm',
+  37: '#,##0 ;(#,##0)', 38: '#,##0 ;(#,##0)', 39: '#,##0.00;(#,##0.00)', 40: '#,##0.00;(#,##0.00)',
+  45: 'mm:ss', 46: '[h]:mm:ss', 47: 'mmss.0',
+};
+/** Locale-dependent built-in date formats (East Asian Excel). */
+const isBuiltinDate = (id: number): boolean => (id >= 27 && id <= 36) || (id >= 50 && id <= 58);
+
+export function builtinFormat(id: number): NumberFormat {
+  if (isBuiltinDate(id)) return { kind: 'date', date: true, time: false };
+  const code = BUILTIN[id];
+  return code === undefined ? GENERAL : compileFormat(code);
+}
+
+export function compileFormat(code: string): NumberFormat {
+  const sections = splitSections(code);
+  // what is left once quoted text, escapes and [colour]/[$€-407] are taken out
+  const bare = sections[0]!.replace(/"[^"]*"|\\.|_.|\*.|\[(?!h\]|hh\]|m\]|mm\]|s\]|ss\])[^\]]*\]/gi, '');
+  if (/^general$/i.test(bare.trim()) || sections.some((s) => /\[[<>=]/.test(s))) return GENERAL;
+  if (/[dmyhs]/i.test(bare.replace(/E[+-]/gi, ''))) {
+    const date = /[dy]/i.test(bare) || /m{3,}/i.test(bare);
+    return { kind: 'date', date, time: /[hs]/i.test(bare) || !date };
+  }
+  if (/[@/]|E[+-]/i.test(bare)) return GENERAL;
+  const parsed = sections.map(parseSection);
+  if (parsed.some((s) => s === undefined)) return GENERAL;
+  const [positive, negative, zero] = parsed as Section[];
+  return { kind: 'pattern', positive: positive!, ...(negative ? { negative } : {}), ...(zero ? { zero } : {}) };
+}
+
+function splitSections(code: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c === '"') quoted = !quoted;
+    if (c === '\\' && !quoted) {
+      cur += c + (code[++i] ?? '');
+      continue;
+    }
+    if (c === ';' && !quoted) {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out;
+}
+
+function parseSection(s: string): Section | undefined {
+  const tokens: Token[] = [];
+  let percent = 0;
+  let group = false;
+  let fraction = false;
+  const lit = (text: string): void => void tokens.push({ literal: text });
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '"') {
+      const end = s.indexOf('"', i + 1);
+      lit(s.slice(i + 1, end < 0 ? s.length : end));
+      i = end < 0 ? s.length : end;
+    } else if (c === '\\') lit(s[++i] ?? '');
+    else if (c === '_') {
+      i++;
+      lit(' ');
+    } else if (c === '*') i++;
+    else if (c === '[') {
+      const end = s.indexOf(']', i);
+      const inside = s.slice(i + 1, end < 0 ? s.length : end);
+      if (inside.startsWith('$')) lit(inside.slice(1).split('-')[0]!);
+      i = end < 0 ? s.length : end;
+    } else if (c === '0' || c === '#' || c === '?') tokens.push({ digit: c, fraction });
+    else if (c === '.' && !fraction) {
+      fraction = true;
+      tokens.push({ point: true });
+    } else if (c === ',') {
+      const before = tokens.at(-1);
+      const after = s[i + 1];
+      if (before && 'digit' in before && !before.fraction && (after === '0' || after === '#' || after === '?')) group = true;
+      else tokens.push({ literal: ',' });
+    } else if (c === '%') {
+      percent++;
+      lit('%');
+    } else lit(c);
+  }
+  // commas right after the last digit scale by a thousand each (they were kept as literals)
+  let scale = 0;
+  let last = -1;
+  tokens.forEach((t, k) => ('digit' in t ? (last = k) : undefined));
+  while (last >= 0 && tokens[last + 1] && 'literal' in tokens[last + 1]! && (tokens[last + 1] as { literal: string }).literal === ',') {
+    tokens.splice(last + 1, 1);
+    scale++;
+  }
+  if (last < 0) return tokens.length ? { tokens, percent, scale, group } : undefined;
+  return { tokens, percent, scale, group };
+}
+
+/** Excel's General: integers whole, other numbers to 15 significant digits (what Excel keeps). */
+export function general(v: number): string {
+  if (Number.isInteger(v)) return String(v);
+  return String(Number(v.toPrecision(15)));
+}
+
+export function formatNumber(v: number, format: NumberFormat, date1904: boolean): string {
+  if (!Number.isFinite(v)) return String(v);
+  if (format.kind === 'general') return general(v);
+  if (format.kind === 'date') return formatDate(v, format, date1904);
+  const section = v < 0 && format.negative ? format.negative : v === 0 && format.zero ? format.zero : format.positive;
+  const signed = v < 0 && section === format.positive;
+  const text = render(Math.abs(v), section);
+  return signed && /[1-9]/.test(text) ? `-${text}` : text;
+}
+
+function render(v: number, s: Section): string {
+  const scaled = (v * 100 ** s.percent) / 1000 ** s.scale;
+  if (scaled >= 1e21) return general(scaled);
+  const digits = s.tokens.filter((t) => 'digit' in t);
+  const fracCount = digits.filter((t) => t.fraction).length;
+  const intSlots = digits.filter((t) => !t.fraction) as { digit: string }[];
+  const fixed = scaled.toFixed(fracCount);
+  const [intRaw, fracRaw = ''] = fixed.split('.');
+  // "0" shows a leading zero, "#" does not: pad to the count of `0` slots
+  const intDigits = (intRaw === '0' ? '' : intRaw!).padStart(intSlots.filter((t) => t.digit === '0').length, '0');
+  let out = '';
+  if (s.group) {
+    // contiguous digits with a thousands separator: the literals around them stay where they are
+    const grouped = intDigits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    let placed = false;
+    let f = 0;
+    for (const t of s.tokens) {
+      if ('literal' in t) out += t.literal;
+      else if ('point' in t) out += '.';
+      else if (!t.fraction) {
+        if (!placed) out += grouped;
+        placed = true;
+      } else out += fracDigit(fracRaw, f++, t.digit);
+    }
+    return out;
+  }
+  // digits fill the integer slots from the right; extra digits go to the first slot
+  const slotDigits: string[] = [];
+  let rest = intDigits;
+  for (let k = intSlots.length - 1; k >= 0; k--) {
+    if (k === 0) slotDigits[k] = rest;
+    else {
+      slotDigits[k] = rest.slice(-1);
+      rest = rest.slice(0, -1);
+    }
+    if (slotDigits[k] === '' && intSlots[k]!.digit === '?') slotDigits[k] = ' ';
+  }
+  let slot = 0;
+  let f = 0;
+  for (const t of s.tokens) {
+    if ('literal' in t) out += t.literal;
+    else if ('point' in t) out += '.';
+    else if (!t.fraction) out += slotDigits[slot++] ?? '';
+    else out += fracDigit(fracRaw, f++, t.digit);
+  }
+  return out;
+}
+
+/** A fraction digit; `#` drops a trailing zero, `?` shows it as a space. */
+function fracDigit(frac: string, k: number, slot: string): string {
+  const d = frac[k] ?? '0';
+  if (slot === '0' || !/^0*$/.test(frac.slice(k))) return d;
+  return slot === '?' ? ' ' : '';
+}
+
+/** Excel's day 0 is 1899-12-30 (day 60 being the 29 February 1900 that never was); 1904 workbooks count from 1904-01-01. */
+function formatDate(serial: number, f: { date: boolean; time: boolean }, date1904: boolean): string {
+  const days = date1904 ? serial + 1462 : serial < 60 && serial >= 1 ? serial + 1 : serial;
+  const ms = Math.round(days * 86400) * 1000 + Date.UTC(1899, 11, 30);
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) return general(serial);
+  const iso = d.toISOString();
+  const day = iso.slice(0, 10);
+  const time = iso.slice(11, 19);
+  if (!f.date) {
+    // a duration past a day ([h]:mm) keeps its hours
+    const hours = Math.floor(Math.round(serial * 86400) / 3600);
+    return hours >= 24 ? `${hours}:${time.slice(3)}` : time;
+  }
+  return f.time ? `${day} ${time}` : day;
+}
