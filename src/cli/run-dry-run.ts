@@ -7,6 +7,7 @@ import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
+import type { ReportFile } from './report-file.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -19,7 +20,7 @@ import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags; stop?: AbortSignal },
+  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags; stop?: AbortSignal; report?: ReportFile },
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -33,6 +34,7 @@ export async function runDryRun(
     batchSize: options.batchSize,
     concurrency: options.batchesInFlight,
     known,
+    onRow: options.report?.onRow,
     ...(options.stop ? { stop: options.stop } : {}),
   });
   const alreadyKnown = summary.fromJournal + summary.fromCache;
@@ -49,6 +51,7 @@ export async function runDryRun(
     concurrency: options.concurrency,
   };
   process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
+  await options.report?.write(summary, { dryRun: figures }, options.stop?.aborted ? 'partial' : 'complete');
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

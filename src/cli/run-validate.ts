@@ -23,6 +23,7 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
+import { ReportFile } from './report-file.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${line}\n`);
@@ -48,6 +49,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     { flag: 'stdout', path: outputPlan.file === undefined && !outputPlan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
     ...splitFiles(outputPlan).map((path) => ({ flag: '--split', path })),
     { flag: '--summary', path: flags.summary },
+    { flag: '--report', path: flags.report },
     { flag: '--journal', path: flags.journal },
     { flag: '--cache', path: flags.cache },
   ]);
@@ -115,7 +117,9 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
       cleanUp.defer(() => known?.close());
-      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop }, known, choice.engine === 'api' ? choice : undefined);
+      const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+      cleanUp.defer(() => report?.discard()); // nothing once it is written
+      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop, report }, known, choice.engine === 'api' ? choice : undefined);
       if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
       return;
     }
@@ -124,9 +128,10 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request.
     const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
-    /** a result in hand and every output flushed: the summary may be written */
+    const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+    /** a result in hand and every output flushed: the summary and the report may be written */
     let ended = false;
-    cleanUp.defer(() => (!ended || output.gone.aborted ? summaryFile?.discard() : undefined));
+    cleanUp.defer(() => (!ended || output.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
     const output = await openOutputs(plan.output, input.header, columns, input.emailColumn);
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
@@ -167,6 +172,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       failOn: flags.failOn,
       output: output.label,
       summaryFile: flags.summary,
+      reportFile: flags.report,
     });
     await reporter.start();
     cleanUp.defer(() => reporter?.stop());
@@ -182,6 +188,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       concurrency: batchesInFlight,
       filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
+      onRow: report?.onRow,
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses
       dedupe: new Dedupe({ resumed: journal?.memo }),
@@ -201,6 +208,9 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     }
     if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
       notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+    }
+    if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
+      notice(`${flags.report} left as it was: only a complete run replaces an output`);
     }
     process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
     if (signalled !== undefined) {

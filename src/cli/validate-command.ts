@@ -21,6 +21,7 @@ Examples:
   $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
   $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
   $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
+  $ mailsift validate contacts.csv -o cleaned.csv --report report.html   # the job at a glance, in a browser
   $ mailsift validate contacts.csv --engine local --smtp --smtp-helo mx.example.com -o checked.csv
   $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
 `;
@@ -78,6 +79,8 @@ export const VALIDATE_OPTIONS = {
   escapeFormulas: spec<boolean | undefined>(() =>
     new Option('--escape-formulas', "also defuse input cells a spreadsheet would execute (=, +, -, @, tab, CR): a leading ' (CSV)")),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
+  report: spec<string | undefined>(() =>
+    new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),
   batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
   concurrency: spec<ConcurrencySetting>(() =>
     new Option('--concurrency <n|auto>', 'API requests in flight: auto follows the server (its plan, its latency, its refusals), up to 64; a number 1..64 pins it')

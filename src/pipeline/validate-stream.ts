@@ -40,6 +40,8 @@ export interface ValidateStreamOptions {
   cancel?: AbortSignal;
   /** told the run's counters after each step (a chunk read, a batch answered): the CLI's progress line */
   onProgress?: (progress: Readonly<RunProgress>) => void;
+  /** told every row's verdict as the row leaves in input order, before --only, --except and --unique filter (what --report counts) */
+  onRow?: (verdict: Verdict) => void;
 }
 
 export interface RunResult {
@@ -252,6 +254,7 @@ class Pipeline {
   }
 
   private readonly emit = (row: InputRow, v: Verdict): void => {
+    this.options.onRow?.(v);
     const duplicate = this.filter.unique === true && this.duplicates.has(row);
     if (this.tally.written(v, this.filter, duplicate)) this.options.writer.row(row.fields, v);
   };

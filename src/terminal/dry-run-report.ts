@@ -1,4 +1,4 @@
-import { count, duration, plural } from './format.js';
+import { count, duration, plural } from '../format.js';
 import { paint } from './style.js';
 
 /** What a dry run found; the pipeline computes it, this module only formats it. */

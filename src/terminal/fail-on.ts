@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Summary } from '../summary.js';
-import { count, percent, plural } from './format.js';
+import { count, percent, plural } from '../format.js';
 
 /**
  * `--fail-on` grammar (also in docs/output.md):

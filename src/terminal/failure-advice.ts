@@ -1,5 +1,5 @@
 import type { FailureCount } from '../engines/api/failure.js';
-import { plural } from './format.js';
+import { plural } from '../format.js';
 
 export interface AdviceContext {
   /** where the base URL came from, as the user would name it: "--base-url" or "MAILSIFT_BASE_URL" */

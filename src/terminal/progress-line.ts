@@ -1,5 +1,5 @@
 import type { Progress } from './progress.js';
-import { count, duration, plural, rate } from './format.js';
+import { count, duration, plural, rate } from '../format.js';
 
 /**
  * Addresses per second over the last few seconds. A plain average since the

@@ -13,6 +13,7 @@ export interface RunReporterOptions {
   /** where the verdicts went, as the user should read it: a path or "stdout" */
   output: string;
   summaryFile?: string;
+  reportFile?: string;
   stderr?: TerminalStream;
   env?: Record<string, string | undefined>;
   now?: () => number;
@@ -56,8 +57,8 @@ export class RunReporter {
   finish(summary: Summary, complete = true, rowsRead?: number): number {
     this.stop();
     if (this.policy.summary) {
-      const { output, summaryFile } = this.options;
-      this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, rowsRead }));
+      const { output, summaryFile, reportFile } = this.options;
+      this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, reportFile, rowsRead }));
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
     for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', renderFailure(f))}\n`);

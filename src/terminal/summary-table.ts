@@ -1,6 +1,6 @@
 import type { Summary } from '../summary.js';
 import { STATUSES, type Status } from '../verdict.js';
-import { count, duration, percent, plural, rate } from './format.js';
+import { count, duration, percent, plural, rate } from '../format.js';
 import { paint, type Format } from './style.js';
 
 export interface SummaryTableOptions {
@@ -9,6 +9,8 @@ export interface SummaryTableOptions {
   output: string;
   /** the --summary file, if any */
   summaryFile?: string;
+  /** the --report file, if any */
+  reportFile?: string;
   /** rows taken from the input, for an interrupted run (some of them never answered) */
   rowsRead?: number;
 }
@@ -81,7 +83,10 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   }
   const removed = s.duplicatesRemoved ? `, ${plural(s.duplicatesRemoved, 'duplicate', 'duplicates')} left out by --unique` : '';
   const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written${removed})`;
-  row('output', `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : ''));
+  row(
+    'output',
+    `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : ''),
+  );
   // Summary.warnings are left out: each was said on stderr when it arose, and
   // the --summary JSON keeps them.
   return lines.join('\n') + '\n';

@@ -16,6 +16,8 @@ const LAYERS: Record<string, number> = {
   summary: 0,
   errors: 0,
   version: 0,
+  // numbers and durations as people read them: the terminal and the HTML report
+  format: 0,
   // checks of a library caller's numbers; a file made durable
   'check-options': 0,
   durable: 0,

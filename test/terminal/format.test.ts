@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, duration, percent, rate } from '../../src/terminal/format.js';
+import { count, duration, percent, rate } from '../../src/format.js';
 
 describe('format', () => {
   it.each([

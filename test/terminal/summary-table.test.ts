@@ -38,6 +38,11 @@ describe('renderSummary', () => {
     expect(text).toContain('output    stdout (812 rows written)');
   });
 
+  it('names the --report file beside the output', () => {
+    const text = renderSummary(sample(), { color: false, output: 'cleaned.csv', reportFile: 'report.html' });
+    expect(text).toContain('output    cleaned.csv · report in report.html\n');
+  });
+
   it('says how many requests were in flight: adaptive or pinned, at most and on average', () => {
     const auto = renderSummary(sample({ concurrency: { mode: 'auto', peak: 20, mean: 6.25 } }), { color: false, output: 'stdout' });
     expect(auto).toContain('  requests  2 · 1 retry · 4 rate-limit waits · 1 429 answer\n  in flight adaptive · at most 20 · 6.3 on average\n');

@@ -1,3 +1,4 @@
+// Numbers, shares and durations as people read them, for the terminal and the HTML report.
 // Fixed locale so that output (and tests) do not change with the user's LANG.
 // Made on first use: ICU's start-up is felt in a short run.
 let integer: Intl.NumberFormat | undefined;

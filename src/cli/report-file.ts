@@ -1,0 +1,56 @@
+import { UsageError, writeError } from '../errors.js';
+import { reasonOf } from '../reason.js';
+import { renderReport, type ReportMeta } from '../report/render.js';
+import { ReportTally } from '../report/tally.js';
+import type { Summary } from '../summary.js';
+import type { Verdict } from '../verdict.js';
+import { VERSION } from '../version.js';
+import { openAtomic, type AtomicFile } from '../write/atomic-file.js';
+import type { Outcome } from '../write/outputs.js';
+
+/**
+ * `--report FILE` for one run, at the edge: the file opened before the first
+ * request (a path that cannot be written fails the run before anything is
+ * paid for), the tally fed every row as it leaves the pipeline, the page
+ * written at the end, whole (atomic-file.ts).
+ */
+export class ReportFile {
+  private readonly tally = new ReportTally();
+
+  private constructor(
+    private readonly path: string,
+    private readonly file: AtomicFile,
+    private readonly run: Pick<ReportMeta, 'input' | 'engine'>,
+  ) {}
+
+  static async open(path: string, run: Pick<ReportMeta, 'input' | 'engine'>): Promise<ReportFile> {
+    if (path === '-' || path === '') throw new UsageError(`--report ${path}: give the name of an .html file to write`);
+    return new ReportFile(path, await openAtomic(path, `the report to ${path}`), run);
+  }
+
+  /** for validateStream's `onRow` */
+  readonly onRow = (verdict: Verdict): void => {
+    this.tally.add(verdict, reasonOf(verdict));
+  };
+
+  /** Writes the page; an interrupted run's (`partial`) only where no report was. False when the file was left as it was. */
+  async write(summary: Summary, more: Pick<ReportMeta, 'output' | 'dryRun'>, outcome: Exclude<Outcome, 'failed'>): Promise<boolean> {
+    const page = renderReport(this.tally, { ...this.run, ...more, summary, finishedAt: new Date(), version: VERSION });
+    const { stream } = this.file;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.once('error', reject);
+        stream.end(page, () => resolve());
+      });
+    } catch (err) {
+      await this.file.discard();
+      throw writeError(`the report to ${this.path}`, err);
+    }
+    return this.file.commit(outcome === 'complete' ? 'replace' : 'create');
+  }
+
+  /** The run ends without a report: the file stays as it was. */
+  discard(): Promise<void> {
+    return this.file.discard();
+  }
+}
