@@ -146,7 +146,7 @@ describe.skipIf(!available)('--report in headless Chromium', () => {
     const { page, f } = await runAndOpen(CONTACTS);
     expect(f.total).toBe(20);
     if (process.env.MAILSIFT_REPORT_SCREENSHOT) {
-      // MAILSIFT_REPORT_SCREENSHOT=1 npx vitest run test/report/report-browser.test.ts
+      // MAILSIFT_REPORT_SCREENSHOT=1 npx vitest run test/report/report-browser-e2e.test.ts
       // writes docs/report.png: the top of the page at a laptop's width
       await page.viewport(1000, 800);
       writeFileSync(SCREENSHOT, await page.screenshot(1600));
