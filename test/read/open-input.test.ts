@@ -62,7 +62,7 @@ describe('a file that cannot be validated: one line naming the problem', () => {
       /legacy\.csv: invalid UTF-8 at byte 14; .*--encoding windows-1252/],
     ['--sheet that is not there', async () => [await workbook('bad-sheet.xlsx'), { sheet: 'Leeds' }], /--sheet Leeds: no such sheet in .*bad-sheet\.xlsx \(sheets: Notes, Leads\)/],
     ['an .xlsx that is no workbook', async () => [file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
-    ['a legacy .xls', async () => [file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook: save it as \.xlsx or CSV/],
+    ['a legacy .xls', async () => [file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/],
     ['--sheet on a CSV', async () => [file('plain.csv', 'email\na@mx.test\n'), { sheet: '1' }], /--sheet 1: .*plain\.csv is not an Excel workbook/],
   ];
   it.each(cases)('%s', async (_name, setUp, message) => {
