@@ -1,11 +1,11 @@
-import { UsageError, writeError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { reasonOf } from '../reason.js';
 import { renderReport, type ReportMeta } from '../report/render.js';
 import { ReportTally } from '../report/tally.js';
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { VERSION } from '../version.js';
-import { openAtomic, type AtomicFile } from '../write/atomic-file.js';
+import { openAtomic, writeWhole, type AtomicFile } from '../write/atomic-file.js';
 import type { Outcome } from '../write/outputs.js';
 
 /**
@@ -36,17 +36,7 @@ export class ReportFile {
   /** Writes the page; an interrupted run's (`partial`) only where no report was. False when the file was left as it was. */
   async write(summary: Summary, more: Pick<ReportMeta, 'output' | 'dryRun'>, outcome: Exclude<Outcome, 'failed'>): Promise<boolean> {
     const page = renderReport(this.tally, { ...this.run, ...more, summary, finishedAt: new Date(), version: VERSION });
-    const { stream } = this.file;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        stream.once('error', reject);
-        stream.end(page, () => resolve());
-      });
-    } catch (err) {
-      await this.file.discard();
-      throw writeError(`the report to ${this.path}`, err);
-    }
-    return this.file.commit(outcome === 'complete' ? 'replace' : 'create');
+    return writeWhole(this.file, page, `the report to ${this.path}`, outcome === 'complete' ? 'replace' : 'create');
   }
 
   /** The run ends without a report: the file stays as it was. */

@@ -27,6 +27,24 @@ export interface AtomicFile {
 }
 
 /**
+ * Writes `text` as the whole content of `file` and puts it in place (see
+ * AtomicFile.commit for `mode`); on a failed write the target stays as it was.
+ * For outputs written in one piece at the end of a run: --summary, --report.
+ */
+export async function writeWhole(file: AtomicFile, text: string, label: string, mode: 'replace' | 'create'): Promise<boolean> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      file.stream.once('error', reject);
+      file.stream.end(text, () => resolve());
+    });
+  } catch (err) {
+    await file.discard();
+    throw writeError(label, err);
+  }
+  return file.commit(mode);
+}
+
+/**
  * Opens `path` for an atomic write; `label` names it in errors. A path that
  * cannot be written fails here, before anything is read or sent. A symbolic
  * link is written through (its target is replaced, the link stays); a device

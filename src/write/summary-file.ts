@@ -1,6 +1,5 @@
-import { writeError } from '../errors.js';
 import type { Summary } from '../summary.js';
-import { openAtomic, type AtomicFile } from './atomic-file.js';
+import { openAtomic, writeWhole, type AtomicFile } from './atomic-file.js';
 import type { Outcome } from './outputs.js';
 
 /**
@@ -21,17 +20,8 @@ export class SummaryFile {
 
   /** Writes the summary; an interrupted run's (`partial`) only where no summary was. False when the file was left as it was. */
   async write(summary: Summary, outcome: Exclude<Outcome, 'failed'> = 'complete'): Promise<boolean> {
-    const { stream } = this.file;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        stream.once('error', reject);
-        stream.end(JSON.stringify(summary, null, 2) + '\n', () => resolve());
-      });
-    } catch (err) {
-      await this.file.discard();
-      throw writeError(`the summary to ${this.path}`, err);
-    }
-    return this.file.commit(outcome === 'complete' ? 'replace' : 'create');
+    const text = JSON.stringify(summary, null, 2) + '\n';
+    return writeWhole(this.file, text, `the summary to ${this.path}`, outcome === 'complete' ? 'replace' : 'create');
   }
 
   /** The run ends without a summary. */
