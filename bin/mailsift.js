@@ -4,7 +4,7 @@ import v8 from 'node:v8';
 // A bulk run allocates fast but keeps little alive (the batches in flight).
 // V8 would then grow its old generation with the allocation rate, and the
 // process's memory with the input's size; a small growing factor keeps the
-// heap near what is live, so memory stays flat (PRODUCT.md §5).
+// heap near what is live, so memory stays flat as the input grows.
 v8.setFlagsFromString('--heap-growing-percent=100');
 
 const { main } = await import('../dist/cli/main.js');
