@@ -89,3 +89,19 @@ export function emptySummary(engine: 'api' | 'local'): Summary {
     written: 0,
   };
 }
+
+/** What a dry run found, counted by the pipeline; the terminal and the HTML report each show it. */
+export interface DryRunCounts {
+  rows: number;
+  /** distinct addresses after trimming and case-folding the domain */
+  distinctAddresses: number;
+  duplicates: number;
+  /** rows the local precheck answers `invalid` without a call */
+  prechecked: number;
+  /** distinct addresses already answered by --journal or --cache */
+  alreadyKnown: number;
+  /** distinct addresses that would go to the engine */
+  toSend: number;
+  /** bulk requests it would send (0 with the local engine) */
+  requests: number;
+}

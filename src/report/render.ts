@@ -1,5 +1,5 @@
 import { domainToUnicode } from 'node:url';
-import type { Summary } from '../summary.js';
+import type { DryRunCounts, Summary } from '../summary.js';
 import { count, duration, percent, plural } from '../format.js';
 import { STATUSES, type Status } from '../verdict.js';
 import { bar, stackedBar } from './charts.js';
@@ -25,21 +25,9 @@ export interface ReportMeta {
   /** where the verdicts went (a file, a directory, stdout) */
   output?: string;
   /** set for `--dry-run`: what would be sent; nothing was */
-  dryRun?: DryRunFigures;
+  dryRun?: DryRunCounts;
 }
 
-/** What a dry run found (the terminal's dry-run report has the same and more). */
-export interface DryRunFigures {
-  rows: number;
-  distinctAddresses: number;
-  duplicates: number;
-  prechecked: number;
-  /** distinct addresses already answered by --journal or --cache */
-  alreadyKnown: number;
-  toSend: number;
-  /** bulk requests it would send (0 with the local engine) */
-  requests: number;
-}
 
 /**
  * The report: one self-contained HTML page (inline CSS and SVG, no script, no

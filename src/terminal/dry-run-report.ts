@@ -1,22 +1,11 @@
 import { count, duration, plural } from '../format.js';
 import { paint } from './style.js';
+import type { DryRunCounts } from '../summary.js';
 
-/** What a dry run found; the pipeline computes it, this module only formats it. */
-export interface DryRunFigures {
-  rows: number;
-  /** distinct addresses after trimming and case-folding the domain */
-  distinctAddresses: number;
-  duplicates: number;
-  /** rows the local precheck answers `invalid` without a call */
-  prechecked: number;
-  /** distinct addresses already answered by --journal or --cache */
-  alreadyKnown: number;
-  /** distinct addresses that would go to the engine */
-  toSend: number;
+/** What a dry run found (the pipeline computes it, this module only formats it), and how it would send. */
+export interface DryRunFigures extends DryRunCounts {
   engine: 'api' | 'local';
   batchSize: number;
-  /** bulk requests it would send (0 with the local engine) */
-  requests: number;
   /** --concurrency: pinned, or auto (it follows the server) */
   concurrency: number | 'auto';
   /** the server's limit, when a previous run's journal learnt it */
