@@ -278,8 +278,15 @@ async function sharedStrings(zip: ZipFile, entry: ZipEntry, fail: (reason: strin
     get wantText() {
       return inText && phonetic === 0;
     },
-    open(tag, _attrs, selfClosing) {
-      if (tag === 'si') {
+    open(tag, attrs, selfClosing) {
+      if (tag === 'sst') {
+        // A table that says up front it is past the limit is refused at once, not after
+        // tens of millions of items are parsed; one that says less is still counted as read.
+        const declared = Number(attr(attrs, 'uniqueCount') ?? 0);
+        if (declared > limits.sharedStrings) {
+          throw fail(`more than ${limits.sharedStrings.toLocaleString('en-US')} shared strings (the limit)`);
+        }
+      } else if (tag === 'si') {
         text = '';
         inItem = !selfClosing;
         if (selfClosing) table.add('');

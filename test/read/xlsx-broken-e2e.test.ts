@@ -46,7 +46,17 @@ const hostile: [string, Buffer, RegExp, Parameters<typeof xlsxRecords>[2]?][] = 
   ['a tag that never ends', withPart(SHEET, (p) => ({ ...p, data: xml(`<row r="1" a="${'x'.repeat(1024 * 1024 + 10)}`) })), /a tag longer than 1 MB \(the limit\)/],
   ['more shared strings than the limit', zip(excelParts(contacts(60).cells)), /more than 100 shared strings \(the limit\)/, { limits: { sharedStrings: 100 } }],
   ['shared strings larger than the limit', zip(excelParts(contacts(60).cells)), /shared strings over 1000 bytes \(the limit\)/, { limits: { sharedStringBytes: 1000 } }],
+  // refused from the table's own count, before its items are parsed (70M tiny strings took seconds to reach the limit)
+  ['a table that declares more shared strings than the limit', zip(excelParts([['email']], { sharedStringsXml: sst(70_000_000, 1) })), /more than 16,000,000 shared strings \(the limit\)/],
+  // a table that declares fewer than it holds is still counted item by item
+  ['a table that declares fewer shared strings than it holds', zip(excelParts([['email']], { sharedStringsXml: sst(1, 150) })), /more than 100 shared strings \(the limit\)/, { limits: { sharedStrings: 100 } }],
 ];
+
+/** A shared-strings part that says it holds `declared` strings and holds `held`. */
+function sst(declared: number, held: number): string {
+  const items = Array.from({ length: held }, (_, i) => `<si><t>s${i}</t></si>`).join('');
+  return `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="${declared}" uniqueCount="${declared}">${items}</sst>`;
+}
 
 async function readAll(path: string, options?: Parameters<typeof xlsxRecords>[2]): Promise<number> {
   let rows = 0;
