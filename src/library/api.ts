@@ -8,12 +8,13 @@ export type ApiValidatorOptions = Partial<ApiConfig> & Pick<ApiConfig, 'baseUrl'
 /**
  * The API engine of `mailsift validate`: bulk requests under the rate limit,
  * retries, batch halving and splitting. Defaults as the CLI's: a 30 s timeout,
- * 5 retries, 4 requests in flight. Close it when done.
+ * 5 retries, requests in flight as the server allows (`concurrency: 'auto'`,
+ * at most 64; a number pins it). Close it when done.
  */
 export function createApiValidator(options: ApiValidatorOptions): Validator {
   // checked here, at the call: 0 requests in flight, or a NaN timeout, would hang the first run
   checkMs('timeoutMs', options.timeoutMs, 1);
   checkInteger('retries', options.retries, 0);
   if (options.concurrency !== ('auto' as unknown)) checkInteger('concurrency', options.concurrency, 1);
-  return createClient({ timeoutMs: 30_000, retries: 5, concurrency: 4, ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') });
+  return createClient({ timeoutMs: 30_000, retries: 5, concurrency: 'auto', ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') });
 }

@@ -6,13 +6,17 @@ import type { Validator } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import { checkInteger } from '../check-options.js';
+import { MAX_IN_FLIGHT } from '../engines/api/concurrency-limit.js';
 
 export interface LibraryValidateOptions {
   /** createApiValidator(…) or createLocalValidator(…); default: the offline engine with the system resolver */
   validator?: Validator;
   /** distinct addresses per engine call, an integer 1..1000 (default 1000); else a RangeError at the call */
   batchSize?: number;
-  /** engine calls in flight at most, an integer of at least 1 (default 4); else a RangeError at the call */
+  /**
+   * engine calls in flight at most, an integer of at least 1; else a RangeError at the call.
+   * Default: enough for the API client's own limit (64) with an API validator, 4 with the offline engine.
+   */
   concurrency?: number;
   /**
    * stops the run: no more rows are read or sent, calls in flight are given up
@@ -135,7 +139,8 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
     validator,
     writer,
     batchSize: options.batchSize ?? 1000,
-    concurrency: options.concurrency ?? 4,
+    // the API client chooses how many of these it sends at once (see createApiValidator)
+    concurrency: options.concurrency ?? (validator.engine === 'api' ? MAX_IN_FLIGHT : 4),
     stop: stop.signal,
     cancel: stop.signal,
   })
