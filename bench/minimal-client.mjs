@@ -11,13 +11,12 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { Pool } from 'undici';
+import { minimalRows } from './minimal-rows.mjs';
 
 const [url, key, input, output, concurrencyArg, transport = 'http'] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg ?? 4);
 const { hostname, port } = new URL(url);
 const out = openSync(output, 'w');
-const cell = (v) => (v === undefined ? '' : String(v));
-const csv = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
 writeSync(out, 'email,status,reason,is_valid,confidence,provider,syntax,domain,mx,disposable,role,free,suggestion,smtp,catch_all,error\n');
 
@@ -53,17 +52,7 @@ if (transport === 'undici') {
 
 async function send(emails) {
   const { results } = await post(emails);
-  const byEmail = new Map();
-  for (const r of results) byEmail.set(r.email, r);
-  let text = '';
-  for (const e of emails) {
-    const r = byEmail.get(e);
-    const d = r.details;
-    // reason: empty, as for every valid answer (all the benchmark server gives)
-    text += csv(e) + ',' + r.status + ',,' + cell(r.isValid) + ',' + cell(r.confidence) + ',' + csv(r.provider) + ',' +
-      cell(d.syntax) + ',' + csv(cell(d.domain)) + ',' + cell(d.mx) + ',' + cell(d.disposable) + ',' + cell(d.role) + ',,,,,\n';
-  }
-  return text;
+  return minimalRows(emails, results);
 }
 
 const lines = readFileSync(input, 'utf8').split('\n');

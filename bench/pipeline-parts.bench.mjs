@@ -8,6 +8,7 @@
 import { closeSync, createWriteStream, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, addressFile, median } from './lib.mjs';
+import { minimalRows } from './minimal-rows.mjs';
 
 const dist = (p) => import(join(ROOT, 'dist', p));
 const { openInput } = await dist('read/open-input.js');
@@ -76,23 +77,12 @@ async function mailsift(mode) {
 /** bench/minimal-client.mjs without its requests: read and parse only, or its rows too. */
 async function minimal(mode) {
   const out = openSync('/dev/null', 'w');
-  const cell = (v) => (v === undefined ? '' : String(v));
-  const csv = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
   async function send(emails) {
     const b = body(emails);
     await answered();
     const { results } = JSON.parse(b.toString('utf8'));
     if (mode === 'parse') return '';
-    const byEmail = new Map();
-    for (const r of results) byEmail.set(r.email, r);
-    let text = '';
-    for (const e of emails) {
-      const r = byEmail.get(e);
-      const d = r.details;
-      text += csv(e) + ',' + r.status + ',,' + cell(r.isValid) + ',' + cell(r.confidence) + ',' + csv(r.provider) + ',' +
-        cell(d.syntax) + ',' + csv(cell(d.domain)) + ',' + cell(d.mx) + ',' + cell(d.disposable) + ',' + cell(d.role) + ',,,,,\n';
-    }
-    return text;
+    return minimalRows(emails, results);
   }
   const lines = readFileSync(input, 'utf8').split('\n');
   if (lines.at(-1) === '') lines.pop();
