@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { addressKey, domainOf } from '../../src/codec/address-key.js';
 import { VerdictMemo, type Claimed, type KeyHash } from '../../src/codec/verdict-memo.js';
 import type { Verdict } from '../../src/verdict.js';
+import { seeded } from '../support/fault-server.js';
 
 /**
  * The memo's twin: the same contract on a plain Map, as simple as it can be
@@ -45,16 +46,6 @@ class MapMemo {
   }
 }
 
-/** A small deterministic generator (mulberry32): a failure names its seed and replays. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Characters chosen to stress the memo's byte encoding (one byte below 0xff,
 // three above, 0xff itself the escape) and the address key (case in the domain).
 const UNITS = ['a', 'b', 'A', '.', '@', 'é', '\u00fe', '\u00ff', '\u0100', '\u4e00', '\uffff', '\ud800', '\udc00', '\u0000', '"', ' '];
@@ -90,7 +81,8 @@ function randomVerdict(key: string, next: () => number): Verdict {
 }
 
 function race(seed: number, steps: number, hash?: KeyHash): void {
-  const next = rng(seed);
+  // seeded: a failure names its seed and replays
+  const next = seeded(seed);
   const memo = new VerdictMemo(hash);
   const twin = new MapMemo();
   const pending: [number, string][] = [];

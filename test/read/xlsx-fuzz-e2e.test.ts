@@ -6,6 +6,7 @@ import { MailsiftError } from '../../src/errors.js';
 import { contacts, exceljsContacts, readTable } from '../support/contacts.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
 import { excelParts, zip } from '../support/workbook.js';
+import { seeded } from '../support/fault-server.js';
 
 // Valid workbooks, mutated at random (seeded: a failure names the seed and
 // mutation that reproduce it). Each result must be either the original rows,
@@ -16,18 +17,6 @@ const IN_PROCESS = Number(process.env.FUZZ_COUNT ?? 300);
 const XML_MUTANTS = Math.round((IN_PROCESS * 2) / 3);
 const THROUGH_BINARY = 6;
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-fuzz-'));
-
-/** mulberry32: small, seedable, good enough to spread mutations */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Mutation = (b: Buffer, r: () => number) => { bytes: Buffer; what: string };
 const at = (b: Buffer, r: () => number): number => Math.floor(r() * b.length);
@@ -84,7 +73,7 @@ beforeAll(async () => {
 
 /** The k-th mutated file of the run: the same for the same seed. */
 function mutant(k: number): { bytes: Buffer; label: string; base: (typeof bases)[number] } {
-  const r = random(SEED + k);
+  const r = seeded(SEED + k);
   const base = bases[k % bases.length]!;
   const m = MUTATIONS[Math.floor(r() * MUTATIONS.length)]!(base.bytes, r);
   return { bytes: m.bytes, base, label: `seed ${SEED} #${k} ${base.name}: ${m.what}` };
@@ -93,6 +82,23 @@ function mutant(k: number): { bytes: Buffer; label: string; base: (typeof bases)
 const within = <T>(p: Promise<T>, ms: number, label: string): Promise<T> =>
   Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${label}: no answer in ${ms} ms (a hang)`)), ms).unref())]);
 
+/** Reads `path` within 10 s: its rows, or a refusal that must be one line with exit 2 (never a hang, a bug or a stack). */
+async function readOrRefuse(path: string, label: string): Promise<{ rows: string[][] } | { error: MailsiftError }> {
+  const result = await within(
+    readTable(path).then(
+      (rows) => ({ rows }),
+      (error: unknown) => ({ error }),
+    ),
+    10_000,
+    label,
+  );
+  if ('rows' in result) return result;
+  expect(result.error, `${label}: ${String(result.error)}`).toBeInstanceOf(MailsiftError);
+  expect((result.error as MailsiftError).exitCode, label).toBe(2);
+  expect((result.error as Error).message, label).not.toContain('\n');
+  return { error: result.error as MailsiftError };
+}
+
 describe('mutated workbooks', () => {
   it(`${IN_PROCESS} mutants in-process: the original rows, or a one-line refusal (exit 2)`, async () => {
     const outcomes = { read: 0, refused: 0 };
@@ -100,23 +106,11 @@ describe('mutated workbooks', () => {
       const { bytes, label, base } = mutant(k);
       const path = join(dir, `m${k}.xlsx`);
       writeFileSync(path, bytes);
-      const result = await within(
-        readTable(path).then(
-          (rows) => ({ rows }),
-          (error: unknown) => ({ error }),
-        ),
-        10_000,
-        label,
-      );
+      const result = await readOrRefuse(path, label);
       if ('rows' in result) {
         expect(result.rows, label).toEqual(base.rows);
         outcomes.read++;
-      } else {
-        expect(result.error, `${label}: ${String(result.error)}`).toBeInstanceOf(MailsiftError);
-        expect((result.error as MailsiftError).exitCode, label).toBe(2);
-        expect((result.error as Error).message, label).not.toContain('\n');
-        outcomes.refused++;
-      }
+      } else outcomes.refused++;
     }
     // the mutations reach both outcomes (else the fuzzing tests nothing)
     expect(outcomes.read).toBeGreaterThan(0);
@@ -128,7 +122,7 @@ describe('mutated workbooks', () => {
     const xmlParts = ['xl/worksheets/sheet1.xml', 'xl/sharedStrings.xml', 'xl/styles.xml', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels'];
     const TOKENS = ['<', '>', '/>', '</c>', '<c r="A1" t="s">', '<v>', '</row>', '<row>', '&', '&#x0;', '&#99999999;', '"', '<!--', ']]>', '<![CDATA[', '<?', '_x000D_', '<si>', 't="s"', 's="99"'];
     for (let k = 0; k < XML_MUTANTS; k++) {
-      const r = random(SEED * 7 + k);
+      const r = seeded(SEED * 7 + k);
       const target = xmlParts[Math.floor(r() * xmlParts.length)]!;
       let what = '';
       const mutated = parts.map((p) => {
@@ -143,19 +137,7 @@ describe('mutated workbooks', () => {
       const label = `seed ${SEED} xml #${k}: ${what}`;
       const path = join(dir, `x${k}.xlsx`);
       writeFileSync(path, zip(mutated));
-      const result = await within(
-        readTable(path).then(
-          (rows) => ({ rows }),
-          (error: unknown) => ({ error }),
-        ),
-        10_000,
-        label,
-      );
-      if ('error' in result) {
-        expect(result.error, `${label}: ${String(result.error)}`).toBeInstanceOf(MailsiftError);
-        expect((result.error as MailsiftError).exitCode, label).toBe(2);
-        expect((result.error as Error).message, label).not.toContain('\n');
-      }
+      await readOrRefuse(path, label);
     }
   }, 60_000);
 

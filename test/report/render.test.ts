@@ -2,16 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderReport, type ReportMeta } from '../../src/report/render.js';
 import { ReportTally } from '../../src/report/tally.js';
 import { emptySummary, type Summary } from '../../src/summary.js';
-import type { Status, Verdict } from '../../src/verdict.js';
-
-const verdict = (email: string, status: Status, details: Verdict['details'] = {}): Verdict => ({
-  email,
-  isValid: status === 'unknown' ? undefined : status !== 'invalid',
-  status,
-  confidence: undefined,
-  provider: 'test',
-  details,
-});
+import { verdict } from './verdict.js';
 
 const meta = (summary: Partial<Summary> = {}, more: Partial<ReportMeta> = {}): ReportMeta => ({
   input: 'contacts.csv',

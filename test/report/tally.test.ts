@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReportTally, TYPO_EXAMPLES } from '../../src/report/tally.js';
 import { TopDomains } from '../../src/report/top-domains.js';
-import type { Status, Verdict } from '../../src/verdict.js';
-
-const verdict = (email: string, status: Status, details: Verdict['details'] = {}): Verdict => ({
-  email,
-  isValid: status === 'unknown' ? undefined : status !== 'invalid',
-  status,
-  confidence: undefined,
-  provider: 'test',
-  details,
-});
+import { verdict } from './verdict.js';
 
 describe('TopDomains', () => {
   it('counts exactly while the domains fit, with the statuses broken out', () => {
