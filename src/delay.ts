@@ -38,3 +38,30 @@ export async function abortable<T>(work: Promise<T>, signal: AbortSignal | undef
     cancel.abort();
   }
 }
+
+/**
+ * Waits in `line` until `take()` gives a value: a waiter is a function in the
+ * line that whoever frees a place calls; `take` may decline (undefined), and
+ * the waiter goes back in line. Rejects with the signal's reason when it aborts,
+ * leaving the line. For the SMTP session slots, where waiting is per host.
+ */
+export function waitInLine<T>(line: (() => void)[], take: () => T | undefined, signal?: AbortSignal): Promise<T> {
+  const now = take();
+  if (now !== undefined) return Promise.resolve(now);
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const go = (): void => {
+      const got = take();
+      if (got === undefined) return void line.push(go);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(got);
+    };
+    const onAbort = (): void => {
+      const i = line.indexOf(go);
+      if (i >= 0) line.splice(i, 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    line.push(go);
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abortable, delay, withDeadline } from '../../src/delay.js';
+import { abortable, delay, waitInLine, withDeadline } from '../../src/delay.js';
 
 describe('delay and its kin', () => {
   it('rejects with the signal’s own reason, at once when already aborted', async () => {
@@ -33,5 +33,25 @@ describe('delay and its kin', () => {
     await expect(never).rejects.toThrow('ctrl-c');
     expect(await abortable(Promise.resolve(3), new AbortController().signal)).toBe(3);
     expect(await abortable(Promise.resolve(4), undefined)).toBe(4);
+  });
+
+  it('waitInLine: a place at once when there is one, else when a freed place is offered and taken; an abort leaves the line', async () => {
+    let free = 1;
+    const line: (() => void)[] = [];
+    const take = (): true | undefined => (free > 0 ? ((free -= 1), true) : undefined);
+    expect(await waitInLine(line, take)).toBe(true);
+    const second = waitInLine(line, take);
+    const stop = new AbortController();
+    const third = waitInLine(line, take, stop.signal);
+    expect(line).toHaveLength(2);
+    stop.abort(new Error('gone'));
+    await expect(third).rejects.toThrow('gone');
+    expect(line).toHaveLength(1);
+    line.shift()!(); // offered while nothing is free: it declines and queues again
+    expect(line).toHaveLength(1);
+    free = 1;
+    line.shift()!();
+    expect(await second).toBe(true);
+    expect(line).toHaveLength(0);
   });
 });

@@ -1,3 +1,5 @@
+import { waitInLine } from '../../../delay.js';
+
 /**
  * What the checker has learnt of each MX host, kept apart from the dialogue:
  * failures are counted per host (a dead host is skipped for the next MX, and
@@ -135,29 +137,14 @@ export class HostHealth {
    * sessions that were already open when it said "too many connections".
    * Rejects when `signal` aborts. Call leave() when the session is over.
    */
-  enter(host: string, signal?: AbortSignal): Promise<void> {
+  async enter(host: string, signal?: AbortSignal): Promise<void> {
     const h = this.get(host);
-    const free = () => h.holding === 0 || !this.narrowed(host);
-    if (free()) {
+    const take = (): true | undefined => {
+      if (h.holding > 0 && this.narrowed(host)) return undefined;
       h.holding++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const go = () => {
-        if (!free()) return void h.waiting.push(go);
-        signal?.removeEventListener('abort', onAbort);
-        h.holding++;
-        resolve();
-      };
-      const onAbort = () => {
-        const i = h.waiting.indexOf(go);
-        if (i >= 0) h.waiting.splice(i, 1);
-        reject(signal!.reason);
-      };
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      h.waiting.push(go);
-    });
+      return true;
+    };
+    await waitInLine(h.waiting, take, signal);
   }
 
   leave(host: string): void {

@@ -1,3 +1,5 @@
+import { waitInLine } from '../../../delay.js';
+
 /**
  * The SMTP check's shared state, behind two small interfaces so that `serve
  * --redis` can share it between instances (so that N instances stay as gentle with a mail server as one). The engine never
@@ -99,20 +101,6 @@ export class MemorySessionBudget implements SessionBudget {
         },
       };
     };
-    if (state.open < this.perHost) return Promise.resolve(lease());
-    return new Promise((resolve, reject) => {
-      const go = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(lease());
-      };
-      const onAbort = () => {
-        const i = state.waiting.indexOf(go);
-        if (i >= 0) state.waiting.splice(i, 1);
-        reject(signal!.reason);
-      };
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      state.waiting.push(go);
-    });
+    return waitInLine(state.waiting, () => (state.open < this.perHost ? lease() : undefined), signal);
   }
 }
