@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { reasonOf } from '../reason.js';
+import type { Reason } from '../reason.js';
 import { renderReport, type ReportMeta } from '../report/render.js';
 import { ReportTally } from '../report/tally.js';
 import type { Summary } from '../summary.js';
@@ -29,8 +29,8 @@ export class ReportFile {
   }
 
   /** for validateStream's `onRow` */
-  readonly onRow = (verdict: Verdict): void => {
-    this.tally.add(verdict, reasonOf(verdict));
+  readonly onRow = (verdict: Verdict, reason: Reason | ''): void => {
+    this.tally.add(verdict, reason);
   };
 
   /** Writes the page; an interrupted run's (`partial`) only where no report was. False when the file was left as it was. */

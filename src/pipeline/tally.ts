@@ -1,7 +1,7 @@
 import { emptySummary, type Summary } from '../summary.js';
 import type { ValidatorStats } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
-import { reasonOf, REASONS, type Reason } from '../reason.js';
+import { REASONS, type Reason } from '../reason.js';
 import { keeps, type RowFilter } from '../write/row-filter.js';
 
 /** How far a run has got: what the progress line shows. */
@@ -55,18 +55,17 @@ export class Tally {
    * --except, --unique for a `duplicate`) lets it be written. Every row is
    * counted, written or not.
    */
-  written(v: Verdict, filter: RowFilter, duplicate = false): boolean {
+  written(v: Verdict, reason: Reason | '', filter: RowFilter, duplicate = false): boolean {
     const s = this.counts;
     s.total++;
     s[v.status]++;
     if (v.error) s.errors++;
-    const reason = reasonOf(v);
     if (reason !== '') this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
     if (duplicate && filter.unique) {
       s.duplicatesRemoved = (s.duplicatesRemoved ?? 0) + 1;
       return false;
     }
-    if (!keeps(filter, v)) return false;
+    if (!keeps(filter, v, reason)) return false;
     s.written++;
     return true;
   }

@@ -11,6 +11,7 @@ import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunProgress } from './tally.js';
 import type { RowFilter } from '../write/row-filter.js';
+import { reasonOf, type Reason } from '../reason.js';
 
 export type { RunProgress } from './tally.js';
 
@@ -41,7 +42,7 @@ export interface ValidateStreamOptions {
   /** told the run's counters after each step (a chunk read, a batch answered): the CLI's progress line */
   onProgress?: (progress: Readonly<RunProgress>) => void;
   /** told every row's verdict as the row leaves in input order, before --only, --except and --unique filter (what --report counts) */
-  onRow?: (verdict: Verdict) => void;
+  onRow?: (verdict: Verdict, reason: Reason | '') => void;
 }
 
 export interface RunResult {
@@ -254,9 +255,11 @@ class Pipeline {
   }
 
   private readonly emit = (row: InputRow, v: Verdict): void => {
-    this.options.onRow?.(v);
+    // once a row: the tally, the filter and the report all need it
+    const reason = reasonOf(v);
+    this.options.onRow?.(v, reason);
     const duplicate = this.filter.unique === true && this.duplicates.has(row);
-    if (this.tally.written(v, this.filter, duplicate)) this.options.writer.row(row.fields, v);
+    if (this.tally.written(v, reason, this.filter, duplicate)) this.options.writer.row(row.fields, v);
   };
 
   private async release(): Promise<void> {

@@ -31,16 +31,10 @@ export function parseTokens(value: string): Set<RowToken> | string {
 }
 
 /** Whether the filter's status and reason rules let `v` through (--unique is the pipeline's). */
-export function keeps(filter: RowFilter, v: Verdict): boolean {
+export function keeps(filter: RowFilter, v: Verdict, reason: Reason | '' = reasonOf(v)): boolean {
   const { only, except } = filter;
   if (!only && !except) return true;
-  // the reason is worked out only when a rule could need it
-  let reason: Reason | '' | undefined;
-  const has = (set: ReadonlySet<RowToken>): boolean => {
-    if (set.has(v.status)) return true;
-    reason ??= reasonOf(v);
-    return reason !== '' && set.has(reason);
-  };
+  const has = (set: ReadonlySet<RowToken>): boolean => set.has(v.status) || (reason !== '' && set.has(reason));
   if (only && !has(only)) return false;
   return !(except && has(except));
 }
