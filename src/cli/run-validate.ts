@@ -212,7 +212,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
       notice(`${flags.report} left as it was: only a complete run replaces an output`);
     }
-    process.exitCode = reporter.finish(summary, result.complete, progress.rowsRead);
+    process.exitCode = reporter.finish(summary, result.complete, progress);
     if (signalled !== undefined) {
       say(interruptedAdvice(flags.journal, validator.engine));
       process.exitCode = signalled;

@@ -1,6 +1,6 @@
 import type { Ora } from 'ora';
 import type { Progress } from './progress.js';
-import { percentDone, progressLine, RateMeter, workDone } from './progress-line.js';
+import { fitLine, percentDone, progressLine, RateMeter, workDone } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
 
 /** how often the Progress object is read; ora animates the spinner on its own */
@@ -21,8 +21,13 @@ export class ProgressDisplay {
   private spinner: Ora | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly meter = new RateMeter();
-  /** rows' worth of work per second (see workDone): with the input's size, the ETA */
-  private readonly rowMeter = new RateMeter();
+  /**
+   * rows' worth of work per second (see workDone): with the input's size, the
+   * ETA. A longer window and two seconds of work before the first ETA: batches
+   * land in steps, and a rate read over a second or two of them swings the ETA
+   * by half.
+   */
+  private readonly rowMeter = new RateMeter(30_000, 2_000);
   /** the highest percentage shown: an estimate of the rows that shrinks must not take the line backwards */
   private shown: number | undefined;
   private readonly now: () => number;
@@ -84,6 +89,7 @@ export class ProgressDisplay {
     this.rowMeter.sample(now, workDone(this.progress));
     const percent = percentDone(this.progress);
     if (percent !== undefined) this.shown = Math.max(this.shown ?? 0, percent);
-    return progressLine(this.progress, now, this.meter.perSecond(), this.rowMeter.perSecond(), this.shown);
+    // read the width each time: a terminal may be resized mid-run
+    return fitLine(progressLine(this.progress, now, this.meter.perSecond(), this.rowMeter.perSecond(), this.shown), this.options.stream.columns);
   }
 }

@@ -54,11 +54,11 @@ export class RunReporter {
    * the figures a rule judges are incomplete then. Rules judge complete runs
    * only: an interrupted run's figures say nothing about the list.
    */
-  finish(summary: Summary, complete = true, rowsRead?: number): number {
+  finish(summary: Summary, complete = true, input?: { rowsRead: number; inputDone: boolean }): number {
     this.stop();
     if (this.policy.summary) {
       const { output, summaryFile, reportFile } = this.options;
-      this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, reportFile, rowsRead }));
+      this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, reportFile, input }));
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
     for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', renderFailure(f))}\n`);

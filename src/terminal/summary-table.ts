@@ -11,8 +11,8 @@ export interface SummaryTableOptions {
   summaryFile?: string;
   /** the --report file, if any */
   reportFile?: string;
-  /** rows taken from the input, for an interrupted run (some of them never answered) */
-  rowsRead?: number;
+  /** for an interrupted run: the rows taken from the input (some never answered), and whether that was all of it */
+  input?: { rowsRead: number; inputDone: boolean };
 }
 
 const STATUS_STYLE: Record<Status, Format> = { valid: 'green', invalid: 'red', risky: 'yellow', unknown: 'magenta' };
@@ -78,8 +78,13 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
     row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));
   }
   if (s.interrupted) {
-    // total counts the rows answered; rowsRead the rows taken from the input
-    row('stopped', paint(c, ['yellow', 'bold'], `interrupted: ${count(s.total)} of ${plural(opts.rowsRead ?? s.total, 'row', 'rows')} written`));
+    // total counts the rows answered; rowsRead the rows taken from the input, which are
+    // all of it only once it was read to its end (else "of 10,210" reads as the file's size)
+    const read = opts.input?.rowsRead ?? s.total;
+    const text = opts.input?.inputDone === false
+      ? `interrupted: ${plural(s.total, 'row', 'rows')} written, of ${count(read)} read; the rest of the input was not read`
+      : `interrupted: ${count(s.total)} of ${plural(read, 'row', 'rows')} written`;
+    row('stopped', paint(c, ['yellow', 'bold'], text));
   }
   const removed = s.duplicatesRemoved ? `, ${plural(s.duplicatesRemoved, 'duplicate', 'duplicates')} left out by --unique` : '';
   const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written${removed})`;

@@ -132,6 +132,43 @@ describe('ProgressDisplay', () => {
     expect(tty.output.slice(before).replace(/\[[0-9;?]*[A-Za-z]/g, '')).toContain('100% · 106 rows read');
   });
 
+  it('gives a first ETA near the truth: the wait for the first answers is not counted as slowness', async () => {
+    // 10,210 rows; a second of start-up and first round trips, then 500 rows a second (done at 21.4 s)
+    const tty = new FakeTty();
+    const rows = 10_210;
+    const progress = { ...newProgress(T0), rowsRead: rows, addressesQueued: rows, inputDone: true, inputBytes: { read: 200_000, total: 200_000 } };
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    await display.start();
+    const etas: number[] = [];
+    for (let t = 150; t <= 3600; t += 150) {
+      now = T0 + t;
+      progress.rowsWritten = progress.addressesDone = Math.max(0, Math.floor(((t - 1000) * 500) / 1000));
+      vi.advanceTimersByTime(150);
+      const eta = [...tty.text.matchAll(/ETA (\d+) s/g)].at(-1);
+      if (eta) etas.push(Number(eta[1]));
+    }
+    display.stop();
+    // at 3.5 s, 17.9 s are left; counting the first second as work gave 25 s
+    expect(etas.at(-1)).toBeGreaterThanOrEqual(16);
+    expect(etas.at(-1)).toBeLessThanOrEqual(20);
+    // and none is shown before two seconds of work could say how fast it goes
+    expect(etas.length).toBeLessThanOrEqual(1000 / 150 + 1);
+    expect(Math.max(...etas)).toBeLessThanOrEqual(21);
+  });
+
+  it('never draws a line wider than the terminal: a wrapped line would be left behind when the line is erased', async () => {
+    const tty = new FakeTty(true, 80);
+    const progress = { ...newProgress(T0), rowsRead: 57_337, addressesQueued: 1000, addressesDone: 1000, rateLimitWaitUntil: T0 + 7_000 };
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    await display.start();
+    vi.advanceTimersByTime(300);
+    const frames = tty.text.split(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /).filter(Boolean);
+    expect(frames.length).toBeGreaterThan(0);
+    for (const frame of frames) expect([...frame].length).toBeLessThanOrEqual(77);
+    expect(frames.at(-1)).toMatch(/^57,337 rows read · 1,000 addresses validated · waiting 7 s for the .*…$/);
+    display.stop();
+  });
+
   it('writes nothing at all when animation is not allowed', async () => {
     const stream = new FakeTty(false);
     const progress = newProgress(T0);

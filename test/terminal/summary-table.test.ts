@@ -62,10 +62,18 @@ describe('renderSummary', () => {
     const text = renderSummary(sample({ total: 1, valid: 1, invalid: 0, risky: 0, unknown: 0, errors: 0, written: 1, interrupted: true }), {
       color: false,
       output: 'stdout',
-      rowsRead: 4000,
+      input: { rowsRead: 4000, inputDone: true },
     });
     expect(text).toMatch(/^mailsift: 1 row in /);
     expect(text).toContain('  stopped   interrupted: 1 of 4,000 rows written\n');
+    // stopped before the input's end: what was read is not what the input holds
+    const early = renderSummary(sample({ total: 9192, written: 9192, interrupted: true }), {
+      color: false,
+      output: 'stdout',
+      input: { rowsRead: 10_210, inputDone: false },
+    });
+    expect(early).toContain('  stopped   interrupted: 9,192 rows written, of 10,210 read; the rest of the input was not read\n');
+    expect(early).not.toContain('of 10,210 rows written');
     expect(renderSummary(sample(), { color: false, output: 'x' })).not.toContain('interrupted');
   });
 
