@@ -39,3 +39,25 @@ function pad2(n: number): string {
 export function plural(n: number, one: string, many: string): string {
   return `${count(n)} ${n === 1 ? one : many}`;
 }
+
+/**
+ * Control characters that change what a terminal or a page shows instead of
+ * showing themselves: C0 (escape, carriage return, newline…), DEL, C1, and the
+ * bidirectional controls (a right-to-left override shows `…gpj.csv` as
+ * `…vsc.jpg`: Trojan Source, CVE-2021-42574).
+ */
+// eslint-disable-next-line no-control-regex
+export const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from elsewhere (a file name, a sheet name, an API's error code) made safe
+ * to print on one line: each control character is shown as its escape (`\x1B`,
+ * `\u202E`), so an error message can neither retitle the terminal, clear it,
+ * break into two lines, nor reorder what it says.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  });
+}

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { EXIT } from '../errors.js';
+import { printable } from '../format.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
 import type { SmtpSettings } from '../engines/local/index.js';
@@ -38,7 +39,7 @@ export function checkCommand(): Command {
     .addHelpText('after', AFTER);
   for (const table of [ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
   return cmd.action(async (email: string, flags: CheckFlags) => {
-      const verdict = await check(checkPlan(email, flags, processContext()), (line) => process.stderr.write(`mailsift: ${line}\n`));
+      const verdict = await check(checkPlan(email, flags, processContext()), (line) => process.stderr.write(`mailsift: ${printable(line)}\n`));
       process.stdout.write(
         formatVerdict(verdict, { json: flags.json === true, tty: process.stdout.isTTY === true }),
       );

@@ -10,6 +10,7 @@ import { processContext } from './plan.js';
 import { servePlan } from './plan-serve.js';
 import { validatePlan } from './plan-validate.js';
 import { VERSION } from '../version.js';
+import { printable } from '../format.js';
 
 /**
  * Examples shown first in `mailsift --help` (clig.dev: people read examples
@@ -83,7 +84,9 @@ export function createProgram(): Command {
  * option" becomes "mailsift: unknown option"): scripts and people grep one.
  */
 const OUTPUT = {
-  outputError: (text: string, write: (s: string) => void) => write(text.replace(/^error: /, 'mailsift: ')),
+  // commander's message quotes what was typed (an unknown option may hold escapes): each line printable
+  outputError: (text: string, write: (s: string) => void) =>
+    write(text.replace(/^error: /, 'mailsift: ').split('\n').map(printable).join('\n')),
 };
 
 function exitCodeFor(err: unknown): number {
@@ -92,12 +95,12 @@ function exitCodeFor(err: unknown): number {
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (err instanceof MailsiftError) {
-    process.stderr.write(`mailsift: ${err.message}\n`);
+    process.stderr.write(`mailsift: ${printable(err.message)}\n`);
     return err.exitCode;
   }
   const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
   process.stderr.write(
-    `mailsift: unexpected error: ${err instanceof Error ? err.message : String(err)}\n` +
+    `mailsift: unexpected error: ${printable(err instanceof Error ? err.message : String(err))}\n` +
       `This is a bug; please report it with the line below.\n${detail.split('\n').slice(0, 6).join('\n')}\n`,
   );
   return EXIT.unexpected;

@@ -1,9 +1,10 @@
 import { EXIT, UsageError } from '../errors.js';
+import { printable } from '../format.js';
 import type { ServePlan } from './plan-serve.js';
 import { hideProxyPassword } from './smtp-flags.js';
 
 const say = (line: string): void => {
-  process.stderr.write(`mailsift serve: ${line}\n`);
+  process.stderr.write(`mailsift serve: ${printable(line)}\n`);
 };
 
 /**

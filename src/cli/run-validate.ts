@@ -24,9 +24,10 @@ import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limi
 import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 import { ReportFile } from './report-file.js';
+import { printable } from '../format.js';
 
 const say = (line: string): void => {
-  process.stderr.write(`mailsift: ${line}\n`);
+  process.stderr.write(`mailsift: ${printable(line)}\n`);
 };
 
 /** `mailsift validate`: runs a plan through the pipeline, and maps its result to an exit code. */

@@ -1,5 +1,6 @@
 import { withDeadline } from '../delay.js';
 import { UsageError } from '../errors.js';
+import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
 
 /** non-empty address cells looked at */
@@ -100,7 +101,10 @@ export async function sheetAdvice(o: AddressCheckOptions): Promise<string | unde
   if (good.length === 0) return undefined;
   const sheet = current ? `sheet ${quoted(current.name)}` : 'the sheet read';
   const names = good.map((s) => quoted(s.name)).join(', ');
-  return `${sheet} holds no addresses; ${good.length === 1 ? `sheet ${names} does` : `sheets ${names} do`}: use --sheet ${shellWord(good[0]!.name)}`;
+  const first = good[0]!;
+  // a name with control characters is not one to retype: its number is
+  const arg = printable(first.name) === first.name ? shellWord(first.name) : String(first.position);
+  return `${sheet} holds no addresses; ${good.length === 1 ? `sheet ${names} does` : `sheets ${names} do`}: use --sheet ${arg}`;
 }
 
 /** The column with the most cells that contain "@", if enough of its cells do. */
@@ -133,7 +137,7 @@ function columnArg(header: readonly string[], i: number): string {
   return usable ? shellWord(name) : String(i + 1);
 }
 
-const quoted = (s: string): string => JSON.stringify(s);
+const quoted = (s: string): string => printable(JSON.stringify(s));
 
 /** A word the shell passes as it is, quoted only when it must be. */
 function shellWord(s: string): string {

@@ -1,3 +1,5 @@
+import { printable } from '../format.js';
+
 /**
  * HTML out of strings that may be hostile: an input file is anyone's, so an
  * address, a domain or a file name must never become markup. Every piece of
@@ -44,5 +46,10 @@ export function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
   return new Html(out);
 }
 
-/** User data set apart from the text around it, so that a right-to-left override in it cannot reorder the page. */
-export const userText = (value: string): Html => html`<bdi>${value}</bdi>`;
+/**
+ * User data (a file name, a domain, an address) set apart from the text around
+ * it, and its control characters shown as escapes: `<bdi>` keeps a
+ * right-to-left override from reordering the page around it, but not the text
+ * inside it (`…\u202Egpj.csv` would show as `…vsc.jpg`).
+ */
+export const userText = (value: string): Html => html`<bdi>${printable(value)}</bdi>`;

@@ -1,6 +1,6 @@
 import { domainToUnicode } from 'node:url';
 import type { DryRunCounts, Summary } from '../summary.js';
-import { count, duration, percent, plural } from '../format.js';
+import { count, duration, percent, plural, printable } from '../format.js';
 import { STATUSES, type Status } from '../verdict.js';
 import { bar, stackedBar } from './charts.js';
 import { Html, html, userText } from './html.js';
@@ -35,7 +35,7 @@ export interface ReportMeta {
  * same tally and meta give the same bytes.
  */
 export function renderReport(tally: ReportTally, meta: ReportMeta): string {
-  const title = `mailsift report: ${meta.input === '-' ? 'stdin' : meta.input}`;
+  const title = `mailsift report: ${meta.input === '-' ? 'stdin' : printable(meta.input)}`;
   const body = meta.dryRun
     ? [overview(tally, meta), domains(tally, meta), duplicates(meta.summary)]
     : [overview(tally, meta), statuses(tally), reasons(tally), nextSteps(tally), domains(tally, meta), typos(tally), duplicates(meta.summary)];
@@ -170,7 +170,7 @@ function domains(t: ReportTally, meta: ReportMeta): Html {
     }));
     return html`<tr><td class="name">${domainText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, t.rows)}</td>
 ${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
-<td class="chart">${stackedBar(segments, own, `${d.domain} by status`, 'mini')}</td>` : ''}</tr>`;
+<td class="chart">${stackedBar(segments, own, `${printable(d.domain)} by status`, 'mini')}</td>` : ''}</tr>`;
   };
   const distinct = t.domains.approximate ? `more than ${count(DOMAIN_SLOTS)}` : count(t.domains.size);
   return html`<section><h2>Top domains</h2>

@@ -5,6 +5,7 @@ import { evaluateFailOn, type FailOnRule } from './fail-on.js';
 import { renderFailure } from './failure-advice.js';
 import { ProgressDisplay } from './progress-display.js';
 import { renderSummary } from './summary-table.js';
+import { printable } from '../format.js';
 import { paint, terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
 
 export interface RunReporterOptions {
@@ -61,7 +62,7 @@ export class RunReporter {
       this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, reportFile, input }));
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
-    for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', renderFailure(f))}\n`);
+    for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', printable(renderFailure(f)))}\n`);
     const hits = complete ? evaluateFailOn(this.options.failOn ?? [], summary) : [];
     for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
     if (summary.errors > 0) return EXIT.rowErrors;

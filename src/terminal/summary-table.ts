@@ -1,6 +1,6 @@
 import type { Summary } from '../summary.js';
 import { STATUSES, type Status } from '../verdict.js';
-import { count, duration, percent, plural, rate } from '../format.js';
+import { count, duration, percent, plural, printable, rate } from '../format.js';
 import { paint, type Format } from './style.js';
 
 export interface SummaryTableOptions {
@@ -90,7 +90,8 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   const written = s.written === s.total ? '' : ` (${plural(s.written, 'row', 'rows')} written${removed})`;
   row(
     'output',
-    `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : ''),
+    // paths as typed may hold control characters
+    printable(`${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : '')),
   );
   // Summary.warnings are left out: each was said on stderr when it arose, and
   // the --summary JSON keeps them.

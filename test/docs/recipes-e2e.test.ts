@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalValidator, startServer } from '../../src/index.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { parseCsv } from '../support/run-cli.js';
 
 /**
  * The recipes run as written: every shell block fenced ```sh recipe in the
@@ -155,4 +156,28 @@ describe('the recipes run as written', () => {
     // a block is a dozen processes, run beside the others: on a loaded machine that is more than
     // the default 30 s, and nothing here measures time (run() kills a block at 60 s)
   }, 90_000);
+});
+
+describe('what the recipes promise', () => {
+  it.each(['README.md', 'docs/recipes.md'])('%s: "a list you can mail" holds no role, disposable, invalid or unknown row', async (page) => {
+    const line = readFileSync(join(root, page), 'utf8').split('\n').find((l) => l.includes('-o mailable.csv'));
+    expect(line, `${page} has no mailable.csv recipe`).toBeDefined();
+    const dir = join(work, `mailable-${page.replace(/\W/g, '_')}`);
+    cpSync(join(work, 'inputs'), dir, { recursive: true });
+    const log = join(dir, '.mailsift-exits');
+    writeFileSync(log, '');
+    const { status, stderr } = await run(line!, dir, log);
+    expect(status, stderr).toBe(0);
+    const [header, ...rows] = parseCsv(readFileSync(join(dir, 'mailable.csv'), 'utf8'));
+    const at = (name: string) => header!.indexOf(name);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row[at('role')], row.join(',')).not.toBe('true');
+      expect(row[at('disposable')], row.join(',')).not.toBe('true');
+      expect(['valid', 'risky'], row.join(',')).toContain(row[at('status')]);
+      if (row[at('status')] === 'risky') expect(row[at('reason')]).toBe('catch_all');
+    }
+    // the fixture's no-reply@ (and every other role address) is left out
+    expect(rows.map((r) => r.join(',')).join('\n')).not.toMatch(/no-reply@|info@|support@/);
+  });
 });

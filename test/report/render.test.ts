@@ -80,6 +80,15 @@ describe('renderReport', () => {
     expect(page).not.toMatch(/="[^"]*"[^\s>/]/);
   });
 
+  it('neutralises bidirectional controls in file names and domains: a right-to-left override cannot make .csv read as .jpg', () => {
+    const t = new ReportTally();
+    t.add(verdict('a@x\u202Emoc.test', 'valid', { domain: 'x\u202Emoc.test' }), '');
+    const page = renderReport(t, meta({ total: 1 }, { input: 'invoice\u202Egpj.csv', output: 'out\u2067.csv' }));
+    expect(page).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(page).toContain('invoice\\u202Egpj.csv');
+    expect(page).toContain('x\\u202Emoc.test');
+  });
+
   it('says when the domains were counted approximately, and marks those counts', () => {
     const t = new ReportTally();
     for (let i = 0; i < 10_050; i++) t.add(verdict(`a@d${i}.test`, 'valid'), '');
