@@ -1,6 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import type { DryRunCounts, Summary } from '../summary.js';
 import { count, duration, percent, plural, printable } from '../format.js';
+import { REASONS } from '../reason.js';
 import { STATUSES, type Status } from '../verdict.js';
 import { bar, stackedBar } from './charts.js';
 import { Html, html, userText } from './html.js';
@@ -104,7 +105,7 @@ function statuses(t: ReportTally): Html {
 <td class="chart">${bar(t.statuses[status], rows, status)}</td></tr>`;
   return html`<section><h2>Statuses</h2>
 ${stackedBar(segments, rows, 'rows by status')}
-<table><thead><tr><th>status</th><th class="n">rows</th><th class="n">share</th><th></th></tr></thead>
+<table><thead><tr><th>status</th><th class="n">rows</th><th class="n">share</th><th class="chart"></th></tr></thead>
 <tbody>${STATUSES.map(line)}</tbody></table></section>`;
 }
 
@@ -121,26 +122,45 @@ function reasons(t: ReportTally): Html {
   };
   return html`<section><h2>Reasons</h2>
 ${list.length === 0 ? html`<p class="muted">No row needs a reason: every one is plainly valid.</p>`
-    : html`<table><thead><tr><th>reason</th><th>status</th><th class="n">rows</th><th class="n">share</th><th></th></tr></thead>
+    : html`<table><thead><tr><th>reason</th><th>status</th><th class="n">rows</th><th class="n">share</th><th class="chart"></th></tr></thead>
 <tbody>${list.map(line)}</tbody></table>`}
 <p class="note">Why a row is not plainly valid; shares are of all ${count(t.rows)} rows.</p></section>`;
 }
 
+/** statuses, then reasons as the docs list them: a card's flags in a stable order */
+const TOKEN_ORDER: readonly string[] = [...STATUSES, ...REASONS];
+
 function nextSteps(t: ReportTally): Html {
-  const byAction = new Map<Action, { rows: number; items: Html[] }>(ACTIONS.map((a) => [a, { rows: 0, items: [] }]));
+  const byAction = new Map<Action, { rows: number; items: Html[]; tokens: Set<string> }>(ACTIONS.map((a) => [a, { rows: 0, items: [], tokens: new Set() }]));
+  /** the cards a --only token would pick rows of: a token on two cards selects neither exactly */
+  const cardsOf = new Map<string, Set<Action>>();
   for (const g of t.byGroup()) {
     const step = nextStep(g.status, g.reason, g.fixable);
     const card = byAction.get(step.action)!;
     card.rows += g.rows;
     card.items.push(html`<li><b>${count(g.rows)}</b> ${g.status}${g.reason ? html` <code>${g.reason}</code>` : ''}${g.fixable ? ' with a suggestion' : ''}: ${withFlags(step.advice)}</li>`);
+    // what --only matches a row by: its reason, or its status when it has none
+    const token = g.reason || g.status;
+    card.tokens.add(token);
+    cardsOf.set(token, (cardsOf.get(token) ?? new Set()).add(step.action));
   }
   const card = (action: Action) => {
-    const { rows, items } = byAction.get(action)!;
+    const { rows, items, tokens } = byAction.get(action)!;
+    const exact = [...tokens].filter((token) => cardsOf.get(token)!.size === 1).sort((a, b) => TOKEN_ORDER.indexOf(a) - TOKEN_ORDER.indexOf(b));
+    const shared = [...tokens].filter((token) => cardsOf.get(token)!.size > 1);
+    // a token is shared only through a suggestion: the fix card has the rows with one, the other card the rest
+    const which = action === 'fix' ? 'with' : 'without';
+    const sharedText = shared.length ? html`the ${shared.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)} rows ${which} a suggestion` : '';
+    const get = exact.length === 0 && shared.length === 0 ? ''
+      : exact.length === 0 ? html`<p class="get">Get them: ${sharedText}</p>`
+        : html`<p class="get">Get them: <code>--only ${exact.join(',')} -o ${action}.csv</code>${shared.length ? html`, and ${sharedText}` : ''}</p>`;
     return html`<div class="step ${action}"><h3>${ACTION_TITLE[action]}</h3>
 <div class="big" data-figure="action.${action}">${count(rows)}</div><div class="muted">${percent(rows, t.rows)} of rows</div>
-${items.length ? html`<ul>${items}</ul>` : html`<p class="muted">none</p>`}</div>`;
+${items.length ? html`<ul>${items}</ul>${get}` : html`<p class="muted">none</p>`}</div>`;
   };
-  return html`<section><h2>Next steps</h2><div class="steps">${ACTIONS.map(card)}</div></section>`;
+  return html`<section><h2>Next steps</h2><div class="steps">${ACTIONS.map(card)}</div>
+<p class="note">Add a card's flags to the command that made this report to write its rows to a file of their own;
+with the same <code>--journal</code> nothing is validated twice. <code>--split DIR</code> writes one file per status.</p></section>`;
 }
 
 /**
@@ -176,10 +196,10 @@ ${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.
   return html`<section><h2>Top domains</h2>
 ${top.length === 0 ? html`<p class="muted">No row has a domain.</p>`
     : html`<table><thead><tr><th>domain</th><th class="n">rows</th><th class="n">share</th>
-${verdicts ? html`<th class="n">invalid</th><th class="n">risky</th><th class="n">unknown</th><th></th>` : ''}</tr></thead>
+${verdicts ? html`<th class="n">invalid</th><th class="n">risky</th><th class="n">unknown</th><th class="chart"></th>` : ''}</tr></thead>
 <tbody>${top.map(line)}</tbody></table>`}
 <p class="note">${distinct} distinct domains${t.noDomain ? `; ${plural(t.noDomain, 'row has', 'rows have')} none (empty or no @)` : ''}.
-${t.domains.approximate ? `So many domains are counted in ${count(DOMAIN_SLOTS)} slots, each given to a new domain in place of the least counted: a count marked ≥ starts from when the domain took its slot, and its invalid, risky and unknown rows are of those rows.` : ''}</p></section>`;
+${t.domains.approximate ? `A count marked ≥ is at least that many rows: with more than ${count(DOMAIN_SLOTS)} domains, a domain's first rows may go uncounted until it is among the most frequent, and its invalid, risky and unknown columns are of the rows counted. Unmarked counts are exact.` : ''}</p></section>`;
 }
 
 function typos(t: ReportTally): Html {

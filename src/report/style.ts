@@ -27,7 +27,7 @@ th, td { padding: 4px 8px; text-align: left; border-bottom: 1px solid var(--line
 th { font-size: 12px; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: .04em; }
 td.n, th.n { text-align: right; white-space: nowrap; }
 td.name { overflow-wrap: anywhere; max-width: 360px; }
-td.chart { width: 32%; }
+td.chart, th.chart { width: 32%; }
 tr:last-child td { border-bottom: 0; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: nowrap; }
 svg.stacked { display: block; width: 100%; height: 24px; border-radius: 4px; margin: 4px 0 12px; }
@@ -46,12 +46,16 @@ svg.bar { display: block; width: 100%; height: 12px; }
 .step h3 { margin: 0; font-size: 15px; }
 .step .big { font-size: 22px; font-weight: 700; }
 .step ul { margin: 6px 0 0; padding-left: 18px; font-size: 13px; }
+.step .get { font-size: 13px; margin-top: 8px; }
+.step .get code { white-space: normal; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
 .note { color: var(--muted); font-size: 13px; }
 ul.examples { margin: 8px 0 0; padding-left: 18px; }
 ul.examples li { overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
-@media (max-width: 640px) { main { padding: 16px; } td.chart { display: none; } }
+@media (max-width: 640px) { main { padding: 16px; } .chart { display: none; } }
+/* a phone held upright: the domain table's six columns fit in 420 px */
+@media (max-width: 480px) { main { padding: 10px; } section { padding: 12px 10px; } th, td { padding: 4px 3px; } th { letter-spacing: 0; font-size: 11px; } table { font-size: 13px; } }
 @page { size: A4; margin: 14mm 12mm; }
 @media print {
   body { font-size: 10.5pt; }

@@ -48,6 +48,21 @@ describe('renderReport', () => {
     expect(page).toContain('<bdi>b@gmial.com</bdi> → <bdi>b@gmail.com</bdi>');
   });
 
+  it('says how to get each card\'s rows: the --only flags that pick exactly them', () => {
+    const page = renderReport(sampleTally(), meta({ total: 11 }));
+    expect(page).toContain('<code>--only valid,role -o send.csv</code>');
+    expect(page).toContain('<code>--only domain_not_found -o fix.csv</code>');
+    expect(page).toContain('<code>--only dns_error -o retry.csv</code>');
+    expect(page).toContain('<code>--only syntax,disposable -o suppress.csv</code>');
+    // a misspelt domain's rows of a reason that also has rows without a suggestion: no flag picks just those
+    const t = sampleTally();
+    t.add(verdict('z@nowhere.test', 'invalid', { domain: 'nowhere.test' }), 'domain_not_found');
+    const mixed = renderReport(t, meta({ total: 12 }));
+    expect(mixed).toContain('<code>--only syntax,disposable -o suppress.csv</code>, and the <code>domain_not_found</code> rows without a suggestion');
+    expect(mixed).toContain('Get them: the <code>domain_not_found</code> rows with a suggestion');
+    expect(mixed).not.toContain('-o fix.csv');
+  });
+
   it('stands alone: no script, nothing fetched, and a policy that forbids both', () => {
     const page = renderReport(sampleTally(), meta({ total: 11 }));
     expect([...tagsOf(page)].filter((t) => !OWN_TAGS.has(t))).toEqual([]);
@@ -95,7 +110,8 @@ describe('renderReport', () => {
     for (let i = 0; i < 5; i++) t.add(verdict('a@big.test', 'invalid'), 'domain_not_found');
     const page = renderReport(t, meta({ total: t.rows }));
     expect(page).toContain('more than 10,000 distinct domains');
-    expect(page).toContain('counted in 10,000 slots');
+    expect(page).toContain('A count marked ≥ is at least that many rows');
+    expect(page).not.toContain('slots');
     expect(page).toMatch(/big\.test<\/bdi><\/td><td class="n">(≥ )?5</);
   });
 

@@ -115,8 +115,13 @@ describe.skipIf(!available)('--report in headless Chromium', () => {
     expect(f.typos).toBe(5);
     expect(f['typos.fixable']).toBe(5);
 
-    // fits a laptop screen: no sideways scrolling
+    // fits a laptop screen, and a phone held upright: no sideways scrolling
     expect(await page.evaluate('document.documentElement.scrollWidth <= innerWidth')).toBe(true);
+    await page.viewport(420, 900);
+    const wider = `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 8).join('; ')`;
+    expect(await page.evaluate(wider)).toBe('');
+    expect(await page.evaluate('document.documentElement.scrollWidth <= innerWidth')).toBe(true);
+    await page.viewport(1280, 800);
     const png = await page.screenshot();
     const image = decodePng(png);
     expect(image.width).toBe(1280);
