@@ -47,3 +47,35 @@ describe('links in the docs', () => {
     expect(broken).toEqual([]);
   });
 });
+
+/** every file and folder of the repository, as paths from its root */
+function repoPaths(dir = root, base = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (['node_modules', 'dist', '.git', 'coverage'].includes(e.name) || e.name.startsWith('.')) return [];
+    const path = base ? `${base}/${e.name}` : e.name;
+    return e.isDirectory() ? [`${path}/`, ...repoPaths(join(dir, e.name), path)] : [path];
+  });
+}
+
+/**
+ * A source path a page names in code spans (`src/cli/main.ts`, `checker.ts`,
+ * `engines/api/`) is one that exists: a file moved or split leaves its old
+ * name in the docs only until this test runs. A name may be short (a table
+ * row about `src/read/` names `open-input.ts`): it must then be the end of a
+ * path that exists.
+ */
+describe('paths named in the docs', () => {
+  const SOURCE = /^(?:(?:src|test|bench|docs|fixtures|scripts|bin)\/[\w./-]*|\w[\w./-]*\.(?:ts|mts|mjs|js))$/;
+  const all = repoPaths();
+  const exists = (name: string): boolean => all.some((p) => p === name || p.endsWith(`/${name}`));
+  it.each(pages)('%s names files that exist', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    const missing: string[] = [];
+    for (const [, span] of text.matchAll(/`([^`\n]+)`/g)) {
+      const name = span!.trim().replace(/:\d+(?:[-,]\d+)*$/, ''); // file.ts:42
+      if (!SOURCE.test(name) || name.includes('..') || name.startsWith('dist/')) continue;
+      if (!exists(name)) missing.push(name);
+    }
+    expect([...new Set(missing)], `${page} names files that are not there`).toEqual([]);
+  });
+});
