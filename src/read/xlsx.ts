@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { UsageError, XlsxError } from '../errors.js';
-import { builtinFormat, compileFormat, formatNumber, type NumberFormat } from './cell-format.js';
+import { builtinFormat, compileFormat, formatIsoDate, formatNumber, type NumberFormat } from './cell-format.js';
 import { MAX_LINE, tooLong } from './decode.js';
 import { interruptedReading } from './spool.js';
 import { attr, XmlTokenizer, type XmlHandler } from './xml.js';
@@ -395,7 +395,8 @@ async function* sheetRows(
       if (s === undefined && value.trim() !== '') throw fail(`a cell refers to shared string ${value}, of ${book.strings.count}`);
       text = s ?? '';
     } else if (type === 'inlineStr') text = unescapeOoxml(inline);
-    else if (type === 'str' || type === 'e' || type === 'd') text = unescapeOoxml(value);
+    else if (type === 'str' || type === 'e') text = unescapeOoxml(value);
+    else if (type === 'd') text = formatIsoDate(unescapeOoxml(value), book.formats[style]);
     else if (type === 'b') text = value === '1' || value === 'true' ? 'TRUE' : value === '' ? '' : 'FALSE';
     else if (value.trim() === '') text = '';
     else {
