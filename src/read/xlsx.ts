@@ -40,6 +40,15 @@ export interface XlsxOptions {
   progress?: { read: number; total?: number };
   /** lower limits, for tests that cannot afford a 256 MB part */
   limits?: Partial<Limits>;
+  /** filled in as the sheet is read: its first row's number, and its width when `<dimension>` gives it */
+  shape?: SheetShape;
+}
+
+export interface SheetShape {
+  /** the sheet's row number of the first row handed on (the header) */
+  firstRow?: number;
+  /** columns in the sheet's used range, as its `<dimension ref="A1:D7">` declares it (a hint: it may be missing or wrong) */
+  width?: number;
 }
 
 type Limits = { -readonly [K in keyof typeof XLSX_LIMITS]: number };
@@ -360,9 +369,15 @@ function columnOf(ref: string): number {
 /** Rows handed on at a time: enough to make each hand-over cheap. */
 const ROWS_PER_CHUNK = 512;
 
+/** A blank row: shared, never changed (rows are padded into new arrays). */
+const BLANK: string[] = Object.freeze([]) as unknown as string[];
+
 /**
- * A sheet's rows. Rows without text are skipped; a sheet stores no trailing
- * empty cells, so rows are padded to the first row's width, and columns line up.
+ * A sheet's rows, as stored (a sheet stores no trailing empty cells, so rows
+ * are as long as their last cell). Rows missing between two rows with text, or
+ * present without text (a styled empty `<row r="3" s="1"/>`), are handed on as
+ * blank rows in their place; those above the first row with text are not part
+ * of the table and those below the last are left out.
  */
 async function* sheetRows(
   zip: ZipFile,
@@ -374,7 +389,8 @@ async function* sheetRows(
   limits: Limits,
 ): AsyncGenerator<string[][]> {
   let ready: string[][] = [];
-  let width = -1;
+  /** the number of the last row handed on; 0 before the first */
+  let lastRow = 0;
   let rowNumber = 0;
   let cells: string[] = [];
   let rowLength = 0;
@@ -416,6 +432,12 @@ async function* sheetRows(
     },
     open(tag, attrs, selfClosing) {
       switch (tag) {
+        case 'dimension': {
+          const last = (attr(attrs, 'ref') ?? '').split(':').at(-1) ?? '';
+          const width = columnOf(last) + 1;
+          if (options.shape && width > 0) options.shape.width = Math.min(width, limits.columns);
+          return;
+        }
         case 'row': {
           const r = Number(attr(attrs, 'r'));
           rowNumber = Number.isInteger(r) && r > 0 ? r : rowNumber + 1;
@@ -468,8 +490,10 @@ async function* sheetRows(
           return;
         case 'row': {
           if (cells.length === 0) return;
-          if (width < 0) width = cells.length;
-          while (cells.length < width) cells.push('');
+          if (lastRow === 0) {
+            if (options.shape) options.shape.firstRow = rowNumber;
+          } else for (let gap = lastRow + 1; gap < rowNumber; gap++) ready.push(BLANK);
+          lastRow = Math.max(lastRow, rowNumber);
           ready.push(cells);
           cells = [];
           return;
