@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
+import { binaryKind } from './file-kind.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
@@ -59,6 +60,8 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
     if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook or a password-protected .xlsx: save it as .xlsx (no password) or CSV`);
     if (named(/\.xlsx$/i)) throw new UsageError(`${name}: not an Excel workbook (an .xlsx file is a zip archive)`);
     if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
+    const binary = binaryKind(head, options.encoding !== undefined);
+    if (binary !== undefined) throw new UsageError(`${name} is ${binary}, not a list of addresses or a CSV file`);
     const chunks = peekable(decodeBytes(all, name, options.encoding));
     const text = await chunks.peek(64 * 1024);
     if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { UsageError, XlsxError } from '../errors.js';
+import { zipKind } from './file-kind.js';
 import { builtinFormat, compileFormat, formatIsoDate, formatNumber, type NumberFormat } from './cell-format.js';
 import { MAX_LINE, tooLong } from './decode.js';
 import { interruptedReading } from './spool.js';
@@ -64,7 +65,7 @@ export async function* xlsxRecords(path: string, name: string, options: XlsxOpti
   const zip = await ZipFile.open(path, fail);
   const limits: Limits = { ...XLSX_LIMITS, ...options.limits };
   try {
-    const book = await readWorkbook(zip, fail, options, limits);
+    const book = await readWorkbook(zip, fail, options, limits, name);
     const target = pickSheet(book.sheets, options.sheet, name);
     const entry = zip.entry(target.path);
     if (!entry) throw fail(`the sheet "${target.name}" (${target.path}) is missing from the archive`);
@@ -97,14 +98,14 @@ export async function xlsxSheetNames(path: string, name: string): Promise<string
   const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${printable(reason)}`);
   const zip = await ZipFile.open(path, fail);
   try {
-    return (await sheetList(zip, fail, {})).sheets.map((s) => s.name);
+    return (await sheetList(zip, fail, {}, name)).sheets.map((s) => s.name);
   } finally {
     await zip.close();
   }
 }
 
-async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<Workbook> {
-  const { sheets, date1904, rels } = await sheetList(zip, fail, options);
+async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits, name: string): Promise<Workbook> {
+  const { sheets, date1904, rels } = await sheetList(zip, fail, options, name);
   // A part the workbook names must be there: read without its styles, a zip
   // code 01234 would quietly become 1234.
   const part = (type: string, fallback: string): ZipEntry | undefined => {
@@ -128,9 +129,14 @@ async function sheetList(
   zip: ZipFile,
   fail: (reason: string) => XlsxError,
   options: XlsxOptions,
+  name: string,
 ): Promise<{ sheets: { name: string; path: string }[]; date1904: boolean; rels: Relationship[] }> {
   const rootRels = await relationships(zip, '', fail, options);
-  const bookPath = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target ?? 'xl/workbook.xml';
+  const officeDocument = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target;
+  // a Word file or any other zip is the wrong file, not a damaged workbook
+  const other = zipKind(zip, officeDocument);
+  if (other !== undefined) throw new UsageError(`${name} is ${other}, not an Excel workbook (.xlsx) or a list of addresses`);
+  const bookPath = officeDocument ?? 'xl/workbook.xml';
   const bookEntry = zip.entry(bookPath);
   if (!bookEntry) throw fail('no workbook part (is it a spreadsheet?)');
   const rels = await relationships(zip, bookPath, fail, options);
