@@ -2,7 +2,6 @@ import { existsSync, fstatSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
-import { openInput } from '../read/open-input.js';
 import type { Validator } from '../engines/validator.js';
 import { resolveColumns } from '../write/output-plan.js';
 import { openOutputs, splitFiles } from '../write/outputs.js';
@@ -21,8 +20,7 @@ import { failureLines } from '../terminal/failure-advice.js';
 import { hideProxyPassword } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
-import { ADDRESS_SHARE, checkAddressColumn, sheetAdvice } from '../pipeline/address-check.js';
-import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
+import { openAddressInput } from '../pipeline/address-check.js';
 import { ReportFile } from './report-file.js';
 import { printable } from '../format.js';
 
@@ -68,32 +66,16 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   });
   // Read the input's shape before anything is created or printed: a bad input
   // leaves no half-written output behind.
-  const addressCheck = {
-    name: inputPath === '-' ? 'stdin' : inputPath,
-    sheet: flags.sheet,
-    otherSheets: inputPath === '-' ? undefined : () => surveySheets(inputPath, ADDRESS_SHARE),
-  };
   let input;
   try {
-    const opened = await openInput({
+    // An input without addresses (the wrong column, sheet or file) stops here, before anything is sent.
+    input = await openAddressInput({
       path: inputPath,
       column: flags.column,
       sheet: flags.sheet,
       encoding: flags.encoding,
       onNotice: notice,
       signal: interrupts.stop,
-    }).catch(async (err: unknown) => {
-      // a sheet in which no column holds an "@": perhaps another sheet does
-      if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(inputPath)) {
-        const advice = await sheetAdvice(addressCheck);
-        if (advice !== undefined) throw new UsageError(advice);
-      }
-      throw err;
-    });
-    // An address column without addresses stops here, before anything is sent.
-    input = await checkAddressColumn(opened, addressCheck).catch((err: unknown) => {
-      opened.close();
-      throw err;
     });
   } catch (err) {
     interrupts.dispose();

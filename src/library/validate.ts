@@ -1,5 +1,5 @@
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
-import { openInput } from '../read/open-input.js';
+import { openAddressInput } from '../pipeline/address-check.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
@@ -75,7 +75,8 @@ function checkOptions(options: LibraryValidateOptions): void {
 }
 
 async function* validateFileRows(path: string, options: FileValidateOptions): AsyncGenerator<RowVerdict> {
-  const input = await openInput({ path, ...(options.column === undefined ? {} : { column: options.column }) });
+  // the CLI's reading and its checks: a column, sheet or file without addresses rejects before anything is sent
+  const input = await openAddressInput({ path, ...(options.column === undefined ? {} : { column: options.column }) });
   try {
     yield* run(input, options);
   } finally {

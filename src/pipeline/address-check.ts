@@ -2,6 +2,8 @@ import { withDeadline } from '../delay.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
+import { openInput, type OpenInputOptions } from '../read/open-input.js';
+import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 
 /** non-empty address cells looked at */
 const SAMPLE_CELLS = 1000;
@@ -20,17 +22,43 @@ export interface AddressCheckOptions {
 }
 
 /**
+ * Opens an input file (or stdin) and checks that it holds addresses: how the
+ * CLI and the library's validateFile both read one, so that neither validates
+ * the wrong file. A sheet without an address column names the sheets that
+ * have one.
+ */
+export async function openAddressInput(options: OpenInputOptions): Promise<Input> {
+  const { path } = options;
+  const check: AddressCheckOptions = {
+    name: path === '-' ? 'stdin' : path,
+    ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
+    ...(path === '-' ? {} : { otherSheets: () => surveySheets(path, ADDRESS_SHARE) }),
+  };
+  const opened = await openInput(options).catch(async (err: unknown) => {
+    // a sheet in which no column holds an "@": perhaps another sheet does
+    if (err instanceof UsageError && err.message.startsWith('no address column found') && isWorkbook(path)) {
+      const advice = await sheetAdvice(check);
+      if (advice !== undefined) throw new UsageError(advice);
+    }
+    throw err;
+  });
+  return checkAddressColumn(opened, check).catch((err: unknown) => {
+    opened.close();
+    throw err;
+  });
+}
+
+/**
  * A table whose address column holds no addresses — the wrong --column, a
- * detected column that is not one, the wrong sheet — would have every row
+ * detected column that is not one, the wrong sheet — or a text file that is
+ * no address list (`mailsift validate README.md`) would have every row
  * answered `invalid` and the run exit 0, some of it paid for. So before any
- * request, the first non-empty cells of the column are looked at: when fewer
- * than a tenth contain an "@", the run stops (exit 2) naming the column, or
- * the sheet, that does hold addresses. The rows looked at are then handed
- * on first, unchanged. A text list has no other column to point to: it is
- * left alone.
+ * request, the first non-empty cells of the column (the lines of a text) are
+ * looked at: when fewer than a tenth contain an "@", the run stops (exit 2)
+ * naming the column, or the sheet, that does hold addresses. The rows looked
+ * at are then handed on first, unchanged.
  */
 export async function checkAddressColumn(input: Input, o: AddressCheckOptions): Promise<Input> {
-  if (input.kind === 'text') return input;
   const source = input.rows[Symbol.asyncIterator]();
   const held: InputRow[][] = [];
   let cells = 0;
@@ -79,6 +107,9 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
 
 /** What is wrong, and what to give instead when the input shows it. */
 async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckOptions): Promise<string> {
+  if (input.kind === 'text') {
+    return `${o.name} holds no addresses: fewer than 1 in 10 of its lines contain "@" (is it the right file? a CSV is read as one by its .csv or .tsv name)`;
+  }
   const here = `column ${quoted(input.header[input.emailColumn] ?? String(input.emailColumn + 1))}`;
   const better = bestColumn(input, rows);
   if (better !== undefined) {

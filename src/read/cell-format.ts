@@ -28,7 +28,8 @@ const GENERAL: NumberFormat = { kind: 'general' };
 const BUILTIN: Record<number, string> = {
   1: '0', 2: '0.00', 3: '#,##0', 4: '#,##0.00', 9: '0%', 10: '0.00%',
   14: 'yyyy-mm-dd', 15: 'd-mmm-yy', 16: 'd-mmm', 17: 'mmm-yy', 18: 'h:mm AM/PM', 19: 'h:mm:ss AM/PM', 20: 'h:mm', 21: 'h:mm:ss', 22: 'm/d/yy h:mm',
-  37: '#,##0 ;(#,##0)', 38: '#,##0 ;(#,##0)', 39: '#,##0.00;(#,##0.00)', 40: '#,##0.00;(#,##0.00)',
+  // 37–40 pad a positive with a space where a negative has its ")" (`_)` in Excel's spelling)
+  37: '#,##0 ;(#,##0)', 38: '#,##0 ;(#,##0)', 39: '#,##0.00 ;(#,##0.00)', 40: '#,##0.00 ;(#,##0.00)',
   45: 'mm:ss', 46: '[h]:mm:ss', 47: 'mmss.0',
 };
 /** Locale-dependent built-in date formats (East Asian Excel). */
@@ -124,10 +125,42 @@ function parseSection(s: string): Section | undefined {
   return { tokens, percent, scale, group };
 }
 
-/** Excel's General: integers whole, other numbers to 15 significant digits (what Excel keeps). */
+/**
+ * Excel's General: the number to 15 significant digits (what Excel keeps, so
+ * 123456789012345678 shows as 123456789012346000), in Excel's exponent form
+ * where JavaScript would use one (`1E-07`, `1.5E-07`, `1E+21`).
+ */
 export function general(v: number): string {
-  if (Number.isInteger(v)) return String(v);
-  return String(Number(v.toPrecision(15)));
+  const text = String(Number(v.toPrecision(15)));
+  const e = text.indexOf('e');
+  if (e < 0) return text;
+  const exponent = text.slice(e + 2);
+  return `${text.slice(0, e)}E${text[e + 1]}${exponent.length < 2 ? `0${exponent}` : exponent}`;
+}
+
+/**
+ * `v` (≥ 0) with `decimals` digits after the point, as Excel shows it: the
+ * number taken to 15 significant digits first, then rounded half up on that
+ * decimal — so 1.005 (stored as 1.00499999…) shows `1.01`, and digits past
+ * the 15th are zeros, never the binary value's noise. toFixed rounds the
+ * binary value instead (`1.00`) and invents digits past the 15th.
+ */
+export function fixedDecimal(v: number, decimals: number): string {
+  const [mantissa, exp] = v.toExponential(14).split('e') as [string, string];
+  const digits = mantissa.replace('.', '');
+  // digits kept: those before the point (exponent + 1) and the decimals
+  const keep = Number(exp) + 1 + decimals;
+  let kept: string;
+  if (keep < 0 || v === 0) kept = '0';
+  else if (keep >= digits.length) kept = digits + '0'.repeat(keep - digits.length);
+  else {
+    kept = digits.slice(0, keep) || '0';
+    if (digits.charCodeAt(keep) >= 0x35 /* '5' */) kept = (BigInt(kept) + 1n).toString();
+  }
+  kept = kept.padStart(decimals + 1, '0');
+  if (decimals === 0) return kept.replace(/^0+(?=\d)/, '');
+  const int = kept.slice(0, kept.length - decimals).replace(/^0+(?=\d)/, '');
+  return `${int}.${kept.slice(kept.length - decimals)}`;
 }
 
 export function formatNumber(v: number, format: NumberFormat, date1904: boolean): string {
@@ -146,7 +179,7 @@ function render(v: number, s: Section): string {
   const digits = s.tokens.filter((t) => 'digit' in t);
   const fracCount = digits.filter((t) => t.fraction).length;
   const intSlots = digits.filter((t) => !t.fraction) as { digit: string }[];
-  const fixed = scaled.toFixed(fracCount);
+  const fixed = fixedDecimal(scaled, fracCount);
   const [intRaw, fracRaw = ''] = fixed.split('.');
   // "0" shows a leading zero, "#" does not: pad to the count of `0` slots
   const intDigits = (intRaw === '0' ? '' : intRaw!).padStart(intSlots.filter((t) => t.digit === '0').length, '0');
@@ -210,4 +243,28 @@ function formatDate(serial: number, f: { date: boolean; time: boolean }, date190
     return hours >= 24 ? `${hours}:${time.slice(3)}` : time;
   }
   return f.time ? `${day} ${time}` : day;
+}
+
+/**
+ * A `t="d"` cell (an ISO 8601 date some writers store as text, e.g.
+ * `2024-01-31T09:30:00Z`) in the form number dates take: `2024-01-31`, with
+ * its time when it has one (`2024-01-31 09:30:00`), or as the cell's own date
+ * or time format asks. The wall-clock time written is kept; a zone suffix is
+ * not applied. Text that is no such date comes out as written.
+ */
+export function formatIsoDate(text: string, format: NumberFormat | undefined): string {
+  const m = /^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(text);
+  if (!m) return text;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = ''] = m;
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) + Math.round(Number(`0${frac}`) * 1000);
+  const date = new Date(Math.round(ms / 1000) * 1000);
+  if (Number.isNaN(date.getTime())) return text;
+  const iso = date.toISOString();
+  const day = iso.slice(0, 10);
+  const time = iso.slice(11, 19);
+  if (format?.kind === 'date') {
+    if (!format.date) return time;
+    return format.time ? `${day} ${time}` : day;
+  }
+  return time === '00:00:00' ? day : `${day} ${time}`;
 }

@@ -5,9 +5,11 @@ import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
+import { binaryKind } from './file-kind.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
-import { isOle2, isZip, xlsxRecords } from './xlsx.js';
+import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
+import { isOle2, isZip, xlsxRecords, type SheetShape } from './xlsx.js';
 
 export interface OpenInputOptions {
   /** a path, or '-' for stdin */
@@ -58,11 +60,13 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
     if (isOle2(head)) throw new UsageError(`${name} is a legacy Excel .xls workbook or a password-protected .xlsx: save it as .xlsx (no password) or CSV`);
     if (named(/\.xlsx$/i)) throw new UsageError(`${name}: not an Excel workbook (an .xlsx file is a zip archive)`);
     if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
+    const binary = binaryKind(head, options.encoding !== undefined);
+    if (binary !== undefined) throw new UsageError(`${name} is ${binary}, not a list of addresses or a CSV file`);
     const chunks = peekable(decodeBytes(all, name, options.encoding));
     const text = await chunks.peek(64 * 1024);
     if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
     const isCsv = options.path === '-' ? looksLikeCsv(text) : named(/\.(csv|tsv)$/i);
-    input = isCsv ? await openCsv(chunks, text, name, options.column) : openText(chunks, name, options.column);
+    input = isCsv ? await openCsv(chunks, text, name, options.column, options.onNotice) : openText(chunks, name, options.column);
   }
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
@@ -93,17 +97,19 @@ async function openWorkbook(
   // progress counts the sheet's compressed bytes read, against its compressed size
   size.read = 0;
   delete size.total;
+  const shape: SheetShape = {};
   const records = xlsxRecords(spooled?.path ?? options.path, name, {
     ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
     signal: opening.signal,
     progress: size,
+    shape,
   });
   const close = (): void => {
     void records.return(undefined).catch(() => {});
     void spooled?.remove().catch(() => {});
   };
   try {
-    const input = await fromRecords(records, name, options.column, 'xlsx');
+    const input = await fromRecords(records, name, options.column, 'xlsx', shape, options.onNotice);
     input.close = close;
     input.bytes = size;
     return input;
@@ -157,12 +163,15 @@ function describeFsError(err: unknown): string {
   return (err as Error).message;
 }
 
-async function openCsv(chunks: Peekable, head: string, name: string, column?: string): Promise<Input> {
+async function openCsv(chunks: Peekable, head: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it
   const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: detectDelimiter(head),
-    skip_empty_lines: true,
+    // a blank line is a row (output row N is input row N), and a short or
+    // wide record is shaped by fromRecords, as a sheet's rows are
+    skip_empty_lines: false,
+    relax_column_count: true,
     bom: true,
     relax_quotes: true,
     max_record_size: MAX_LINE,
@@ -172,40 +181,77 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
   // first chunk would be an unhandled 'error' event (a stack trace), not exit 2.
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
-  return fromRecords(recordChunks(parser, name), name, column, 'csv');
+  return fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice);
 }
 
-/** The shape of a table (CSV or a sheet): its header, its address column; then its rows. */
+/**
+ * The shape of a table (CSV or a sheet): its header, its width, its address
+ * column; then its rows, each as wide as the table (see table-shape.ts). Blank
+ * rows above the header are not part of the table; blank rows below the last
+ * row are left out.
+ */
 async function fromRecords(
   records: AsyncGenerator<string[][]>,
   name: string,
   column: string | undefined,
   kind: 'csv' | 'xlsx',
+  shape: SheetShape,
+  onNotice?: (line: string) => void,
 ): Promise<Input> {
-  // Enough rows to find the address column; they are yielded first.
+  const source = withoutTrailingBlanks(records, isBlankRecord)[Symbol.asyncIterator]();
+  // Enough rows to find the address column and the table's width; they are yielded first.
+  let first: string[] | undefined;
+  let blanksAbove = 0;
   const sample: string[][] = [];
-  while (sample.length <= SAMPLE_ROWS) {
-    const r = await records.next();
+  while (sample.length < SAMPLE_ROWS) {
+    const r = await source.next();
     if (r.done) break;
-    sample.push(...r.value);
+    for (const record of r.value) {
+      if (first !== undefined) sample.push(record);
+      else if (isBlankRecord(record)) blanksAbove++;
+      else first = record;
+    }
   }
-  const first = sample.shift();
   if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
   // A column asked for by name implies a header; one asked for by number does not.
   const namedColumn = column !== undefined && !/^\d+$/.test(column);
   const headerless = !namedColumn && looksHeaderless(first);
   if (headerless) sample.unshift(first);
-  const header = headerless ? first.map((_, i) => `column${i + 1}`) : first;
-  const emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);
+  // the widest of the header, the sheet's declared range and the first rows
+  let width = Math.max(first.length, shape.width ?? 0);
+  for (const record of sample) width = Math.max(width, usedWidth(record));
+  const header = widenHeader(headerless ? [] : first, width, headerless);
+  let emailColumn: number;
+  if (sample.length === 0 && !headerless) {
+    // A header and no rows: a quiet day's export, not an error (a cron job must not fail on it).
+    onNotice?.(`${name}: a header and no rows below it, nothing to validate`);
+    emailColumn = column === undefined ? namedColumnOr0(header) : detectEmailColumn(header, [], column);
+  } else emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);
   if (headerless) header[emailColumn] = 'email';
 
+  /** the row number of the next row, as the file counts (a sheet's own numbers) */
+  let next = (shape.firstRow ?? 1) + blanksAbove + (headerless ? 0 : 1);
   const toRows = (records: string[][]): InputRow[] =>
-    records.map((fields) => ({ fields, email: (fields[emailColumn] ?? '').trim() }));
+    records.map((cells) => {
+      const fields = fitRow(cells, width);
+      if (fields === undefined) throw tooWide(`${name}: row ${next}`, cells, width);
+      next++;
+      return { fields, email: (fields[emailColumn] ?? '').trim() };
+    });
   async function* rows(): AsyncGenerator<InputRow[]> {
     if (sample.length) yield toRows(sample);
-    for await (const chunk of { [Symbol.asyncIterator]: () => records }) yield toRows(chunk);
+    for await (const chunk of { [Symbol.asyncIterator]: () => source }) yield toRows(chunk);
   }
   return { kind, header, emailColumn, rows: rows(), close: () => {} };
+}
+
+/** The column the header names like "email", else the first: with no rows there is nothing to find it by. */
+function namedColumnOr0(header: string[]): number {
+  try {
+    return detectEmailColumn(header, []);
+  } catch {
+    return 0;
+  }
 }
 
 /** The parser's records, as many at a time as it has ready. */
@@ -246,7 +292,8 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
   }
   async function* rows(): AsyncGenerator<InputRow[]> {
     let first = true;
-    for await (const lines of splitLines(chunks, name)) {
+    // an empty line comes out in place (output row N is line N), but not those at the very end
+    for await (const lines of withoutTrailingBlanks(splitLines(chunks, name), (line: string) => line === '')) {
       // A header kept by `cut` is not an address.
       if (first && TEXT_HEADER.test(lines[0]!)) lines.shift();
       first = false;

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { UsageError, XlsxError } from '../errors.js';
-import { builtinFormat, compileFormat, formatNumber, type NumberFormat } from './cell-format.js';
+import { zipKind } from './file-kind.js';
+import { builtinFormat, compileFormat, formatIsoDate, formatNumber, type NumberFormat } from './cell-format.js';
 import { MAX_LINE, tooLong } from './decode.js';
 import { interruptedReading } from './spool.js';
 import { attr, XmlTokenizer, type XmlHandler } from './xml.js';
@@ -40,6 +41,15 @@ export interface XlsxOptions {
   progress?: { read: number; total?: number };
   /** lower limits, for tests that cannot afford a 256 MB part */
   limits?: Partial<Limits>;
+  /** filled in as the sheet is read: its first row's number, and its width when `<dimension>` gives it */
+  shape?: SheetShape;
+}
+
+export interface SheetShape {
+  /** the sheet's row number of the first row handed on (the header) */
+  firstRow?: number;
+  /** columns in the sheet's used range, as its `<dimension ref="A1:D7">` declares it (a hint: it may be missing or wrong) */
+  width?: number;
 }
 
 type Limits = { -readonly [K in keyof typeof XLSX_LIMITS]: number };
@@ -55,7 +65,7 @@ export async function* xlsxRecords(path: string, name: string, options: XlsxOpti
   const zip = await ZipFile.open(path, fail);
   const limits: Limits = { ...XLSX_LIMITS, ...options.limits };
   try {
-    const book = await readWorkbook(zip, fail, options, limits);
+    const book = await readWorkbook(zip, fail, options, limits, name);
     const target = pickSheet(book.sheets, options.sheet, name);
     const entry = zip.entry(target.path);
     if (!entry) throw fail(`the sheet "${target.name}" (${target.path}) is missing from the archive`);
@@ -88,14 +98,14 @@ export async function xlsxSheetNames(path: string, name: string): Promise<string
   const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${printable(reason)}`);
   const zip = await ZipFile.open(path, fail);
   try {
-    return (await sheetList(zip, fail, {})).sheets.map((s) => s.name);
+    return (await sheetList(zip, fail, {}, name)).sheets.map((s) => s.name);
   } finally {
     await zip.close();
   }
 }
 
-async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits): Promise<Workbook> {
-  const { sheets, date1904, rels } = await sheetList(zip, fail, options);
+async function readWorkbook(zip: ZipFile, fail: (reason: string) => XlsxError, options: XlsxOptions, limits: Limits, name: string): Promise<Workbook> {
+  const { sheets, date1904, rels } = await sheetList(zip, fail, options, name);
   // A part the workbook names must be there: read without its styles, a zip
   // code 01234 would quietly become 1234.
   const part = (type: string, fallback: string): ZipEntry | undefined => {
@@ -119,9 +129,14 @@ async function sheetList(
   zip: ZipFile,
   fail: (reason: string) => XlsxError,
   options: XlsxOptions,
+  name: string,
 ): Promise<{ sheets: { name: string; path: string }[]; date1904: boolean; rels: Relationship[] }> {
   const rootRels = await relationships(zip, '', fail, options);
-  const bookPath = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target ?? 'xl/workbook.xml';
+  const officeDocument = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target;
+  // a Word file or any other zip is the wrong file, not a damaged workbook
+  const other = zipKind(zip, officeDocument);
+  if (other !== undefined) throw new UsageError(`${name} is ${other}, not an Excel workbook (.xlsx) or a list of addresses`);
+  const bookPath = officeDocument ?? 'xl/workbook.xml';
   const bookEntry = zip.entry(bookPath);
   if (!bookEntry) throw fail('no workbook part (is it a spreadsheet?)');
   const rels = await relationships(zip, bookPath, fail, options);
@@ -360,9 +375,15 @@ function columnOf(ref: string): number {
 /** Rows handed on at a time: enough to make each hand-over cheap. */
 const ROWS_PER_CHUNK = 512;
 
+/** A blank row: shared, never changed (rows are padded into new arrays). */
+const BLANK: string[] = Object.freeze([]) as unknown as string[];
+
 /**
- * A sheet's rows. Rows without text are skipped; a sheet stores no trailing
- * empty cells, so rows are padded to the first row's width, and columns line up.
+ * A sheet's rows, as stored (a sheet stores no trailing empty cells, so rows
+ * are as long as their last cell). Rows missing between two rows with text, or
+ * present without text (a styled empty `<row r="3" s="1"/>`), are handed on as
+ * blank rows in their place; those above the first row with text are not part
+ * of the table and those below the last are left out.
  */
 async function* sheetRows(
   zip: ZipFile,
@@ -374,7 +395,8 @@ async function* sheetRows(
   limits: Limits,
 ): AsyncGenerator<string[][]> {
   let ready: string[][] = [];
-  let width = -1;
+  /** the number of the last row handed on; 0 before the first */
+  let lastRow = 0;
   let rowNumber = 0;
   let cells: string[] = [];
   let rowLength = 0;
@@ -395,7 +417,8 @@ async function* sheetRows(
       if (s === undefined && value.trim() !== '') throw fail(`a cell refers to shared string ${value}, of ${book.strings.count}`);
       text = s ?? '';
     } else if (type === 'inlineStr') text = unescapeOoxml(inline);
-    else if (type === 'str' || type === 'e' || type === 'd') text = unescapeOoxml(value);
+    else if (type === 'str' || type === 'e') text = unescapeOoxml(value);
+    else if (type === 'd') text = formatIsoDate(unescapeOoxml(value), book.formats[style]);
     else if (type === 'b') text = value === '1' || value === 'true' ? 'TRUE' : value === '' ? '' : 'FALSE';
     else if (value.trim() === '') text = '';
     else {
@@ -415,6 +438,12 @@ async function* sheetRows(
     },
     open(tag, attrs, selfClosing) {
       switch (tag) {
+        case 'dimension': {
+          const last = (attr(attrs, 'ref') ?? '').split(':').at(-1) ?? '';
+          const width = columnOf(last) + 1;
+          if (options.shape && width > 0) options.shape.width = Math.min(width, limits.columns);
+          return;
+        }
         case 'row': {
           const r = Number(attr(attrs, 'r'));
           rowNumber = Number.isInteger(r) && r > 0 ? r : rowNumber + 1;
@@ -467,8 +496,10 @@ async function* sheetRows(
           return;
         case 'row': {
           if (cells.length === 0) return;
-          if (width < 0) width = cells.length;
-          while (cells.length < width) cells.push('');
+          if (lastRow === 0) {
+            if (options.shape) options.shape.firstRow = rowNumber;
+          } else for (let gap = lastRow + 1; gap < rowNumber; gap++) ready.push(BLANK);
+          lastRow = Math.max(lastRow, rowNumber);
           ready.push(cells);
           cells = [];
           return;

@@ -209,7 +209,7 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
   });
   const cases: [string, () => string[], Record<string, string>, RegExp][] = [
     ['a missing file', () => ['validate', join(tmp, 'nope.csv')], {}, /^mailsift: cannot read .*nope\.csv: no such file/],
-    ['a malformed CSV, found while reading', () => ['validate', file('ragged.csv', 'email,name\na@example.com,x\nb@example.com\n'), '--engine', 'local'], {}, /^mailsift: .*malformed CSV/],
+    ['a malformed CSV, found while reading', () => ['validate', file('unclosed.csv', 'email,name\na@example.com,x\n"b@example.com,y\n'), '--engine', 'local'], {}, /^mailsift: .*malformed CSV/],
     ['--batch-size 5000', () => ['validate', file('ok1.txt', 'a@example.com\n'), '--batch-size', '5000'], {}, /^mailsift: option '--batch-size <n>' argument '5000' is invalid/],
     ['plain http to a non-loopback host, the key never shown', () => ['validate', file('ok4.txt', 'a@example.com\n'), '--base-url', 'http://api.example.com'],
       { MAILSIFT_API_KEY: KEY }, /^mailsift: --base-url http:\/\/api\.example\.com: plain http is only allowed to loopback/],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinFormat, compileFormat, formatNumber } from '../../src/read/cell-format.js';
+import { builtinFormat, compileFormat, formatIsoDate, formatNumber } from '../../src/read/cell-format.js';
 
 // A number cell as Excel shows it: format code, stored value → text.
 const cases: [string, number, string][] = [
@@ -43,5 +43,75 @@ describe('number formats', () => {
     expect(formatNumber(45322, builtinFormat(0), false)).toBe('45322');
     expect(formatNumber(45322, builtinFormat(57), false)).toBe('2024-01-31');
     expect(formatNumber(0, builtinFormat(14), true)).toBe('1904-01-01');
+  });
+});
+
+// What Excel (and LibreOffice's "as shown" export, which agrees on these) shows:
+// the number taken to 15 significant digits, then the decimal rounded half up.
+const asShown: [string, number, string][] = [
+  ['0.00', 1.005, '1.01'],
+  ['0.00', 2.675, '2.68'],
+  ['0.0', 1.45, '1.5'],
+  ['0.00', -1.005, '-1.01'],
+  ['0.00', 0.125, '0.13'],
+  ['0.00', 1.015, '1.02'],
+  ['0.00', 8.345, '8.35'],
+  ['0.000', 1.0005, '1.001'],
+  ['#,##0.00', 1234.005, '1,234.01'],
+  ['0.00%', 0.00125, '0.13%'],
+  ['0.00', 0.005, '0.01'],
+  ['0.00', 0.000005, '0.00'],
+  ['0.00000000000000000', 0.1 + 0.2, '0.30000000000000000'],
+  ['0', 123456789012345678, '123456789012346000'],
+  ['#,##0', 123456789012345678, '123,456,789,012,346,000'],
+  ['0', 2.5, '3'],
+  ['0', 0.5, '1'],
+  ['0', 0.4, '0'],
+];
+
+describe('as Excel shows them', () => {
+  it.each(asShown)('%s: %d → %s', (code, value, shown) => {
+    expect(formatNumber(value, compileFormat(code), false)).toBe(shown);
+  });
+
+  it("General numbers in Excel's exponent form, to 15 significant digits", () => {
+    const general = (v: number): string => formatNumber(v, builtinFormat(0), false);
+    expect(general(1e-7)).toBe('1E-07');
+    expect(general(1.5e-7)).toBe('1.5E-07');
+    expect(general(-1e-7)).toBe('-1E-07');
+    expect(general(1e21)).toBe('1E+21');
+    expect(general(1.23456789012345e-10)).toBe('1.23456789012345E-10');
+    expect(general(123456789012345678)).toBe('123456789012346000');
+    expect(general(4915112345678)).toBe('4915112345678');
+    expect(general(0.0001)).toBe('0.0001');
+    expect(general(123456.789012345678)).toBe('123456.789012346');
+  });
+
+  it('built-in formats 37–40 keep the padding space of a positive', () => {
+    for (const id of [37, 38]) {
+      expect(formatNumber(1234.5, builtinFormat(id), false)).toBe('1,235 ');
+      expect(formatNumber(-1234.5, builtinFormat(id), false)).toBe('(1,235)');
+    }
+    for (const id of [39, 40]) {
+      expect(formatNumber(1234.5, builtinFormat(id), false)).toBe('1,234.50 ');
+      expect(formatNumber(-1234.5, builtinFormat(id), false)).toBe('(1,234.50)');
+    }
+  });
+
+  it('t="d" cells (ISO text) in the documented ISO form', () => {
+    expect(formatIsoDate('2024-01-31T00:00:00Z', undefined)).toBe('2024-01-31');
+    expect(formatIsoDate('2024-01-31', undefined)).toBe('2024-01-31');
+    expect(formatIsoDate('2024-01-31T09:30:00Z', undefined)).toBe('2024-01-31 09:30:00');
+    expect(formatIsoDate('2024-01-31T09:30:00.000', undefined)).toBe('2024-01-31 09:30:00');
+    expect(formatIsoDate('2024-01-31T09:30:00+02:00', undefined)).toBe('2024-01-31 09:30:00');
+    expect(formatIsoDate('2024-01-31T09:30:00Z', compileFormat('yyyy-mm-dd'))).toBe('2024-01-31');
+    expect(formatIsoDate('2024-01-31T09:30:00Z', compileFormat('h:mm'))).toBe('09:30:00');
+    expect(formatIsoDate('not a date', undefined)).toBe('not a date');
+  });
+
+  it('time-only and [h]:mm duration cells as HH:MM:SS (hours past 24 kept), as docs/files.md says', () => {
+    expect(formatNumber(0.75, compileFormat('h:mm'), false)).toBe('18:00:00');
+    expect(formatNumber(1.5, compileFormat('[h]:mm'), false)).toBe('36:00:00');
+    expect(formatNumber(2.25, compileFormat('[h]:mm:ss'), false)).toBe('54:00:00');
   });
 });

@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { openInput, type OpenInputOptions } from '../../src/read/open-input.js';
+import { gzipSync } from 'node:zlib';
+import { zip } from '../support/workbook.js';
+
+const WORD_RELS = '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-open-input-'));
 const file = (name: string, content: string | Buffer): string => {
@@ -51,7 +55,6 @@ describe('a file that cannot be validated: one line naming the problem', () => {
     ['an empty input', async () => [file('empty.txt', '')], /empty\.txt: empty input, no addresses to validate$/],
     ['no address column', async () => [file('nocol.csv', 'a,b\n1,2\n3,4\n')], /no address column/],
     ['a malformed CSV', async () => [file('broken.csv', 'email,name\n"a@example.com,x\n')], /malformed CSV/],
-    ['a ragged CSV', async () => [file('ragged.csv', 'email,name\na@example.com,x\nb@example.com\n')], /malformed CSV/],
     ['invalid UTF-8', async () => [file('latin1.txt', Buffer.from([0x61, 0x40, 0xe9, 0x2e, 0x63, 0x6f, 0x0a]))], /invalid UTF-8/],
     ['an unknown --column', async () => [file('col.csv', 'email\na@example.com\n'), { column: 'mail2' }], /no such column/],
     ['invalid UTF-8 deep in a CSV (past the first chunk read)', async () => {
@@ -64,6 +67,15 @@ describe('a file that cannot be validated: one line naming the problem', () => {
     ['an .xlsx that is no workbook', async () => [file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
     ['a legacy .xls', async () => [file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/],
     ['--sheet on a CSV', async () => [file('plain.csv', 'email\na@mx.test\n'), { sheet: '1' }], /--sheet 1: .*plain\.csv is not an Excel workbook/],
+    // the wrong file, named as what it looks like rather than "invalid UTF-8 … --encoding"
+    ['a PNG image', async () => [file('logo.png', Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'))], /logo\.png is a PNG image, not a list of addresses or a CSV file$/],
+    ['a PDF', async () => [file('invoice.txt', '%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n')], /invoice\.txt is a PDF document/],
+    ['a gzip archive', async () => [file('list.csv.gz', gzipSync('email\na@mx.test\n'))], /list\.csv\.gz is a gzip archive \(decompress it first\)/],
+    ['an executable', async () => [file('a.out', Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(56)]))], /a\.out is an executable \(ELF\)/],
+    ['a binary file of no known kind', async () => [file('blob.csv', Buffer.from([1, 2, 0, 0, 0, 0, 7, 0, 0xff, 0, 0, 0, 9, 9, 0, 0]))], /blob\.csv is a binary file/],
+    ['a zip that is not a workbook', async () => [file('photos.zip', zip([{ name: 'a.txt', data: 'hello' }]))], /photos\.zip is a zip archive, not an Excel workbook/],
+    ['a Word document named .xlsx', async () => [file('letter.xlsx', zip([{ name: '_rels/.rels', data: WORD_RELS }, { name: 'word/document.xml', data: '<w:document/>' }]))], /letter\.xlsx is a Word document \(\.docx\), not an Excel workbook/],
+    ['an OpenDocument spreadsheet', async () => [file('list.ods', zip([{ name: 'mimetype', data: 'application/vnd.oasis.opendocument.spreadsheet', method: 0 }, { name: 'content.xml', data: '<office:document-content/>' }]))], /list\.ods is an OpenDocument file \(\.ods, \.odt\): save it as \.xlsx or CSV/],
   ];
   it.each(cases)('%s', async (_name, setUp, message) => {
     const [path, options] = await setUp();
@@ -86,6 +98,11 @@ describe('a file that cannot be validated: one line naming the problem', () => {
 });
 
 describe('encodings and sheets', () => {
+  it('UTF-16 without a BOM, whose zero bytes are text, is not taken for a binary file', async () => {
+    const path = file('utf16-nobom.csv', Buffer.from('Name,Email\r\nZoë,Jane@mx.test\r\n', 'utf16le'));
+    expect(await read(path)).toEqual({ header: ['Name', 'Email'], rows: [['Zoë', 'Jane@mx.test']] });
+  });
+
   it('decodes UTF-16 LE and BE by their byte-order mark (Excel "Unicode text")', async () => {
     const text = 'Name\tEmail\r\nZoë\tJane@mx.test\r\n';
     const le = file('unicode-le.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
