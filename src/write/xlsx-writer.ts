@@ -15,9 +15,12 @@ const CHUNK_CHARS = 64 * 1024;
 /** deflate's level: see bench/xlsx.bench.mjs */
 const LEVEL = 6;
 
+/** The limits the writer holds the output to: the format's, and a zip's without ZIP64. */
+export const XLSX_WRITE_LIMITS = { ...XLSX_SHEET_LIMITS, bytes: ZIP32_MAX };
+
 export interface XlsxWriterOptions {
-  /** the most bytes the archive may take (tests lower it); past it the output is refused (exit 2) */
-  maxBytes?: number;
+  /** lower limits (tests); past one the output is refused (exit 2) */
+  limits?: Partial<typeof XLSX_WRITE_LIMITS>;
 }
 
 /**
@@ -42,11 +45,12 @@ export async function createXlsxWriter(
   columns: Columns,
   options: XlsxWriterOptions = {},
 ): Promise<RowWriter & { gone: AbortSignal; close(): Promise<void> }> {
+  const limits = { ...XLSX_WRITE_LIMITS, ...options.limits };
+  limits.bytes = Math.min(limits.bytes, ZIP32_MAX);
   const names = columnNames(columns, header);
   // the header is as wide as the widest row (read/), so this is known before anything is sent
-  if (names.length > XLSX_SHEET_LIMITS.columns) throw tooWide(label, names.length, header.length);
+  if (names.length > limits.columns) throw tooWide(label, names.length, header.length, limits.columns);
   const appended = names.length - header.length;
-  const maxBytes = Math.min(options.maxBytes ?? ZIP32_MAX, ZIP32_MAX);
   const isStdout = dest === process.stdout;
   const gone = new AbortController();
   let failure: MailsiftError | undefined;
@@ -73,15 +77,15 @@ export async function createXlsxWriter(
     const ref = letter(col) + rowNumber;
     if (typeof value === 'number') return out + numberCell(ref, value);
     if (typeof value === 'boolean') return out + booleanCell(ref, value);
-    if (value.length > XLSX_SHEET_LIMITS.cellChars) throw tooLong(label, ref, value.length);
+    if (value.length > limits.cellChars) throw tooLong(label, ref, value.length, limits.cellChars);
     return out + textCell(ref, value);
   };
 
   const addRow = (cells: (col: number) => string): void => {
     if (failure) return;
-    if (rowNumber > XLSX_SHEET_LIMITS.rows) {
+    if (rowNumber > limits.rows) {
       failure = new UsageError(
-        `${label}: more than ${fmt(XLSX_SHEET_LIMITS.rows)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`,
+        `${label}: more than ${fmt(limits.rows)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`,
       );
       return;
     }
@@ -101,8 +105,9 @@ export async function createXlsxWriter(
     if (!sheet || text === '' || gone.signal.aborted) return;
     const bytes = Buffer.from(text, 'utf8');
     text = '';
-    if (sheet.size + bytes.length > maxBytes || zip.tooBig(bytes.length)) {
-      throw (failure = tooBig(label, maxBytes));
+    // deflate makes XML smaller, so the sheet's own size bounds the archive's too (beside what is written already)
+    if (zip.written + bytes.length > limits.bytes || sheet.size + bytes.length > limits.bytes) {
+      throw (failure = tooBig(label, limits.bytes));
     }
     await sheet.write(bytes);
     if (failure) throw failure;
@@ -118,8 +123,8 @@ export async function createXlsxWriter(
       await flush();
     },
     row: (fields, v) => {
-      if (fields.length + appended > XLSX_SHEET_LIMITS.columns) {
-        failure ??= tooWide(label, fields.length + appended, fields.length, rowNumber);
+      if (fields.length + appended > limits.columns) {
+        failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, rowNumber);
         return;
       }
       addRow(() => {
@@ -144,7 +149,7 @@ export async function createXlsxWriter(
       await sheet.end();
       if (failure) throw failure;
       // the central directory: 46 bytes and a short name per part, 22 for its end
-      if (zip.tooBig(1024)) throw (failure = tooBig(label, maxBytes));
+      if (zip.written + 1024 > limits.bytes) throw (failure = tooBig(label, limits.bytes));
       await zip.finish();
       if (gone.signal.aborted) return;
       if (!isStdout) {
@@ -173,22 +178,22 @@ const fmt = (n: number): string => n.toLocaleString('en-US');
 /** `out.xlsx` → `out.csv`, for the advice */
 const csvName = (label: string): string => (label === 'stdout' ? 'out.csv' : label.replace(/\.xlsx$/i, '') + '.csv');
 
-function tooWide(label: string, width: number, inputWidth: number, row?: number): UsageError {
+function tooWide(label: string, width: number, inputWidth: number, most: number, row?: number): UsageError {
   const where = row === undefined ? '' : ` in row ${row}`;
   const hint = width - inputWidth > 0 ? ' or fewer verdict columns (--columns status,reason)' : '';
   return new UsageError(
-    `${label}: ${fmt(width)} columns${where}, past the ${fmt(XLSX_SHEET_LIMITS.columns)} an .xlsx sheet holds (column XFD); write CSV instead (-o ${csvName(label)})${hint}`,
+    `${label}: ${fmt(width)} columns${where}, past the ${fmt(most)} an .xlsx sheet holds (column ${columnLetters(most - 1)}); write CSV instead (-o ${csvName(label)})${hint}`,
   );
 }
 
-function tooLong(label: string, ref: string, chars: number): UsageError {
+function tooLong(label: string, ref: string, chars: number, most: number): UsageError {
   return new UsageError(
-    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(XLSX_SHEET_LIMITS.cellChars)} an .xlsx cell holds; write CSV instead (-o ${csvName(label)})`,
+    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (-o ${csvName(label)})`,
   );
 }
 
 function tooBig(label: string, maxBytes: number): UsageError {
   return new UsageError(
-    `${label}: the sheet passes ${fmt(maxBytes)} bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64); write CSV instead (-o ${csvName(label)})`,
+    `${label}: the workbook passes ${fmt(maxBytes)} bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64); write CSV instead (-o ${csvName(label)})`,
   );
 }

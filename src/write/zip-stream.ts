@@ -48,8 +48,8 @@ export interface ZipEntryStream {
  * streamed at an unknown length — a data descriptor with its CRC-32 and sizes;
  * the central directory at the end. Backpressure goes through the streams'
  * public API: write() returning false, then 'drain'; pipe() between deflate and
- * the output. Without ZIP64: sizes and offsets stay under 4 GiB (ZIP32_MAX),
- * and `tooBig()` says when they would not.
+ * the output. Without ZIP64: the caller keeps sizes and offsets at most
+ * ZIP32_MAX (`written` says how far the archive has come).
  */
 export class ZipStream {
   private readonly entries: Written[] = [];
@@ -121,11 +121,6 @@ export class ZipStream {
         await this.put(d);
       },
     };
-  }
-
-  /** Whether the archive, with `more` bytes to come, would pass what a zip without ZIP64 holds. */
-  tooBig(more = 0): boolean {
-    return this.offset + more > ZIP32_MAX || this.entries.some((e) => e.size > ZIP32_MAX || e.compressed > ZIP32_MAX);
   }
 
   /** The central directory and its end record: the archive is complete. */
