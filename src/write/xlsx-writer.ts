@@ -21,6 +21,8 @@ export const XLSX_WRITE_LIMITS = { ...XLSX_SHEET_LIMITS, bytes: ZIP32_MAX };
 export interface XlsxWriterOptions {
   /** lower limits (tests); past one the output is refused (exit 2) */
   limits?: Partial<typeof XLSX_WRITE_LIMITS>;
+  /** deflate's level, 0..9 (the benchmark compares them) */
+  level?: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export async function createXlsxWriter(
     else failure ??= writeError(label, err);
   });
   const broken = (): boolean => gone.signal.aborted || failure !== undefined;
-  const zip = new ZipStream(dest, broken, LEVEL);
+  const zip = new ZipStream(dest, broken, options.level ?? LEVEL);
   /** the sheet's XML, once begin() has opened it */
   let sheet: Awaited<ReturnType<ZipStream['stream']>> | undefined;
   /** sheet XML not yet handed to deflate */
