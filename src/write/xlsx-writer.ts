@@ -1,93 +1,201 @@
-import { PassThrough, type Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { writeError, type MailsiftError } from '../errors.js';
+import { UsageError, writeError, type MailsiftError } from '../errors.js';
 import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { waitDrain } from './sink.js';
-import { verdictValue } from './verdict-columns.js';
+import { verdictValue, type CellValue } from './verdict-columns.js';
+import {
+  booleanCell, columnLetters, numberCell, SHEET_END, SHEET_PATH, SHEET_START, textCell, workbookParts, XLSX_SHEET_LIMITS,
+} from './xlsx-xml.js';
+import { ZIP32_MAX, ZipStream } from './zip-stream.js';
+
+/** sheet XML buffered before it is handed to deflate */
+const CHUNK_CHARS = 64 * 1024;
+/** deflate's level: see bench/xlsx.bench.mjs */
+const LEVEL = 6;
+
+/** The limits the writer holds the output to: the format's, and a zip's without ZIP64. */
+export const XLSX_WRITE_LIMITS = { ...XLSX_SHEET_LIMITS, bytes: ZIP32_MAX };
+
+export interface XlsxWriterOptions {
+  /** lower limits (tests); past one the output is refused (exit 2) */
+  limits?: Partial<typeof XLSX_WRITE_LIMITS>;
+  /** deflate's level, 0..9 (the benchmark compares them) */
+  level?: number;
+}
 
 /**
- * Writes the rows as one sheet of an Excel workbook through exceljs's streaming
- * writer: each row is committed (serialised and compressed) as it comes, so
- * memory does not grow with the output. Cells are typed — the input's cells as
- * text (a zip code or phone number keeps its leading zeros), booleans and
- * confidence as Excel booleans and numbers, unknown values empty. A sheet
- * never evaluates a text cell, so no formula defusing is needed here.
+ * Writes the rows as the one sheet of an Excel workbook, streamed: each row
+ * becomes XML, deflated into the zip as it comes (zip-stream.ts), so memory
+ * does not grow with the output. Cells are typed — the input's cells as
+ * inline text, exactly as read (a zip code or a phone number keeps its
+ * leading zeros and spaces; line breaks, tabs and control characters survive
+ * through xml:space="preserve" and `_xHHHH_`), the verdict's booleans and
+ * confidence as Excel booleans and numbers, unknown values empty. Text is
+ * never a formula, so no defusing is needed here.
+ *
+ * The format's limits (16,384 columns, 1,048,576 rows, 32,767 characters a
+ * cell, and 4 GiB for a zip without ZIP64) are checked as the rows come: past
+ * one, the next drain() or end() throws a UsageError naming it, and the run
+ * fails, which leaves a file output as it was.
  */
 export async function createXlsxWriter(
   dest: Writable,
   label: string,
   header: readonly string[],
   columns: Columns,
+  options: XlsxWriterOptions = {},
 ): Promise<RowWriter & { gone: AbortSignal; close(): Promise<void> }> {
-  const ExcelJS = (await import('exceljs')).default;
-  // exceljs resolves its commit on the stream's 'finish', which stdout never
-  // emits: it writes into a pipe of ours, and we wait for the destination.
-  const pipe = new PassThrough();
+  const limits = { ...XLSX_WRITE_LIMITS, ...options.limits };
+  limits.bytes = Math.min(limits.bytes, ZIP32_MAX);
+  const names = columnNames(columns, header);
+  // the header is as wide as the widest row (read/), so this is known before anything is sent
+  if (names.length > limits.columns) throw tooWide(label, names.length, header.length, limits.columns);
+  const appended = names.length - header.length;
   const isStdout = dest === process.stdout;
   const gone = new AbortController();
   let failure: MailsiftError | undefined;
   dest.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') gone.abort();
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') gone.abort();
     else failure ??= writeError(label, err);
   });
-  pipe.pipe(dest, { end: !isStdout });
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: pipe, useStyles: false, useSharedStrings: false });
-  const sheet = workbook.addWorksheet('verdicts');
+  const broken = (): boolean => gone.signal.aborted || failure !== undefined;
+  const zip = new ZipStream(dest, broken, options.level ?? LEVEL);
+  /** the sheet's XML, once begin() has opened it */
+  let sheet: Awaited<ReturnType<ZipStream['stream']>> | undefined;
+  /** sheet XML not yet handed to deflate */
+  let text = '';
+  /** the row number of the next row (1-based, as in the sheet) */
+  let rowNumber = 1;
+  /** cell references of the columns seen so far: `A`, `B`, ... */
+  const letters: string[] = [];
+  const letter = (i: number): string => (letters[i] ??= columnLetters(i));
   /** end() was called: the workbook is finished, or its output failed */
   let ended = false;
+
+  const cell = (out: string, col: number, value: CellValue): string => {
+    if (value === undefined || value === '') return out;
+    const ref = letter(col) + rowNumber;
+    if (typeof value === 'number') return out + numberCell(ref, value);
+    if (typeof value === 'boolean') return out + booleanCell(ref, value);
+    if (value.length > limits.cellChars) throw tooLong(label, ref, value.length, limits.cellChars);
+    return out + textCell(ref, value);
+  };
+
+  const addRow = (cells: (col: number) => string): void => {
+    if (failure) return;
+    if (rowNumber > limits.rows) {
+      failure = new UsageError(
+        `${label}: more than ${fmt(limits.rows)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`,
+      );
+      return;
+    }
+    try {
+      text += `<row r="${rowNumber}">${cells(0)}</row>`;
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      failure = err;
+      return;
+    }
+    rowNumber++;
+  };
+
+  /** Hands the XML so far to deflate, waiting while the output is full; past the size limit, fails. */
+  const flush = async (): Promise<void> => {
+    if (failure) throw failure;
+    if (!sheet || text === '' || gone.signal.aborted) return;
+    const bytes = Buffer.from(text, 'utf8');
+    text = '';
+    // deflate makes XML smaller, so the sheet's own size bounds the archive's too (beside what is written already)
+    if (zip.written + bytes.length > limits.bytes || sheet.size + bytes.length > limits.bytes) {
+      throw (failure = tooBig(label, limits.bytes));
+    }
+    await sheet.write(bytes);
+    if (failure) throw failure;
+  };
 
   return {
     gone: gone.signal,
     begin: async () => {
-      sheet.addRow(columnNames(columns, header)).commit();
+      for (const [name, content] of workbookParts('verdicts')) await zip.add(name, content);
+      sheet = await zip.stream(SHEET_PATH);
+      text = SHEET_START;
+      addRow(() => names.reduce((out, name, i) => cell(out, i, name), ''));
+      await flush();
     },
     row: (fields, v) => {
-      const cells: (string | number | boolean | null)[] = [];
-      for (const c of columns.order) {
-        if (c === 'input') for (const f of fields) cells.push(f === '' ? null : f);
-        else cells.push(verdictValue(v, c) ?? null);
+      if (fields.length + appended > limits.columns) {
+        failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, rowNumber);
+        return;
       }
-      sheet.addRow(cells).commit();
+      addRow(() => {
+        let out = '';
+        let col = 0;
+        for (const c of columns.order) {
+          if (c === 'input') for (const f of fields) out = cell(out, col++, f);
+          else out = cell(out, col++, verdictValue(v, c));
+        }
+        return out;
+      });
     },
-    drain: async () => {
-      if (failure) throw failure;
-      // exceljs's sheet stream writes into the zip whatever it is told, and never
-      // says "wait": without waiting here for the compressor, then the output,
-      // rows pile up in memory when they come faster than they are written
-      // (200k rows from CSV: 266 MB peak RSS without this wait, 150 MB with).
-      const broken = (): boolean => gone.signal.aborted || failure !== undefined;
-      for (const next of [...sheetPipes(sheet), pipe, dest]) {
-        if (broken()) return;
-        if (needsDrain(next)) await waitDrain(next, broken);
-      }
+    drain: async (force) => {
+      if (force || text.length >= CHUNK_CHARS) await flush();
+      else if (failure) throw failure;
     },
     end: async () => {
       ended = true;
+      if (!sheet) throw new Error('the xlsx writer ended before it began');
+      text += SHEET_END;
+      await flush();
+      await sheet.end();
       if (failure) throw failure;
-      sheet.commit();
-      await workbook.commit();
-      if (!isStdout) await finished(dest).catch(() => {});
-      else if (dest.writableNeedDrain) await waitDrain(dest, () => failure !== undefined);
+      // the central directory: 46 bytes and a short name per part, 22 for its end
+      if (zip.written + 1024 > limits.bytes) throw (failure = tooBig(label, limits.bytes));
+      await zip.finish();
+      if (gone.signal.aborted) return;
+      if (!isStdout) {
+        dest.end();
+        await finishedQuietly(dest);
+      } else if (dest.writableNeedDrain) {
+        await waitDrain(dest, broken);
+      }
       if (failure) throw failure;
     },
     /** a run that failed before its end leaves a truncated workbook; the file is still closed */
     close: async () => {
       if (ended || isStdout) return;
       dest.end();
-      await finished(dest).catch(() => {});
+      await finishedQuietly(dest);
     },
   };
 }
 
-/** The streams exceljs pipes a sheet's XML into (its StreamBuf's consumers: the zip's compressor). */
-function sheetPipes(sheet: unknown): Writable[] {
-  const pipes = (sheet as { stream?: { pipes?: unknown } }).stream?.pipes;
-  return Array.isArray(pipes) ? (pipes as Writable[]) : [];
+async function finishedQuietly(stream: Writable): Promise<void> {
+  await finished(stream).catch(() => {});
 }
 
-/** archiver's streams come from readable-stream 2, which has no `writableNeedDrain`. */
-function needsDrain(stream: Writable): boolean {
-  const state = (stream as { _writableState?: { needDrain?: boolean } })._writableState;
-  return stream.writableNeedDrain ?? state?.needDrain ?? false;
+const fmt = (n: number): string => n.toLocaleString('en-US');
+
+/** `out.xlsx` → `out.csv`, for the advice */
+const csvName = (label: string): string => (label === 'stdout' ? 'out.csv' : label.replace(/\.xlsx$/i, '') + '.csv');
+
+function tooWide(label: string, width: number, inputWidth: number, most: number, row?: number): UsageError {
+  const where = row === undefined ? '' : ` in row ${row}`;
+  const hint = width - inputWidth > 0 ? ' or fewer verdict columns (--columns status,reason)' : '';
+  return new UsageError(
+    `${label}: ${fmt(width)} columns${where}, past the ${fmt(most)} an .xlsx sheet holds (column ${columnLetters(most - 1)}); write CSV instead (-o ${csvName(label)})${hint}`,
+  );
+}
+
+function tooLong(label: string, ref: string, chars: number, most: number): UsageError {
+  return new UsageError(
+    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (-o ${csvName(label)})`,
+  );
+}
+
+function tooBig(label: string, maxBytes: number): UsageError {
+  return new UsageError(
+    `${label}: the workbook passes ${fmt(maxBytes)} bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64); write CSV instead (-o ${csvName(label)})`,
+  );
 }

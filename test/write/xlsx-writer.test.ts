@@ -1,9 +1,16 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { XlsxError } from '../../src/errors.js';
+import { xlsxRecords } from '../../src/read/xlsx.js';
+import { ZipFile } from '../../src/read/zip.js';
 import { emptySummary } from '../../src/summary.js';
 import type { Verdict } from '../../src/verdict.js';
-import { ALL_COLUMNS } from '../../src/write/output-plan.js';
-import { createXlsxWriter } from '../../src/write/xlsx-writer.js';
+import { ALL_COLUMNS, type Columns } from '../../src/write/output-plan.js';
+import { createXlsxWriter, type XlsxWriterOptions } from '../../src/write/xlsx-writer.js';
 
 const verdict: Verdict = { email: 'a@b.test', isValid: true, status: 'valid', confidence: 0.9, provider: 'p', details: { domain: 'b.test' } };
 
@@ -44,5 +51,117 @@ describe('the Excel writer', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+let dir: string;
+beforeAll(async () => void (dir = await mkdtemp(join(tmpdir(), 'mailsift-xlsxw-'))));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Writes `rows` (input cells; each gets `verdict`) as a workbook file; resolves to its path, or rejects as the run would. */
+async function writeBook(name: string, header: string[], rows: string[][], columns: Columns = ALL_COLUMNS, options?: XlsxWriterOptions): Promise<string> {
+  const path = join(dir, name);
+  const dest = createWriteStream(path);
+  const writer = await createXlsxWriter(dest, name, header, columns, options);
+  try {
+    await writer.begin();
+    for (const r of rows) {
+      writer.row(r, verdict);
+      await writer.drain();
+    }
+    await writer.end(emptySummary('local'));
+  } finally {
+    await writer.close();
+  }
+  return path;
+}
+
+async function readBack(path: string): Promise<string[][]> {
+  const rows: string[][] = [];
+  for await (const chunk of xlsxRecords(path, path)) rows.push(...chunk);
+  return rows;
+}
+
+async function sheetXml(path: string): Promise<string> {
+  const zip = await ZipFile.open(path, (reason) => new XlsxError(reason));
+  try {
+    const parts: Buffer[] = [];
+    for await (const b of zip.read(zip.entry('xl/worksheets/sheet1.xml')!)) parts.push(b);
+    return Buffer.concat(parts).toString('utf8');
+  } finally {
+    await zip.close();
+  }
+}
+
+/** Cells a spreadsheet round trip loses unless they are written with care (issue 30.8). */
+const HARD_CELLS = [
+  ['1', 'ann@example.com', '+1 555 0100', '01234', 'line1\r\nline2'],
+  ['2', 'bob@example.com', '  +44 20 7946 0000 ', '00501', ' $1,234.50 '],
+  ['3', 'cy@example.com', 'tab\there', '   ', 'x\u0001y\u001fz\u0000 _x0041_ & <b> é中😀'],
+  ['4', 'dee@example.com', '=SUM(A1)', '-1+2', 'cr\ronly\nlf'],
+];
+
+describe('the Excel writer: what it writes', () => {
+  it('gives mailsift\'s own reader back every input cell exactly: CR, edge spaces, tabs, control characters, a literal _x0041_', async () => {
+    const path = await writeBook('hard.xlsx', ['id', 'email', 'phone', 'zip', 'note'], HARD_CELLS);
+    const back = await readBack(path);
+    expect(back.map((r) => r.slice(0, 5))).toEqual([['id', 'email', 'phone', 'zip', 'note'], ...HARD_CELLS]);
+    // the appended columns: their names, then the verdict's text, boolean and number
+    expect(back[0]!.slice(5, 9)).toEqual(['status', 'reason', 'is_valid', 'confidence']);
+    expect(back[1]!.slice(5, 9)).toEqual(['valid', '', 'TRUE', '0.9']);
+  });
+
+  it('types cells as inline strings, booleans and numbers; never t="str", which is a formula\'s result', async () => {
+    const xml = await sheetXml(await writeBook('typed.xlsx', ['phone', 'email'], [['+1 555 0100', 'a@b.test'], ['', 'b@b.test']]));
+    expect(xml).toContain('<c r="A2" t="inlineStr"><is><t xml:space="preserve">+1 555 0100</t></is></c>');
+    expect(xml).toContain('<c r="E2" t="b"><v>1</v></c>'); // is_valid
+    expect(xml).toContain('<c r="F2"><v>0.9</v></c>'); // confidence
+    expect(xml).not.toContain('t="str"');
+    expect(xml).not.toContain('<f>');
+    expect(xml).not.toContain('r="A3"'); // an empty cell is left out
+  });
+});
+
+describe('the Excel writer: the format\'s limits (exit 2, naming the limit)', () => {
+  const status: Columns = { order: ['input', 'status'], standard: false };
+
+  it('holds as many rows as the limit, the header included, and refuses one more', async () => {
+    const rows = Array.from({ length: 9 }, (_, i) => [`a${i}@b.test`]);
+    expect(await readBack(await writeBook('rows-ok.xlsx', ['email'], rows, status, { limits: { rows: 10 } }))).toHaveLength(10);
+    const refused = writeBook('rows-over.xlsx', ['email'], [...rows, ['z@b.test']], status, { limits: { rows: 10 } });
+    await expect(refused).rejects.toThrow('rows-over.xlsx: more than 10 rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o rows-over.csv)');
+    await expect(refused).rejects.toMatchObject({ exitCode: 2 });
+  });
+
+  it('refuses a header wider than 16,384 columns before anything is written', async () => {
+    const header = Array.from({ length: 16_384 - 1 }, (_, i) => `c${i}`); // + status = 16,384: fits
+    await expect(writeBook('wide-ok.xlsx', header, [], status)).resolves.toBeDefined();
+    await expect(writeBook('wide.xlsx', [...header, 'one more'], [], status)).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'wide.xlsx: 16,385 columns, past the 16,384 an .xlsx sheet holds (column XFD); write CSV instead (-o wide.csv) or fewer verdict columns (--columns status,reason)',
+    });
+  });
+
+  it('refuses a row wider than the limit', async () => {
+    await expect(writeBook('ragged.xlsx', ['email'], [['a@b.test'], ['a@b.test', 'x', 'y']], status, { limits: { columns: 3 } })).rejects.toThrow(
+      'ragged.xlsx: 4 columns in row 3, past the 3 an .xlsx sheet holds (column C)',
+    );
+  });
+
+  it('holds 32,767 characters in a cell and refuses 32,768, naming the cell', async () => {
+    const ok = await writeBook('cell-ok.xlsx', ['email', 'note'], [['a@b.test', 'x'.repeat(32_767)]], status);
+    expect((await readBack(ok))[1]![1]).toHaveLength(32_767);
+    await expect(writeBook('cell.xlsx', ['email', 'note'], [['a@b.test', 'ok'], ['a@b.test', 'x'.repeat(32_768)]], status)).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'cell.xlsx: cell B3 holds 32,768 characters, past the 32,767 an .xlsx cell holds; write CSV instead (-o cell.csv)',
+    });
+  });
+
+  it('refuses a workbook past the size a zip without ZIP64 holds', async () => {
+    const rows = Array.from({ length: 2000 }, (_, i) => [`a${i}@b.test`, `row ${i} `.repeat(20)]);
+    await expect(writeBook('big.xlsx', ['email', 'note'], rows, status, { limits: { bytes: 64 * 1024 } })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('big.xlsx: the workbook passes 65,536 bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64)'),
+    });
   });
 });
