@@ -89,13 +89,14 @@ async function openOne(
   const dest = file?.stream ?? process.stdout;
   const label = path ?? 'stdout';
   let rows = false;
-  /** the writer, noting its first row */
+  /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
   const noting = (w: RowWriter): RowWriter => ({
     ...w,
     row: (fields, v) => {
       rows = true;
       w.row(fields, v);
     },
+    drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
   });
   try {
     if (format === 'xlsx') {
