@@ -8,9 +8,9 @@ export interface InterruptOptions {
   notice: (line: string) => void;
   /** the process to listen on; tests pass an EventEmitter */
   target?: Pick<EventEmitter, 'on' | 'off'>;
-  /** last resort if the clean-up itself hangs (a blocked pipe): exit with the code */
+  /** last resort if the clean-up itself hangs (a blocked pipe): exit with the code; default exitNow */
   forceExit?: (code: number) => void;
-  /** clean-up allowed after the grace period before forceExit; default 10 s */
+  /** clean-up allowed after the grace period before forceExit; default FLUSH_MS */
   flushMs?: number;
   /**
    * Watching starts while the input is opened, before anything is sent (or any
@@ -44,7 +44,8 @@ const CODES = { SIGINT: EXIT.sigint, SIGTERM: EXIT.sigterm } as const;
  */
 export function watchInterrupts(o: InterruptOptions): Interrupts {
   const target = o.target ?? process;
-  const forceExit = o.forceExit ?? ((code: number) => process.exit(code));
+  const forceExit = o.forceExit ?? exitNow;
+  const flushMs = o.flushMs ?? FLUSH_MS;
   const stop = new AbortController();
   const abandon = new AbortController();
   const timers: NodeJS.Timeout[] = [];
@@ -79,14 +80,18 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     }
     if (count === 1) {
       code = CODES[name];
+      // SIGTERM comes from a supervisor (`timeout -k`, systemd, a container's
+      // stop) that kills for good a few seconds later: the whole clean-up must
+      // fit before that, temp files removed included.
+      const graceMs = name === 'SIGTERM' ? Math.min(o.graceMs, TERM_GRACE_MS) : o.graceMs;
       o.notice(
-        `${word}: sending nothing more; waiting up to ${Math.ceil(o.graceMs / 1000)}s for requests in flight` +
+        `${word}: sending nothing more; waiting up to ${Math.ceil(graceMs / 1000)}s for requests in flight` +
           (name === 'SIGINT' ? ' (Ctrl-C again to stop now)' : ''),
       );
       const reason = Object.assign(new Error(word), { exitCode: code });
       stop.abort(reason);
-      later(o.graceMs, () => abandon.abort(reason));
-      later(o.graceMs + (o.flushMs ?? 10_000), () => forceExit(code!));
+      later(graceMs, () => abandon.abort(reason));
+      later(graceMs + flushMs, () => forceExit(code!));
     } else if (count === 2) {
       o.notice('stopping now: requests in flight are abandoned');
       abandon.abort(new Error('interrupted twice'));
@@ -107,7 +112,7 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       if (reading && code !== undefined) {
         // stopped as the input opened: nothing to wait for but the clean-up
         for (const t of timers.splice(0)) clearTimeout(t);
-        later(o.flushMs ?? 10_000, () => forceExit(code!));
+        later(flushMs, () => forceExit(code!));
       }
       reading = false;
     },
@@ -117,6 +122,34 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       for (const t of timers) clearTimeout(t);
     },
   };
+}
+
+/** How long the clean-up after the grace period may take before the process exits anyway: flushing the rows so far and the journal takes well under a second. */
+const FLUSH_MS = 3000;
+
+/** The grace period after SIGTERM: its sender's kill follows (`timeout -k 5`: 5 s). */
+const TERM_GRACE_MS = 1500;
+
+/**
+ * Ends the process now with `code`, whatever it is blocked on. process.exit
+ * waits for libuv's worker threads, and one stuck in a system call no signal
+ * interrupts (open() of a FIFO nobody reads) would hold it for good; so the
+ * 'exit' hooks run (temp files removed), then the process dies of the signal
+ * it was sent — which the shell reports as 130 or 143, as if we exited so.
+ */
+export function exitNow(code: number): void {
+  process.exitCode = code;
+  try {
+    process.emit('exit', code);
+  } catch {
+    // a hook failed: exit all the same
+  }
+  const signal = code === EXIT.sigint ? 'SIGINT' : code === EXIT.sigterm ? 'SIGTERM' : undefined;
+  if (signal !== undefined) {
+    process.removeAllListeners(signal); // the default action again: death by the signal
+    process.kill(process.pid, signal);
+  }
+  process.exit(code);
 }
 
 /** How long a read interrupted before anything was sent may take to notice: a read waiting on a silent pipe does not. */

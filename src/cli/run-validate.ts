@@ -1,11 +1,11 @@
-import { existsSync, fstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
 import { resolveColumns } from '../write/output-plan.js';
-import { openOutputs, splitFiles } from '../write/outputs.js';
-import { refuseCollisions } from '../write/path-collisions.js';
+import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
+import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { apiSettings, localSettings } from './api-config.js';
 import type { ValidateFlags } from './validate-command.js';
@@ -38,20 +38,12 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   for (const line of plan.warnings) notice(line);
   hideProxyPassword(flags, smtp);
   const inputPath = plan.input;
-  const { output: outputPlan } = plan;
   // No file written may be the input or another output, under any name: refused
-  // before the input is read or anything is created.
-  await refuseCollisions([
-    { flag: 'input', path: inputPath },
-    { flag: '-o', path: outputPlan.file },
-    // `>> in.csv` would append the verdicts to the input while it is read
-    { flag: 'stdout', path: outputPlan.file === undefined && !outputPlan.split && stdoutIsFile() ? '/dev/stdout' : undefined },
-    ...splitFiles(outputPlan).map((path) => ({ flag: '--split', path })),
-    { flag: '--summary', path: flags.summary },
-    { flag: '--report', path: flags.report },
-    { flag: '--journal', path: flags.journal },
-    { flag: '--cache', path: flags.cache },
-  ]);
+  // before the input is read or anything is created — and again once every
+  // output and lock is open, since a link may appear at a path meanwhile (a
+  // run waiting for a cache lock waits up to a minute).
+  const files = runFiles(plan);
+  await refuseCollisions(files);
   let reporter: RunReporter | undefined;
   // Listening from the first moment: a Ctrl-C while a workbook is copied from
   // stdin or its shared strings are read ends the run at once, exit 130, and
@@ -109,21 +101,29 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
 
     const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
-    // Every output is proven writable before the first request.
-    const summaryFile = flags.summary ? await SummaryFile.open(flags.summary) : undefined;
-    const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+    // Every output is proven writable before the first request: the --split
+    // directory is made first, since --summary or --report may be inside it.
+    let summaryFile: SummaryFile | undefined;
+    let report: ReportFile | undefined;
     /** a result in hand and every output flushed: the summary and the report may be written */
     let ended = false;
-    cleanUp.defer(() => (!ended || output.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
-    const output = await openOutputs(plan.output, input.header, columns, input.emailColumn);
+    let output: Output | undefined;
+    // Undone after the output is ended (steps are undone in reverse), which sets `ended`.
+    cleanUp.defer(() => (!ended || output?.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
+      if (output === undefined) return;
       // only a complete run replaces an output; an interrupted one fills only an empty place
       const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
       if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
       ended = result !== undefined;
     });
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
+    if (flags.summary) summaryFile = await SummaryFile.open(flags.summary);
+    if (flags.report !== undefined) report = await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+    // What was checked is what is written: checked again now that everything is open.
+    await refuseCollisions(files);
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
 
     const progress = newProgress();
@@ -160,6 +160,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     await reporter.start();
     cleanUp.defer(() => reporter?.stop());
     const { stop, abandon } = interrupts;
+    const { gone } = output;
     if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
 
@@ -176,11 +177,11 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       // a resumed run starts from the journal's index instead of a second copy of its addresses
       dedupe: new Dedupe({ resumed: journal?.memo }),
       // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
-      stop: AbortSignal.any([stop, output.gone]),
+      stop: AbortSignal.any([stop, gone]),
       cancel: abandon,
     });
     await cleanUp.run();
-    if (output.gone.aborted) return; // the reader went away (`| head`): end quietly
+    if (gone.aborted) return; // the reader went away (`| head`): end quietly
 
     const { summary } = result;
     const signalled = interrupts.exitCode();
@@ -208,11 +209,26 @@ function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }
 
-/** Whether stdout is redirected to a regular file (`> out.csv`), which may then be the input. */
-function stdoutIsFile(): boolean {
-  try {
-    return fstatSync(1).isFile();
-  } catch {
-    return false;
-  }
+/**
+ * Every file the run reads or writes, for refuseCollisions: the input (stdin
+ * by its descriptor: `< in.csv`), the outputs, the stores and their lock
+ * files, stdout when the rows go there (`>> in.csv`) and stderr.
+ */
+function runFiles(plan: ValidatePlan<ValidateFlags>): NamedPath[] {
+  const { flags, output } = plan;
+  const lock = (flag: string, path: string | undefined): NamedPath[] =>
+    path === undefined || path === '-' || /^rediss?:\/\//i.test(path.trim()) ? [] : [{ flag: `${flag}'s lock file`, path: `${path}.lock`, give: flag }];
+  return [
+    plan.input === '-' ? { flag: 'input', fd: 0 } : { flag: 'input', path: plan.input },
+    { flag: '-o', path: output.file },
+    ...(output.file === undefined && !output.split ? [{ flag: 'stdout', fd: 1 }] : []),
+    { flag: 'stderr', fd: 2 },
+    ...splitFiles(output).map((path) => ({ flag: '--split', path })),
+    { flag: '--summary', path: flags.summary },
+    { flag: '--report', path: flags.report },
+    { flag: '--journal', path: flags.journal },
+    ...lock('--journal', flags.journal),
+    { flag: '--cache', path: flags.cache },
+    ...lock('--cache', flags.cache),
+  ];
 }

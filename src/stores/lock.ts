@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MailsiftError, pathTrouble, UsageError } from '../errors.js';
+import { isAlive } from '../owner.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
@@ -128,13 +129,4 @@ async function holder(lock: string): Promise<{ pid: number; id: string } | undef
   }
 }
 
-export function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else — still in use.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { isAlive };

@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { constants, createWriteStream, unlinkSync, type WriteStream } from 'node:fs';
-import { access, link, open, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { writeError } from '../errors.js';
+import { constants, createWriteStream, fstatSync, openSync, unlinkSync } from 'node:fs';
+import { access, link, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { Socket } from 'node:net';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EXIT, MailsiftError, UsageError, writeError } from '../errors.js';
 import { syncDirectory } from '../durable.js';
+import { ownerIsGone, SELF } from '../owner.js';
+import { realOf, slotOf } from './path-collisions.js';
 
 /**
  * A file written whole or not at all: the content goes to a temporary file in
@@ -14,7 +20,7 @@ import { syncDirectory } from '../durable.js';
  */
 export interface AtomicFile {
   /** where the new content is written; the caller ends it */
-  readonly stream: WriteStream;
+  readonly stream: Writable;
   /**
    * Waits for the ended stream to close, makes the content durable and puts
    * it in place. `'create'` puts it there only if no file is there (an
@@ -26,6 +32,11 @@ export interface AtomicFile {
   discard(): Promise<void>;
 }
 
+export interface OpenOptions {
+  /** Ctrl-C: stops waiting for a reader of a FIFO */
+  signal?: AbortSignal;
+}
+
 /**
  * Writes `text` as the whole content of `file` and puts it in place (see
  * AtomicFile.commit for `mode`); on a failed write the target stays as it was.
@@ -33,9 +44,10 @@ export interface AtomicFile {
  */
 export async function writeWhole(file: AtomicFile, text: string, label: string, mode: 'replace' | 'create'): Promise<boolean> {
   try {
+    // end()'s callback gets a write error (ENOSPC) before 'error' is emitted: both must fail the write
     await new Promise<void>((resolve, reject) => {
       file.stream.once('error', reject);
-      file.stream.end(text, () => resolve());
+      file.stream.end(text, (err?: Error | null) => (err ? reject(err) : resolve()));
     });
   } catch (err) {
     await file.discard();
@@ -47,17 +59,26 @@ export async function writeWhole(file: AtomicFile, text: string, label: string, 
 /**
  * Opens `path` for an atomic write; `label` names it in errors. A path that
  * cannot be written fails here, before anything is read or sent. A symbolic
- * link is written through (its target is replaced, the link stays); a device
- * or a pipe (`/dev/null`, a FIFO) cannot be replaced and is written directly.
+ * link is written through (its target is replaced, the link stays). A stream
+ * is written in place, never renamed over: the process's own stdout or stderr
+ * (`/dev/stdout`, `/dev/fd/2`, or the file they are redirected to), a device,
+ * a FIFO (waited on for a reader without holding a thread) or a pipe.
  */
-export async function openAtomic(path: string, label: string): Promise<AtomicFile> {
-  const target = await realpath(path).catch(() => path);
-  const st = await stat(target).catch(() => undefined);
+export async function openAtomic(path: string, label: string, o: OpenOptions = {}): Promise<AtomicFile> {
+  const own = ownDescriptor(path);
+  if (own !== undefined) return inPlace(own, label);
+  const target = await realOf(resolve(path));
+  const st = await stat(target, { bigint: true }).catch(() => undefined);
   if (st?.isDirectory()) throw writeError(label, Object.assign(new Error('is a directory'), { code: 'EISDIR' }));
+  if (st?.isFIFO()) return fifo(target, label, o.signal);
   if (st && !st.isFile()) return direct(target, label);
+  const mine = st && [1, 2].find((fd) => sameFile(fd, st));
+  if (mine !== undefined) return inPlace(mine, label); // `-o log.txt >> log.txt`: stdout's own file, appended to
   // Renaming over a file the user made read-only would bypass the protection: refuse as a write would.
   if (st) await access(target, constants.W_OK).catch((err: unknown) => Promise.reject(writeError(label, err)));
-  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.mailsift-tmp`);
+  const slot = await slotOf(target);
+  await removeLeftovers(dirname(target));
+  const temp = join(dirname(target), `.${basename(target)}.${SELF}-${randomBytes(6).toString('hex')}${SUFFIX}`);
   const stream = createWriteStream(temp, { flags: 'wx', mode: 0o666 });
   pending.add(temp);
   removeAtExit();
@@ -73,11 +94,17 @@ export async function openAtomic(path: string, label: string): Promise<AtomicFil
     async commit(mode = 'replace') {
       await closed();
       try {
+        // What was checked is what is written: a link that appeared at the path
+        // since it was opened (and checked against the input) is not followed.
+        const now = await realOf(resolve(path));
+        if (now !== target || (await slotOf(now)) !== slot) {
+          throw new UsageError(`${label} changed during the run: it now leads to ${now}, not to the file that was checked; nothing was written there`);
+        }
         // Written, then durable, then renamed: a crash leaves the old file or the new one, never an empty one.
         const fh = await open(temp, 'r+');
         try {
           // the mode of the file it replaces: a private list stays private
-          if (st) await fh.chmod(st.mode & 0o7777);
+          if (st) await fh.chmod(Number(st.mode) & 0o7777);
           await fh.sync();
         } finally {
           await fh.close();
@@ -86,7 +113,7 @@ export async function openAtomic(path: string, label: string): Promise<AtomicFil
         await syncDirectory(target);
         return placed;
       } catch (err) {
-        throw writeError(label, err);
+        throw err instanceof UsageError ? err : writeError(label, err);
       } finally {
         await rm(temp, { force: true });
         pending.delete(temp);
@@ -97,6 +124,105 @@ export async function openAtomic(path: string, label: string): Promise<AtomicFil
       await closed();
       await rm(temp, { force: true });
       pending.delete(temp);
+    },
+  };
+}
+
+/** What ends every temp file's name: `.NAME.PID-START-RANDOM.mailsift-tmp` (owner.ts's SELF). */
+const SUFFIX = '.mailsift-tmp';
+const LEFTOVER = /^\..+\.(\d+-\d+)-[0-9a-f]{12}\.mailsift-tmp$/;
+
+/**
+ * Removes the temp files of runs that are gone (a kill -9, a crash, a reboot)
+ * from `dir`: their owner is named in the file name. Best effort: a directory
+ * that cannot be listed, or a file already removed, is no error.
+ */
+export async function removeLeftovers(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const owner = LEFTOVER.exec(name)?.[1];
+    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(dir, name), { force: true }).catch(() => {});
+  }
+}
+
+/** The descriptor a path names in this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`), or undefined. */
+function ownDescriptor(path: string): number | undefined {
+  const m = /^\/(?:dev\/(?:(stdout)|(stderr)|fd\/(\d+))|proc\/self\/fd\/(\d+))$/.exec(resolve(path));
+  if (!m) return undefined;
+  const fd = m[1] ? 1 : m[2] ? 2 : Number(m[3] ?? m[4]);
+  try {
+    fstatSync(fd);
+    return fd;
+  } catch {
+    return undefined; // not open here: opened by its path like any other
+  }
+}
+
+function sameFile(fd: number, st: { dev: bigint; ino: bigint }): boolean {
+  try {
+    const own = fstatSync(fd, { bigint: true });
+    return own.isFile() && own.dev === st.dev && own.ino === st.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A descriptor the process already holds (stdout, stderr): written where it
+ * stands, appending when the shell opened it with `>>`, never closed, never
+ * renamed over; a log it points to keeps its earlier content.
+ */
+function inPlace(fd: number, label: string): AtomicFile {
+  const stream = createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false });
+  const done = (): Promise<void> => (stream.writableFinished || stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
+  return {
+    stream,
+    commit: async () => {
+      await done();
+      if (stream.errored) throw writeError(label, stream.errored);
+      return true;
+    },
+    discard: async () => {
+      // what is written is written: a stream cannot be taken back
+      if (!stream.writableEnded) stream.end();
+      await done();
+    },
+  };
+}
+
+/** Polls for a FIFO's reader this often: opening it for writing blocks a thread until one comes. */
+const FIFO_POLL_MS = 50;
+
+/**
+ * A FIFO: opened without blocking (a blocking open would hold one of libuv's
+ * few threads, which no signal can free, until a reader comes), retried until
+ * a reader is there or `signal` (Ctrl-C) says stop, then written as a pipe.
+ */
+async function fifo(target: string, label: string, signal?: AbortSignal): Promise<AtomicFile> {
+  let fd: number;
+  for (;;) {
+    try {
+      // never blocks: O_NONBLOCK fails at once (ENXIO) while no reader is there
+      fd = openSync(target, constants.O_WRONLY | constants.O_NONBLOCK);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw writeError(label, err);
+    }
+    // no reader yet
+    if (signal?.aborted) {
+      const code = (signal.reason as { exitCode?: number } | undefined)?.exitCode ?? EXIT.sigint;
+      throw new MailsiftError(`${code === EXIT.sigterm ? 'terminated' : 'interrupted'} while waiting for a reader of ${label}; nothing was sent`, code);
+    }
+    await sleep(FIFO_POLL_MS, undefined, { signal }).catch(() => {});
+  }
+  const stream = new Socket({ fd, readable: false, writable: true });
+  const done = (): Promise<void> => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
+  return {
+    stream,
+    commit: async () => (await done(), true),
+    discard: async () => {
+      stream.destroy();
+      await done();
     },
   };
 }
@@ -118,7 +244,7 @@ async function createOnly(temp: string, target: string): Promise<boolean> {
   return true;
 }
 
-/** A device or a pipe: written as it is, since it cannot be replaced. */
+/** A device (`/dev/null`): written as it is, since it cannot be replaced. */
 async function direct(target: string, label: string): Promise<AtomicFile> {
   const stream = createWriteStream(target);
   try {

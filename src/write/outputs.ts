@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { openAtomic, type AtomicFile } from './atomic-file.js';
+import { openAtomic, type AtomicFile, type OpenOptions } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
@@ -41,8 +41,9 @@ export function splitFiles(plan: OutputPlan): string[] {
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number): Promise<Output> {
+export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number, signal?: AbortSignal): Promise<Output> {
   const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
+  const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
     let created: string | undefined;
@@ -53,7 +54,7 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     const parts: Opened[] = [];
     try {
-      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns, text));
+      for (const path of splitFiles(plan)) parts.push(await openOne(path, plan, header, columns, text, open));
     } catch (err) {
       await Promise.allSettled(parts.map((p) => p.file?.discard()));
       if (created) await removeEmptyDirs(created, dir);
@@ -61,7 +62,7 @@ export async function openOutputs(plan: OutputPlan, header: readonly string[], c
     }
     return splitOutput(dir, statuses, parts, created);
   }
-  return single(await openOne(plan.file, plan, header, columns, text));
+  return single(await openOne(plan.file, plan, header, columns, text, open));
 }
 
 /** One destination opened: its writer, how to flush and close it, and the file behind it (none for stdout). */
@@ -71,6 +72,8 @@ interface Opened {
   label: string;
   close(): Promise<void>;
   file?: AtomicFile;
+  /** whether a row has been handed to the writer: a run that fails before its first puts nothing on stdout */
+  started(): boolean;
 }
 
 async function openOne(
@@ -79,18 +82,30 @@ async function openOne(
   header: readonly string[],
   columns: Columns,
   text: TextOptions,
+  open: OpenOptions,
 ): Promise<Opened> {
   const { format } = plan;
-  const file = path === undefined ? undefined : await openAtomic(path, path);
+  const file = path === undefined ? undefined : await openAtomic(path, path, open);
   const dest = file?.stream ?? process.stdout;
   const label = path ?? 'stdout';
+  let rows = false;
+  /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
+  const noting = (w: RowWriter): RowWriter => ({
+    ...w,
+    row: (fields, v) => {
+      rows = true;
+      w.row(fields, v);
+    },
+    drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
+  });
   try {
     if (format === 'xlsx') {
       const writer = await createXlsxWriter(dest, label, header, columns);
-      return { writer, gone: writer.gone, label, close: () => writer.close(), file };
+      return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
     const sink = new Sink(dest, label);
-    return { writer: createRowWriter(format, sink, header, columns, text), gone: sink.gone, label, close: () => sink.end(file !== undefined), file };
+    const writer = noting(createRowWriter(format, sink, header, columns, text));
+    return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows };
   } catch (err) {
     await file?.discard();
     throw err;
@@ -107,7 +122,8 @@ function single(part: Opened): Output {
  * its rows already).
  */
 async function finish(parts: readonly Opened[], outcome: Outcome): Promise<string[]> {
-  const closing = outcome === 'failed' ? parts.filter((p) => !p.file) : parts;
+  // stdout has had its rows already; before the first, not even the header goes out
+  const closing = outcome === 'failed' ? parts.filter((p) => !p.file && p.started()) : parts;
   const closed = await Promise.allSettled(closing.map((p) => p.close()));
   const failed = closed.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (outcome === 'failed' || failed) {

@@ -21,6 +21,8 @@ const LAYERS: Record<string, number> = {
   // checks of a library caller's numbers; a file made durable
   'check-options': 0,
   durable: 0,
+  // which process owns a temp file or a lock, and whether it is gone
+  owner: 0,
   // the one address key, the one encoding of a verdict, the compact memo on both;
   // the reason a verdict gives
   codec: 1,

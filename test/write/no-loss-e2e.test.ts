@@ -1,0 +1,288 @@
+// Issue 29, end to end through the real binary: no run replaces, truncates or
+// deletes a file it was not asked to write, on any path (stdin, the process's
+// own stdout and stderr, lock files, a full disk, a link that appears while the
+// run waits, bind mounts), and every run ends within a few seconds of a signal,
+// whatever it is blocked on (a FIFO nobody reads). Leftovers of killed runs are
+// removed by the next run.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { seeded, startFaultServer, type FaultServer } from '../support/fault-server.js';
+import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+import { API_KEY, apiEnv } from '../stores/helpers.js';
+
+const root = mkdtempSync(join(tmpdir(), 'mailsift-noloss-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let server: FaultServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Offline engine without DNS: fast, no network, every row answered. */
+const LOCAL = ['--engine', 'local', '--no-dns', '-q'];
+const INPUT = 'name,email\nAnn,ann@example.com\nBob,bob@example.com\n';
+const rows = (n: number): string => 'email\n' + Array.from({ length: n }, (_, i) => `user${i}@example.com`).join('\n') + '\n';
+
+function dirWith(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(root, 'case-'));
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  return dir;
+}
+
+/** Runs a bash script in `cwd` with `$M` the binary: for the redirections a user types. Bounded. */
+function bash(script: string, cwd: string, env: Record<string, string> = {}): CliResult {
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', script], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'], // a socket on stdin would make bash read ~/.bashrc
+    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', M: `${process.execPath} ${BIN}`, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+    killSignal: 'SIGKILL',
+  });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+const temps = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.mailsift-tmp'));
+
+/** Polls `cond` every 10 ms, at most `ms`: true once it holds. */
+async function until(cond: () => boolean, ms = 30_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (cond()) return true;
+  return cond();
+}
+
+/** A run of the binary in the background, with how and when it ended. */
+function background(args: string[], cwd: string, env: Record<string, string> = { PATH: process.env.PATH ?? '' }) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout.resume();
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      resolve({ code, signal, at: Date.now(), stderr });
+    }),
+  );
+  return { child, done };
+}
+
+const asRoot = process.getuid?.() === 0;
+if (!asRoot) console.warn('no-loss-e2e: not root: the full-disk and bind-mount cases are skipped (they mount a tmpfs)');
+
+describe('stdin is the input: compared with every output and with stdout (1)', () => {
+  it.each<[string, string, RegExp]>([
+    ['validate - -o in.csv < in.csv', '$M validate - -o in.csv --engine local --no-dns -q < in.csv', /^mailsift: -o in\.csv is the file stdin reads: writing it would destroy the input; give -o another path\n$/],
+    ['validate < in.csv >> in.csv', '$M validate --engine local --no-dns -q < in.csv >> in.csv', /^mailsift: stdout is the file stdin reads: the verdicts would be written into the input as it is read; redirect them to another file\n$/],
+    ['validate - --summary in.csv < in.csv', '$M validate - --summary in.csv -o out.csv --engine local --no-dns -q < in.csv', /^mailsift: --summary in\.csv is the file stdin reads/],
+  ])('%s: exit 2, one line, the input byte-identical, nothing written', (_name, script, why) => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    const r = bash(script, dir);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(why);
+    expect(readFileSync(join(dir, 'in.csv'), 'utf8')).toBe(INPUT);
+    expect(readdirSync(dir)).toEqual(['in.csv']);
+  });
+});
+
+describe.skipIf(!asRoot)('a full disk (2): --summary and --report are not committed cut short', () => {
+  it('exit 74 naming the file; the older summary and report byte-identical; no temp file', () => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    const disk = join(dir, 'disk');
+    mkdirSync(disk);
+    expect(bash(`mount -t tmpfs -o size=256k tmpfs disk`, dir).code).toBe(0);
+    try {
+      writeFileSync(join(disk, 's.json'), '{"total": 1}\n');
+      writeFileSync(join(disk, 'r.html'), '<html>yesterday</html>\n');
+      // fill what is left: the temp files can be created, but not one page written into them
+      bash('dd if=/dev/zero of=disk/filler bs=4k 2>/dev/null; true', dir);
+      const r = bash(`$M validate in.csv -o out.csv --summary disk/s.json --report disk/r.html ${LOCAL.join(' ')}`, dir);
+      expect(r.code, r.stderr).toBe(74);
+      expect(r.stderr).toMatch(/^mailsift: cannot write the (summary to disk\/s\.json|report to disk\/r\.html): ENOSPC \(no space left on the device\)/);
+      expect(readFileSync(join(disk, 's.json'), 'utf8')).toBe('{"total": 1}\n');
+      expect(readFileSync(join(disk, 'r.html'), 'utf8')).toBe('<html>yesterday</html>\n');
+      expect(temps(disk)).toEqual([]);
+    } finally {
+      bash('umount disk', dir);
+    }
+  });
+});
+
+describe('the process’s own stdout and stderr are streams, written in place (3)', () => {
+  it('-o /dev/stdout >> log.txt appends the rows: the log keeps its earlier content', () => {
+    const dir = dirWith({ 'in.csv': INPUT, 'log.txt': 'an earlier line\n' });
+    const r = bash(`$M validate in.csv -o /dev/stdout ${LOCAL.join(' ')} >> log.txt`, dir);
+    expect(r.code, r.stderr).toBe(0);
+    const log = readFileSync(join(dir, 'log.txt'), 'utf8').split('\n');
+    expect(log.slice(0, 2)).toEqual(['an earlier line', expect.stringMatching(/^name,email,status,/)]);
+    expect(log).toHaveLength(5);
+    expect(temps(dir)).toEqual([]);
+  });
+
+  it('--summary /dev/stderr 2>> err.log appends the summary: the log keeps its earlier content', () => {
+    const dir = dirWith({ 'in.csv': INPUT, 'err.log': 'an earlier error\n' });
+    const r = bash(`$M validate in.csv -o out.csv --summary /dev/stderr ${LOCAL.join(' ')} 2>> err.log`, dir);
+    expect(r.code).toBe(0);
+    const log = readFileSync(join(dir, 'err.log'), 'utf8');
+    expect(log.startsWith('an earlier error\n{\n')).toBe(true);
+    expect(JSON.parse(log.slice('an earlier error\n'.length)).total).toBe(2);
+  });
+});
+
+describe('lock files count as outputs (4)', () => {
+  it.each([
+    ['--journal', 'j'],
+    ['--cache', 'c'],
+  ])('%s %s, and an input named as its lock file: exit 2, the input kept', (flag, path) => {
+    const dir = dirWith({ [`${path}.lock`]: INPUT });
+    const r = bash(`$M validate ${path}.lock ${flag} ${path} -o out.csv ${LOCAL.join(' ')}`, dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`mailsift: ${flag}'s lock file ${path}.lock is the input file ${path}.lock: writing it would destroy the input; give ${flag} another path\n`);
+    expect(readFileSync(join(dir, `${path}.lock`), 'utf8')).toBe(INPUT);
+  });
+});
+
+describe('what was checked is what is written (5)', () => {
+  it('a link that appears at -o while the run waits for its input is refused: the journal it leads to is kept', async () => {
+    const dir = dirWith({ 'in.txt': 'ann@example.com\nbob@example.com\n' });
+    const first = await runCli(['validate', 'in.txt', '--journal', 'j.journal', '-o', 'first.csv', ...LOCAL], { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    const journal = readFileSync(join(dir, 'j.journal'));
+    // The input is a FIFO: once our open for writing finds its reader, the run
+    // has checked its paths and waits for the input.
+    expect(spawnSync('mkfifo', [join(dir, 'feed.txt')]).status).toBe(0);
+    const run = background(['validate', 'feed.txt', '--journal', 'j.journal', '-o', 'out.csv', ...LOCAL], dir);
+    let fd = -1;
+    expect(
+      await until(() => {
+        try {
+          fd = openSync(join(dir, 'feed.txt'), constants.O_WRONLY | constants.O_NONBLOCK);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+    ).toBe(true);
+    symlinkSync('j.journal', join(dir, 'out.csv'));
+    writeSync(fd, 'ann@example.com\nbob@example.com\n');
+    closeSync(fd);
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe('mailsift: -o out.csv and --journal j.journal are the same file (through a symbolic link); give each its own path\n');
+    expect(readFileSync(join(dir, 'j.journal'))).toEqual(journal);
+  });
+
+  it('a link that appears at -o during the run is not written through: the input untouched, exit 2 with a clear line', async () => {
+    server = await startFaultServer({ apiKey: API_KEY, delayMs: 200 });
+    const dir = dirWith({ 'in.csv': rows(60) });
+    const run = background(['validate', 'in.csv', '-o', 'out.csv', '--batch-size', '10', '--concurrency', '1'], dir, apiEnv(server));
+    expect(await until(() => server!.requests.length >= 1)).toBe(true);
+    symlinkSync('in.csv', join(dir, 'out.csv'));
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^mailsift: out\.csv changed during the run: it now leads to .*in\.csv, not to the file that was checked; nothing was written there\n$/);
+    expect(readFileSync(join(dir, 'in.csv'), 'utf8')).toBe(rows(60));
+    expect(temps(dir)).toEqual([]);
+  });
+});
+
+describe.skipIf(!asRoot)('bind mounts (6): one directory under two paths', () => {
+  it('two new outputs in it are one file; an input reached through it is not called a hard link', () => {
+    const dir = dirWith({});
+    mkdirSync(join(dir, 'a'));
+    mkdirSync(join(dir, 'b'));
+    writeFileSync(join(dir, 'a/in.csv'), INPUT);
+    expect(bash('mount --bind a b', dir).code).toBe(0);
+    try {
+      const outputs = bash(`$M validate a/in.csv -o a/out.csv --summary b/out.csv ${LOCAL.join(' ')}`, dir);
+      expect(outputs.code).toBe(2);
+      expect(outputs.stderr).toBe('mailsift: -o a/out.csv and --summary b/out.csv are the same file (the same directory through another mount); give each its own path\n');
+      const input = bash(`$M validate a/in.csv -o b/in.csv ${LOCAL.join(' ')}`, dir);
+      expect(input.code).toBe(2);
+      expect(input.stderr).toBe('mailsift: -o b/in.csv is the input file a/in.csv (the same directory through another mount): writing it would destroy the input; give -o another path\n');
+      expect(readdirSync(join(dir, 'a'))).toEqual(['in.csv']);
+      expect(readFileSync(join(dir, 'a/in.csv'), 'utf8')).toBe(INPUT);
+    } finally {
+      bash('umount b', dir);
+    }
+  });
+});
+
+describe('a FIFO output nobody reads (7): a signal ends the run within seconds', () => {
+  /** what "within a few seconds" allows on a loaded machine */
+  const BOUND_MS = 8000;
+  const ended = (r: { code: number | null; signal: NodeJS.Signals | null }, sig: NodeJS.Signals): boolean =>
+    r.code === (sig === 'SIGINT' ? 130 : 143) || r.signal === sig;
+
+  it.each<NodeJS.Signals>(['SIGTERM', 'SIGINT'])('%s while it waits for a reader', async (sig) => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    expect(spawnSync('mkfifo', [join(dir, 'p')]).status).toBe(0);
+    const run = background(['validate', 'in.csv', '-o', 'p', '--journal', 'j', ...LOCAL], dir);
+    // the journal is locked just before the outputs are opened
+    expect(await until(() => existsSync(join(dir, 'j.lock')))).toBe(true);
+    const sent = Date.now();
+    run.child.kill(sig);
+    const r = await run.done;
+    expect(r.at - sent, r.stderr).toBeLessThan(BOUND_MS);
+    expect(ended(r, sig), `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
+    expect(temps(dir)).toEqual([]);
+  });
+
+  it('SIGTERM while its writes wait on a reader that never reads', async () => {
+    const dir = dirWith({ 'in.csv': rows(20_000) });
+    expect(spawnSync('mkfifo', [join(dir, 'p')]).status).toBe(0);
+    const reader = openSync(join(dir, 'p'), constants.O_RDONLY | constants.O_NONBLOCK); // opened, never read
+    try {
+      const run = background(['validate', 'in.csv', '-o', 'p', '--journal', 'j', ...LOCAL], dir);
+      expect(await until(() => existsSync(join(dir, 'j.lock')))).toBe(true);
+      const sent = Date.now();
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      expect(r.at - sent, r.stderr).toBeLessThan(BOUND_MS);
+      expect(ended(r, 'SIGTERM'), `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
+    } finally {
+      closeSync(reader);
+    }
+  });
+});
+
+describe('temp files of killed runs (13)', () => {
+  it('kill -9 at random moments, then one more run: no temp file of any earlier run is left', async () => {
+    const dir = dirWith({ 'in.csv': rows(40_000) });
+    const random = seeded(29);
+    for (let i = 0; i < 5; i++) {
+      const before = new Set(temps(dir));
+      const run = background(['validate', 'in.csv', '-o', 'out.csv', ...LOCAL], dir);
+      // some time after the run has begun writing its output
+      if (await until(() => temps(dir).some((n) => !before.has(n)))) await sleep(Math.floor(random() * 300));
+      run.child.kill('SIGKILL');
+      await run.done;
+    }
+    expect(temps(dir).length, 'the kills left temp files behind').toBeGreaterThan(0);
+    const last = await runCli(['validate', 'in.csv', '-o', 'out.csv', ...LOCAL], { cwd: dir, timeoutMs: 60_000 });
+    expect(last.code, last.stderr).toBe(0);
+    expect(temps(dir)).toEqual([]);
+    expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(40_002);
+  }, 120_000);
+});
+
+describe('smaller (14)', () => {
+  it('--split into a new directory with --summary inside it', () => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    const r = bash(`$M validate in.csv --split fresh --summary fresh/summary.json ${LOCAL.join(' ')}`, dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'fresh/summary.json'), 'utf8')).total).toBe(2);
+    expect(readdirSync(join(dir, 'fresh')).sort()).toEqual(['invalid.csv', 'risky.csv', 'summary.json', 'unknown.csv', 'valid.csv']);
+  });
+
+  it('a run that fails before its first row puts nothing on stdout', () => {
+    const dir = dirWith({ 'one-line.txt': 'x'.repeat(2 * 1024 * 1024) });
+    const r = bash(`$M validate one-line.txt ${LOCAL.join(' ')}`, dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^mailsift: .*longer than 1 MB/);
+    expect(r.stdout).toBe('');
+  });
+});
