@@ -7,7 +7,7 @@ import type { ConcurrencySetting, LimitChange } from './concurrency-limit.js';
 import { FirstAnswer } from './first-answer.js';
 import { Governor } from './governor.js';
 import type { ConcurrencyStats } from '../../summary.js';
-import type { Failure } from './failure.js';
+import type { Failure } from '../failure.js';
 import type { ApiHttp } from './http.js';
 
 export interface CallerOptions {

@@ -3,7 +3,8 @@ import type { ErrorCode } from '../../verdict.js';
 import { API_TEXT_CAPS, cleanText } from './api-text.js';
 import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
-import { networkFailure, type Failure } from './failure.js';
+import type { Failure } from '../failure.js';
+import { networkFailure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
 export interface HttpConfig {
