@@ -1,6 +1,6 @@
 import type { Verdict } from '../verdict.js';
 import type { ConcurrencyStats, SmtpStats } from '../summary.js';
-import type { FailureCount } from './api/failure.js';
+import type { FailureCount } from './failure.js';
 
 /** What a validator adds to the run's summary. */
 export interface ValidatorStats {

@@ -1,4 +1,4 @@
-import type { FailureCount } from '../engines/api/failure.js';
+import type { FailureCount } from '../engines/failure.js';
 import { plural } from '../format.js';
 
 export interface AdviceContext {

@@ -33,6 +33,10 @@ export interface FaultServerOptions {
   verdictFor?: (email: string) => FaultVerdict;
   /** fixed windows aligned to whole seconds; 429 RATE_LIMITED with Retry-After past the limit */
   rateLimit?: { limit: number; windowMs: number; resetFormat: ResetFormat };
+  /** sent on every answer, over the rate-limit headers it would send: a server whose headers lie */
+  headers?: Record<string, string>;
+  /** Shape A items' provider (default 'fault-server') */
+  provider?: string;
   /** server clock = real clock + this (for Date-header skew tests) */
   clockOffsetMs?: number;
   failRate503?: number;

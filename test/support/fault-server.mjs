@@ -122,7 +122,7 @@ export async function startFaultServer(options = {}) {
         isValid,
         status: v.status,
         confidence,
-        provider: 'fault-server',
+        provider: o.provider ?? 'fault-server',
         details: {
           syntax: true,
           domain,
@@ -206,7 +206,7 @@ export async function startFaultServer(options = {}) {
     const send = (status, payload, extra = {}) => {
       record.status = status;
       if (status === 200) responses++;
-      res.writeHead(status, { 'Content-Type': 'application/json', ...extra });
+      res.writeHead(status, { 'Content-Type': 'application/json', ...extra, ...o.headers });
       res.end(JSON.stringify(payload));
     };
 
@@ -267,7 +267,7 @@ export async function startFaultServer(options = {}) {
       record.status = 200;
       responses++;
       const text = JSON.stringify(payload);
-      res.writeHead(200, { 'Content-Type': 'application/json', ...rlHeaders });
+      res.writeHead(200, { 'Content-Type': 'application/json', ...rlHeaders, ...o.headers });
       // 'truncate' declares the full length and dies mid-body; 'malformed' is a
       // complete response whose JSON does not parse.
       if (action === 'malformed') return res.end(text.slice(0, Math.floor(text.length / 2)));

@@ -4,9 +4,10 @@ import type { ValidatorStats } from '../validator.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { sleep, systemClock, type Clock } from './clock.js';
 import type { ConcurrencySetting, LimitChange } from './concurrency-limit.js';
+import { FirstAnswer } from './first-answer.js';
 import { Governor } from './governor.js';
 import type { ConcurrencyStats } from '../../summary.js';
-import type { Failure } from './failure.js';
+import type { Failure } from '../failure.js';
 import type { ApiHttp } from './http.js';
 
 export interface CallerOptions {
@@ -67,10 +68,7 @@ export class Caller {
   private readonly governor: Governor;
   private readonly clock: Clock;
   private refused: AuthError | undefined;
-  /** some request of this run got an HTTP answer */
-  private reached = false;
-  /** the call under way while none has been answered yet: the others wait for it */
-  private firstContact: Promise<void> | undefined;
+  private readonly firstAnswer = new FirstAnswer();
   /** set when the API never answered and one request ran out of retries */
   private unreachable: { code: ErrorCode; message: string; failure: Failure } | undefined;
 
@@ -91,22 +89,7 @@ export class Caller {
     /** a bulk request's size, checked against what the server is known to accept */
     batch?: { size: number; limit: BatchLimit },
   ): Promise<CallResult<T>> {
-    // Until the API has answered once, one call at a time, its retries included:
-    // a wrong URL costs one call's retries, not a first try from every batch
-    // waiting while that call backs off.
-    while (!this.reached && this.firstContact) await this.firstContact;
-    if (this.reached) return this.attempts(path, payload, parse, signal, batch);
-    const call = this.attempts(path, payload, parse, signal, batch);
-    const settled = call.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.firstContact = settled;
-    try {
-      return await call;
-    } finally {
-      if (this.firstContact === settled) this.firstContact = undefined;
-    }
+    return this.firstAnswer.run(() => this.attempts(path, payload, parse, signal, batch));
   }
 
   private async attempts<T>(
@@ -152,7 +135,7 @@ export class Caller {
         throw err;
       }
       const { attempt, info, answered, status } = exchange;
-      if (answered) this.reached = true;
+      if (answered) this.firstAnswer.reached = true;
       // before the permit is returned, or the waiters would be let through unaware
       if (attempt.kind === 'auth') this.governor.halt();
       if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
@@ -191,7 +174,7 @@ export class Caller {
       if (failures > this.options.retries) {
         const failure = retryable.failure ?? { kind: 'server', text: retryable.detail };
         const failed = { code: retryable.code, message: `${failure.text}; gave up after ${this.options.retries} ${this.options.retries === 1 ? 'retry' : 'retries'}`, failure };
-        if (!this.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached: ${failure.text}`, failure };
+        if (!this.firstAnswer.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached: ${failure.text}`, failure };
         return { kind: 'failed', ...failed };
       }
       const retryAfterMs = info.retryAt === undefined ? undefined : Math.max(0, info.retryAt - this.clock.now());

@@ -2,7 +2,7 @@ import { errorVerdict, type Verdict } from '../../verdict.js';
 import type { Validator } from '../validator.js';
 import { BatchLimit, Caller, type CallerOptions } from './caller.js';
 import { MAX_IN_FLIGHT } from './concurrency-limit.js';
-import { FailureTally } from './failure.js';
+import { FailureTally } from '../failure.js';
 import { ApiHttp, type HttpConfig } from './http.js';
 import { matchResults, normalizeBulk, normalizeSingle } from './normalize.js';
 

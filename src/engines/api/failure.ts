@@ -1,36 +1,6 @@
-/**
- * Why the API gave no verdict, as data: the kind picks the advice (in the
- * terminal layer), the text names what happened in the user's terms — the
- * host and port, the HTTP status and URL, the system error code. Never the key.
- */
-export type FailureKind = 'connect' | 'dns' | 'tls' | 'timeout' | 'network' | 'http' | 'server' | 'rate-limit' | 'missing';
+import type { Failure } from '../failure.js';
 
-export interface Failure {
-  kind: FailureKind;
-  text: string;
-  /** for `http`: the status, so the advice can tell a wrong URL (404) from the rest */
-  status?: number;
-}
-
-/** One cause of the run's failed addresses, and how many it cost. */
-export interface FailureCount extends Failure {
-  addresses: number;
-}
-
-/** Distinct causes in order of first appearance. */
-export class FailureTally {
-  private readonly byText = new Map<string, FailureCount>();
-
-  note(failure: Failure, addresses: number): void {
-    const seen = this.byText.get(failure.text);
-    if (seen) seen.addresses += addresses;
-    else this.byText.set(failure.text, { ...failure, addresses });
-  }
-
-  list(): FailureCount[] {
-    return [...this.byText.values()].map((f) => ({ ...f }));
-  }
-}
+/** A request that got no HTTP answer, as the engines' Failure (../failure.ts) in the user's terms. */
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);

@@ -1,8 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
+import { API_TEXT_CAPS, cleanText } from './api-text.js';
 import { systemClock, type Clock } from './clock.js';
 import { apiDispatcher } from './proxy.js';
-import { networkFailure, type Failure } from './failure.js';
+import type { Failure } from '../failure.js';
+import { networkFailure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 
 export interface HttpConfig {
@@ -147,8 +149,8 @@ function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attemp
     if (v !== undefined) parts.push(`${name}: ${Array.isArray(v) ? v.join(', ') : v}`);
   }
   if (attempt.kind !== 'ok') {
-    const body = text.replace(/\s+/g, ' ').trim();
-    if (body) parts.push(`body: ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`);
+    const body = cleanText(text.slice(0, API_TEXT_CAPS.message + 1), API_TEXT_CAPS.message + 1).replace(/\s+/g, ' ').trim();
+    if (body) parts.push(`body: ${body.length > API_TEXT_CAPS.message ? `${body.slice(0, API_TEXT_CAPS.message)}…` : body}`);
   }
   return parts.length ? ` · ${parts.join(' · ')}` : '';
 }
@@ -163,5 +165,6 @@ function parseJson(text: string): unknown {
 
 function errorCodeOf(body: unknown): string | undefined {
   const error = (body as { error?: { code?: unknown } } | undefined)?.error;
-  return typeof error?.code === 'string' ? error.code : undefined;
+  // the server's token, printed on stderr and kept in the summary: cleaned and capped
+  return typeof error?.code === 'string' ? cleanText(error.code, API_TEXT_CAPS.code) : undefined;
 }

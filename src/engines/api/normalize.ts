@@ -1,4 +1,5 @@
 import { STATUSES, type Details, type Status, type Verdict } from '../../verdict.js';
+import { API_TEXT_CAPS, capText } from './api-text.js';
 
 /**
  * Turns one bulk (or single) response body into verdicts. The spec documents two
@@ -29,7 +30,7 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   if (shape === 'a' && isWellFormed(item)) return item as unknown as Verdict;
   const isValid = typeof item.isValid === 'boolean' ? item.isValid : undefined;
   const confidence = typeof item.confidence === 'number' && Number.isFinite(item.confidence) ? item.confidence : undefined;
-  const provider = typeof item.provider === 'string' ? item.provider : '';
+  const provider = typeof item.provider === 'string' ? capText(item.provider, API_TEXT_CAPS.provider) : '';
   // Shape A, or a Shape B item that carries a status after all, has details; Shape B otherwise has
   // only the disposable/role flags, and perhaps a `type` that names a status.
   const full = shape === 'a' || isStatus(item.status);
@@ -39,12 +40,12 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   const details: Details = full
     ? {
         syntax: bool(d.syntax),
-        domain: typeof d.domain === 'string' ? d.domain : undefined,
+        domain: typeof d.domain === 'string' ? capText(d.domain, API_TEXT_CAPS.domain) : undefined,
         mx: bool(d.mx),
         disposable: bool(d.disposable ?? item.disposable),
         role: bool(d.role ?? item.role),
         free: bool(d.free),
-        suggestion: typeof d.suggestion === 'string' && d.suggestion ? d.suggestion : undefined,
+        suggestion: typeof d.suggestion === 'string' && d.suggestion ? capText(d.suggestion, API_TEXT_CAPS.suggestion) : undefined,
         // the mailbox check, from a server that tells (mailsift serve --smtp)
         smtp: bool(d.smtp),
         catchAll: bool(d.catchAll),
@@ -64,13 +65,16 @@ const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
  */
 function isWellFormed(item: Record<string, unknown>): boolean {
   if (typeof item.isValid !== 'boolean' || !isStatus(item.status) || typeof item.provider !== 'string') return false;
+  if (item.provider.length > API_TEXT_CAPS.provider) return false; // capped on the slow path
   if (item.status === 'unknown') return false; // its isValid is dropped (validityOf)
   if (typeof item.confidence !== 'number' || !Number.isFinite(item.confidence) || item.error !== undefined) return false;
   const d = item.details;
   if (!isObject(d)) return false;
   for (const key in d) {
     const type = DETAIL_TYPES[key];
-    if (type === undefined || typeof d[key] !== type) return false;
+    const v = d[key];
+    if (type === undefined || typeof v !== type) return false;
+    if (type === 'string' && (v as string).length > API_TEXT_CAPS.domain) return false; // domain or suggestion: capped on the slow path
   }
   return d.suggestion !== '';
 }

@@ -40,18 +40,42 @@ function headerGetter(source: HeaderSource): (name: string) => string | undefine
   };
 }
 
+/** Past this a number is not a time or a count any server means (epoch ms in the year 5138). */
+const SANE_MAX = 1e14;
+
 function nonNegativeNumber(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const t = text.trim();
   if (!/^\d+(\.\d+)?$/.test(t)) return undefined;
-  return Number(t);
+  const n = Number(t);
+  return n < SANE_MAX ? n : undefined;
 }
 
-/** Some servers send a list ("100, 100;w=60"): the first number counts. */
-function leadingCount(text: string | undefined): number | undefined {
+/**
+ * A count (limit, remaining) as a whole number, or undefined when the text is
+ * no count at all: `1e400`, `1.5` and `abc` are no information, not 1 (issue
+ * 29.9), and neither is a number past any plan. A negative count is kept: a
+ * negative Remaining means the window is overdrawn ({@link remainingOf}).
+ * Some servers send a list (`100, 100;w=60`): the first item counts.
+ */
+function countOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const m = /^\s*(\d+)/.exec(text);
-  return m ? Number(m[1]) : undefined;
+  const first = /^\s*([+-]?\d+)\s*(?:[,;]|$)/.exec(text);
+  if (!first) return undefined;
+  const n = Number(first[1]);
+  return Number.isSafeInteger(n) && Math.abs(n) < SANE_MAX ? n : undefined;
+}
+
+/** A limit below zero means nothing. */
+function limitOf(text: string | undefined): number | undefined {
+  const n = countOf(text);
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
+/** A negative Remaining means none left, not plenty (issue 29.9). */
+function remainingOf(text: string | undefined): number | undefined {
+  const n = countOf(text);
+  return n === undefined ? undefined : Math.max(0, n);
 }
 
 function parseHttpDate(text: string): number | undefined {
@@ -146,15 +170,15 @@ function parseDraftRateLimit(value: string | undefined): DraftPolicy {
   if (/\b(limit|remaining|reset)\s*=/i.test(value)) {
     const p = params(value);
     return {
-      limit: nonNegativeNumber(p.get('limit')),
-      remaining: nonNegativeNumber(p.get('remaining')),
+      limit: limitOf(p.get('limit')),
+      remaining: remainingOf(p.get('remaining')),
       resetSeconds: nonNegativeNumber(p.get('reset')),
     };
   }
   let best: DraftPolicy = {};
   for (const item of value.split(',')) {
     const p = params(item);
-    const remaining = nonNegativeNumber(p.get('r'));
+    const remaining = remainingOf(p.get('r'));
     if (remaining === undefined) continue;
     if (best.remaining === undefined || remaining < best.remaining) {
       best = { remaining, resetSeconds: nonNegativeNumber(p.get('t')) };
@@ -167,7 +191,7 @@ function parseDraftRateLimit(value: string | undefined): DraftPolicy {
 function parseDraftPolicyLimit(value: string | undefined): number | undefined {
   if (!value) return undefined;
   const q = params(value).get('q');
-  return q !== undefined ? nonNegativeNumber(q) : leadingCount(value);
+  return limitOf(q ?? value);
 }
 
 /** `skew` carries what earlier responses taught about the server's clock. */
@@ -178,14 +202,14 @@ export function parseRateLimitHeaders(source: HeaderSource, now: number, skew = 
 
   const info: RateLimitInfo = {};
   const limit =
-    leadingCount(get('x-ratelimit-limit')) ??
-    leadingCount(get('ratelimit-limit')) ??
+    limitOf(get('x-ratelimit-limit')) ??
+    limitOf(get('ratelimit-limit')) ??
     draft.limit ??
     parseDraftPolicyLimit(get('ratelimit-policy'));
   if (limit !== undefined) info.limit = limit;
 
   const remaining =
-    leadingCount(get('x-ratelimit-remaining')) ?? leadingCount(get('ratelimit-remaining')) ?? draft.remaining;
+    remainingOf(get('x-ratelimit-remaining')) ?? remainingOf(get('ratelimit-remaining')) ?? draft.remaining;
   if (remaining !== undefined) info.remaining = remaining;
 
   const resetAt =

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FirstAnswer } from '../../../src/engines/api/first-answer.js';
 import { Governor, type AcquireResult } from '../../../src/engines/api/governor.js';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
 import { sleep } from '../../../src/engines/api/clock.js';
@@ -27,9 +28,10 @@ const info = (clock: FakeClock, remaining: number, resetInMs: number, limit = 5)
 describe('Governor', () => {
   it('counts a pause for the window once however many wait, and a 429 pause as a wait too', async () => {
     const { clock, gov, ask, granted, permits } = setup(4);
-    ask(6);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 0, 1_000) }); // nothing left in this window
+    ask(5);
     await flush();
     expect([granted.length, gov.waits]).toEqual([1, 1]);
     await clock.advance(1_100);
@@ -37,42 +39,32 @@ describe('Governor', () => {
     expect(gov.waits).toBe(1);
     permits()[1]!.done({ answered: true, rateLimited: true, info: { retryAt: clock.now() + 500 } });
     await flush();
-    expect([gov.waits, gov.rateLimited]).toEqual([2, 1]);
+    expect(gov.waits).toBe(2);
   });
 
-  it('probes with one request until the first answer, then opens to the concurrency', async () => {
-    const { clock, ask, granted, permits } = setup(4);
+  it('opens to the concurrency at once: one request until the first answer is the caller\'s rule (first-answer.test.ts)', async () => {
+    const { ask, granted } = setup(4);
     ask(6);
     await flush();
-    expect(granted).toHaveLength(1);
-    permits()[0]!.done({ answered: true, info: info(clock, 99, 60_000, 100) });
-    await flush();
-    expect(granted).toHaveLength(5); // 1 finished + 4 in flight
-  });
-
-  it('keeps probing one at a time while requests fail without an answer', async () => {
-    const { ask, granted, permits } = setup(4);
-    ask(3);
-    await flush();
-    permits()[0]!.done({ answered: false });
-    await flush();
-    expect(granted).toHaveLength(2);
+    expect(granted).toHaveLength(4);
   });
 
   it('opens up when the server sends no rate-limit headers', async () => {
     const { ask, granted, permits } = setup(3);
-    ask(5);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: {} });
+    ask(4);
     await flush();
     expect(granted).toHaveLength(4);
   });
 
   it('never dispatches more than Remaining, waits for the reset, then reopens in full', async () => {
     const { clock, gov, ask, granted, permits } = setup(8);
-    ask(12);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 2, 2_000) });
+    ask(11);
     await flush();
     expect(granted).toHaveLength(3); // the probe + 2 remaining
     for (const p of permits().slice(1)) p.done({ answered: true, info: info(clock, 0, 2_000) });
@@ -88,9 +80,10 @@ describe('Governor', () => {
 
   it('lets requests in flight count against the window until their answers show otherwise', async () => {
     const { clock, ask, granted, permits } = setup(8);
-    ask(20);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 9, 10_000, 10) });
+    ask(19);
     await flush();
     expect(granted).toHaveLength(9); // 8 in flight
     // answers come back out of order: the lowest Remaining is the server's latest count
@@ -106,27 +99,28 @@ describe('Governor', () => {
     expect(granted).toHaveLength(10);
   });
 
-  it('a 429 pauses every worker until Retry-After and is counted', async () => {
+  it('a 429 pauses every worker until Retry-After', async () => {
     const { clock, gov, ask, granted, permits } = setup(4);
-    ask(6);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 50, 60_000, 60) });
+    ask(5);
     await flush();
     expect(granted).toHaveLength(5);
     permits()[1]!.done({ answered: true, rateLimited: true, info: { retryAt: clock.now() + 5_000 } });
     permits()[2]!.done({ answered: true, info: info(clock, 40, 60_000, 60) });
     await flush();
     expect(granted).toHaveLength(5);
-    expect(gov.rateLimited).toBe(1);
     await clock.advance(5_020);
     expect(granted).toHaveLength(6);
   });
 
   it('a 429 with no hint backs off, doubling', async () => {
     const { clock, ask, granted, permits } = setup(1);
-    ask(3);
+    ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, rateLimited: true });
+    ask(2);
     await clock.advance(1_019);
     expect(granted).toHaveLength(1);
     await clock.advance(1);
@@ -142,8 +136,8 @@ describe('Governor', () => {
     const { clock, ask, granted, permits } = setup(2);
     ask(1);
     await flush();
-    ask(2, clock.now() + 10 * 60_000);
     permits()[0]!.done({ answered: true, info: info(clock, 0, 3_600_000) });
+    ask(2, clock.now() + 10 * 60_000);
     await flush();
     expect(granted.slice(1)).toEqual([
       { ok: false, reason: 'RATE_LIMITED' },
@@ -207,20 +201,26 @@ async function simulate(format: ResetFormat, opts: { limit: number; windowMs: nu
   let next = 0;
   let finished = 0;
   const start = clock.now();
+  // the caller's rule: one call alone until the first answer
+  const first = new FirstAnswer();
   const worker = async () => {
     while (next < opts.requests) {
       const id = next++;
-      for (let attempt = 0; attempt < 20; attempt++) {
-        const grant = await gov.acquire(FAR);
-        if (!grant.ok) throw new Error(grant.reason);
-        const latency = 15 + ((id * 37 + attempt * 11) % 60); // answers return out of order
-        await sleep(clock, latency / 2);
-        const answer = serve(clock.now());
-        await sleep(clock, latency / 2);
-        grant.permit.done({ answered: true, rateLimited: answer.limited, info: parseRateLimitHeaders(answer.headers, clock.now()) });
-        if (!answer.limited) break;
-      }
+      await first.run(() => call(id));
       finished++;
+    }
+  };
+  const call = async (id: number) => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const grant = await gov.acquire(FAR);
+      if (!grant.ok) throw new Error(grant.reason);
+      const latency = 15 + ((id * 37 + attempt * 11) % 60); // answers return out of order
+      await sleep(clock, latency / 2);
+      const answer = serve(clock.now());
+      await sleep(clock, latency / 2);
+      first.reached = true;
+      grant.permit.done({ answered: true, rateLimited: answer.limited, info: parseRateLimitHeaders(answer.headers, clock.now()) });
+      if (!answer.limited) break;
     }
   };
   const all = Promise.all(Array.from({ length: opts.concurrency }, worker));

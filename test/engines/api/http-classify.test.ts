@@ -33,6 +33,13 @@ describe('classify: status codes read as PRODUCT.md §1 says', () => {
   });
 });
 
+describe('the server\'s error.code (issue 29.12)', () => {
+  it('is capped and loses its control characters: no terminal escape, no newline, no bidi override', () => {
+    expect(classify(503, err('X'.repeat(10_000_000)))).toMatchObject({ detail: `HTTP 503 ${'X'.repeat(64)}` });
+    expect(classify(422, err('BAD\u001b[2J\u001b]0;owned\u0007\r\nREQUEST\u202e'))).toEqual({ kind: 'request-error', status: 422, code: 'BAD [2J ]0;owned   REQUEST ' });
+  });
+});
+
 describe('networkFailure: what the user reads when no HTTP answer came', () => {
   const target = { url: new URL('https://api.example.com/api/validate/bulk'), method: 'POST', timeoutMs: 30_000 };
   const sysErr = (code: string) => Object.assign(new Error(code), { code });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { API_TEXT_CAPS, capText, cleanText } from '../../../src/engines/api/api-text.js';
 import { matchResults, normalizeBulk } from '../../../src/engines/api/normalize.js';
 import type { Verdict } from '../../../src/verdict.js';
 
@@ -32,6 +33,28 @@ describe('response normalisation', () => {
     const got = normalizeBulk(body)!;
     expect(got).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(got[i]).toMatchObject(e));
+  });
+
+  // issue 29.12: text from the API is capped where it enters (docs/output.md lists the caps)
+  it('caps every string taken from a response: a 10 MB provider, domain or suggestion', () => {
+    const huge = 'p'.repeat(10_000_000);
+    const item = { email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: huge, details: { syntax: true, domain: huge, suggestion: huge } };
+    const [a] = normalizeBulk({ results: [item] })!;
+    expect([a!.provider.length, a!.details.domain!.length, a!.details.suggestion!.length]).toEqual([
+      API_TEXT_CAPS.provider,
+      API_TEXT_CAPS.domain,
+      API_TEXT_CAPS.suggestion,
+    ]);
+    // a well-formed item with only a long domain leaves the fast path too
+    const [b] = normalizeBulk({ results: [{ ...item, provider: 'p', details: { domain: huge } }] })!;
+    expect(b!.details.domain).toHaveLength(API_TEXT_CAPS.domain);
+    const [c] = normalizeBulk({ data: { results: [{ email: 'a@x.com', isValid: true, provider: huge }] } })!;
+    expect(c!.provider).toHaveLength(API_TEXT_CAPS.provider);
+  });
+
+  it('never cuts a character in half', () => {
+    expect(capText(`${'a'.repeat(99)}😀`, 100)).toBe('a'.repeat(99));
+    expect(cleanText('RATE\u001b]0;pwned\u0007\nLIMITED\u202e\u0085', 64)).toBe('RATE ]0;pwned  LIMITED  ');
   });
 
   it.each([[null], [[]], [{ success: true }], [{ data: {} }], ['text']])('not a bulk body: %j', (body) => {

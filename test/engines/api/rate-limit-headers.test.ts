@@ -132,6 +132,21 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
   });
 
+  // issue 29.9: what a lying or broken server sends
+  it.each([
+    ['a negative Remaining: none left', { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '-5' }, { limit: 10, remaining: 0 }],
+    ['a negative Remaining, draft structured field', { ratelimit: '"default";r=-3;t=2' }, { remaining: 0, resetAt: NOW + 2_000 }],
+    ['Remaining 1e400 is no count (it was read as 1)', { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '1e400' }, { limit: 10 }],
+    ['Remaining 1.5 is no count', { 'x-ratelimit-remaining': '1.5' }, {}],
+    ['Remaining abc is no count', { 'x-ratelimit-remaining': 'abc' }, {}],
+    ['a count past any plan is no count', { 'x-ratelimit-limit': '99999999999999999999', 'x-ratelimit-remaining': '5' }, { remaining: 5 }],
+    ['a negative Limit is no limit', { 'x-ratelimit-limit': '-1', 'x-ratelimit-remaining': '0' }, { remaining: 0 }],
+    ['Limit 0 is kept: the window allows none', { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' }, { limit: 0, remaining: 0, resetAt: NOW + 1_000 }],
+    ['a reset past any clock is no reset', { 'x-ratelimit-reset': '99999999999999999999' }, {}],
+  ])('%s', (_name, headers, expected) => {
+    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+  });
+
   it('reads a fetch Headers object', () => {
     const headers = new Headers({ 'X-RateLimit-Remaining': '3', 'X-RateLimit-Reset': '2023-11-14T22:13:25Z' });
     expect(parseRateLimitHeaders(headers, NOW)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
