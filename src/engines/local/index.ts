@@ -233,6 +233,7 @@ function apply(c: Checks, f: SmtpFinding | undefined): void {
   if (f?.mailbox) c.mailbox = f.mailbox;
   if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
   if (f?.failure !== undefined) c.smtpFailure = f.failure;
+  if (f?.acceptsAll) c.acceptsAll = true;
   if (f?.note !== undefined) c.smtpNote = f.note;
 }
 

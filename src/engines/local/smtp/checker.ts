@@ -80,6 +80,8 @@ export interface SmtpFinding {
   catchAll?: boolean;
   /** set when mailbox is absent because the check failed */
   failure?: SmtpFailure;
+  /** not asked: the domain's mail service accepts every address at RCPT time (providers.ts) */
+  acceptsAll?: true;
   /** in words, when the check was not made or could not tell (serve's rawResponse) */
   note?: string;
 }
@@ -270,6 +272,7 @@ export class SmtpChecker {
       const quirk = providerRule(job.domain, job.hosts, this.o.providers ?? PROVIDER_RULES);
       if (quirk) {
         this.lastProblem = `${job.domain}: ${quirk.name} accepts every address at RCPT time, so its answer proves nothing (not asked)`;
+        for (const e of job.emails) found.set(e, { acceptsAll: true, note: this.lastProblem });
         continue;
       }
       const catchAll = await this.cache.getCatchAll(job.domain);
