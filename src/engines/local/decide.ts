@@ -79,6 +79,8 @@ export interface Checks {
   catchAll?: boolean;
   /** the domain's mail service is known to accept every address at RCPT time (providers.ts): not asked, nothing proven */
   acceptsAll?: boolean;
+  /** the run's own means failed for this row (DNS unusable, outbound SMTP blocked): see Verdict.outage */
+  outage?: 'dns' | 'smtp';
   /** why the mailbox check could not tell, in words, or why it was not made (serve's queue, its SSRF guard) */
   smtpNote?: string;
 }
@@ -125,6 +127,8 @@ export function decide(email: string, c: Checks): Verdict {
       : { syntax: false },
   };
   if (c.syntax && c.mailbox === undefined && c.smtpNote !== undefined) verdict.smtpNote = c.smtpNote;
+  // a risky row too: what DNS or the mail server would have said (NXDOMAIN, a refusal) could still make it invalid
+  if (c.outage !== undefined) verdict.outage = c.outage;
   return verdict;
 }
 

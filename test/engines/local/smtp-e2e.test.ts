@@ -192,11 +192,12 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(socks.connects).toContain(`127.0.0.1:${smtp.port}`);
   });
 
-  it('a wrong password: one clear warning that never shows it, and no smtp verdicts', async () => {
+  it('a wrong password: one clear warning that never shows it, no smtp verdicts, and exit 4 (the run\'s own means failed)', async () => {
     const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', `socks5://ann:wrong-pw-42@127.0.0.1:${socks.port}`], {
       stdin: 'ann@ok.test\nbob@catchall.test\n',
     });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^mailsift: the mailbox check failed: .*2 rows could not be checked/m);
     expect(r.stderr).toMatch(/proxy socks5:\/\/ann:\*\*\*@127\.0\.0\.1:\d+: the SOCKS5 proxy refused the user name or password/);
     expect(r.stderr).toMatch(/put the URL in MAILSIFT_SMTP_PROXY/);
     expect(r.stderr + r.stdout).not.toContain('wrong-pw-42');
@@ -205,11 +206,19 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(socks.refused).toBeGreaterThan(0);
   });
 
-  it('a proxy that is down: said once, and the rows are unknown', async () => {
-    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1'], {
+  it('a proxy that is down: said once, the rows are unknown, exit 4 even with --quiet, and they are not journaled', async () => {
+    const journal = join(dir, 'proxy-down.journal');
+    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '--journal', journal], {
       stdin: 'ann@ok.test\nbob@catchall.test\ncy@implicit.test\n',
     });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(4);
+    const quiet = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '-q'], { stdin: 'ann@ok.test\n' });
+    expect(quiet.code).toBe(4);
+    expect(quiet.stderr).toMatch(/^mailsift: the mailbox check failed: .*1 row could not be checked/m);
+    // the journal holds no verdict for them: the next run (proxy fixed) asks the mail servers
+    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal, '--format', 'json'], { stdin: 'ann@ok.test\n' });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).results[0]).toMatchObject({ status: 'valid', details: { smtp: true } });
     expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks paused/g)).toHaveLength(1);
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
     expect(out.map((o) => [o.status, o.smtp])).toEqual([['unknown', ''], ['unknown', ''], ['unknown', '']]);
