@@ -14,11 +14,11 @@ export const REASON_TABLE = {
 export const REASONS = [...REASON_TABLE.invalid, ...REASON_TABLE.risky, ...REASON_TABLE.unknown] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** The statuses a row with this reason can have: the mailbox check's tokens also mark valid rows. */
+/** The statuses a row with this reason can have (each reason belongs to one). */
 export function statusesOf(reason: Reason): Status[] {
   if ((REASON_TABLE.invalid as readonly string[]).includes(reason)) return ['invalid'];
   if ((REASON_TABLE.risky as readonly string[]).includes(reason)) return ['risky'];
-  return reason in SMTP_TOKENS ? ['valid', 'unknown'] : ['unknown'];
+  return ['unknown'];
 }
 
 export function isReason(token: string): token is Reason {
@@ -31,22 +31,21 @@ const SMTP_REASON = {
   greylisted: 'greylisted',
   blocked: 'smtp_blocked',
 } as const satisfies Record<string, Reason>;
-const SMTP_TOKENS = Object.fromEntries(Object.values(SMTP_REASON).map((r) => [r, true]));
 
 /**
  * The one place that reads a verdict's details as a reason: Shape A details,
  * Shape B's flags, the precheck and the offline engine's checks all arrive as
  * the same Details. A detail the source did not give is simply not evidence;
  * a verdict without any gets the status's catch-all token (rejected,
- * low_confidence, unverifiable). Valid rows have no reason, except that the
- * mailbox check could not tell (the domain is fine, the mailbox unverified).
+ * low_confidence, unverifiable). Valid rows have no reason: a mailbox the
+ * check could not tell about makes the row unknown (decide.ts), not valid.
  */
 export function reasonOf(v: Verdict): Reason | '' {
   const d = v.details;
   const smtp = d.smtpFailure === undefined ? undefined : SMTP_REASON[d.smtpFailure];
   switch (v.status) {
     case 'valid':
-      return smtp ?? '';
+      return '';
     case 'invalid':
       if (d.syntax === false || v.provider === 'precheck') return 'syntax';
       if (d.dnsFailure === 'nxdomain') return 'domain_not_found';

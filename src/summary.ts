@@ -38,6 +38,11 @@ export interface Summary {
   failures?: { kind: string; cause: string; addresses: number; advice: string }[];
   /** set when Ctrl-C or SIGTERM stopped the run before every row was written */
   interrupted?: boolean;
+  /**
+   * rows the run's own means failed for, by which (the DNS resolver unusable;
+   * outbound SMTP judged blocked): not recorded as final, exit 4; absent when none
+   */
+  outage?: { dns?: number; smtp?: number };
   /** the mailbox check (--smtp), present only when it was on */
   smtp?: SmtpStats;
   /** API requests in flight (API engine) */

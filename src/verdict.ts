@@ -70,6 +70,13 @@ export interface Verdict {
   error?: VerdictError;
   /** why the mailbox check was not made or could not tell, in words (serve's rawResponse) */
   smtpNote?: string;
+  /**
+   * The run's own means failed for this row (the DNS resolver unusable;
+   * outbound SMTP judged blocked): its `unknown` says nothing of the address,
+   * so it is not recorded as final in the journal or the cache, and the run
+   * exits 4.
+   */
+  outage?: 'dns' | 'smtp';
 }
 
 export function errorVerdict(email: string, code: ErrorCode, message: string): Verdict {

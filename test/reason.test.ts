@@ -64,9 +64,14 @@ describe('reasonOf', () => {
     ['engine, valid domain, greylisted', engine({ smtpFailure: 'greylisted' }), 'greylisted'],
     ['engine, valid domain, port 25 unreachable', engine({ smtpFailure: 'unreachable' }), 'smtp_unreachable'],
     ['engine, valid domain, checker blocked', engine({ smtpFailure: 'blocked' }), 'smtp_blocked'],
+    ['engine, a provider that accepts every address: not asked', engine({ acceptsAll: true }), 'unverifiable'],
+    ['engine, a role address the check could not tell about stays risky', engine({ role: true, smtpFailure: 'timeout' }), 'role'],
     ['engine, an answer makes a failure with another host moot', engine({ mailbox: 'accepted', catchAll: false, smtpFailure: 'timeout' }), ''],
   ])('%s', (_name, verdict, reason) => {
     expect(reasonOf(verdict)).toBe(reason);
+    // the decision of issue 31: a valid row carries no reason, and a mailbox the check could not tell about is unknown
+    if (verdict.status === 'valid') expect(reason).toBe('');
+    if (/^smtp_|^greylisted$/.test(reason)) expect(verdict.status).toBe('unknown');
     if (reason !== '') expect(statusesOf(reason as (typeof REASONS)[number])).toContain(verdict.status);
   });
 

@@ -60,6 +60,7 @@ export class Tally {
     s.total++;
     s[v.status]++;
     if (v.error) s.errors++;
+    if (v.outage) (s.outage ??= {})[v.outage] = (s.outage[v.outage] ?? 0) + 1;
     if (reason !== '') this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
     if (duplicate && filter.unique) {
       s.duplicatesRemoved = (s.duplicatesRemoved ?? 0) + 1;

@@ -221,7 +221,8 @@ class Pipeline {
   private async settle(b: Batch, verdicts: Verdict[]): Promise<void> {
     const { known } = this.options;
     if (known) {
-      const fresh = verdicts.filter((v) => !v.error);
+      // no verdict (error), or none about the address (the run's DNS or SMTP failed): a re-run asks again
+      const fresh = verdicts.filter((v) => !v.error && !v.outage);
       if (fresh.length) await known.record(fresh);
     }
     // Given up on (see `cancel`): recorded above if it came, but no longer written — the run has ended.

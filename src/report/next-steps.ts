@@ -46,7 +46,7 @@ const BY_REASON: Record<Reason, Step> = {
   role: { action: 'send', advice: 'a shared inbox (info@, support@): fine for business mail; send to a person if you have one' },
   low_confidence: { action: 'send', advice: 'with care: the API is not sure; watch the bounces' },
   dns_error: { action: 'retry', advice: 'DNS did not answer: run again later, or with another --dns-server' },
-  smtp_unreachable: { action: 'retry', advice: 'the mail server could not be reached: run again later' },
+  smtp_unreachable: { action: 'retry', advice: 'the mail server could not be reached, so the mailbox is unchecked: run again later' },
   smtp_timeout: { action: 'retry', advice: 'the mail server was too slow to answer: run again later' },
   greylisted: { action: 'retry', advice: 'the mail server asked to come back later: run again in an hour' },
   smtp_blocked: { action: 'retry', advice: 'the mail server refused the checker itself: check from a host with a good reputation or through --smtp-proxy' },
@@ -58,9 +58,6 @@ const BY_REASON: Record<Reason, Step> = {
 export function nextStep(status: Status, reason: string, fixable = false): Step {
   // whatever made it not valid, a misspelt domain is what to correct first
   if (fixable) return BY_REASON.typo;
-  const step = (BY_REASON as Record<string, Step | undefined>)[reason];
-  if (step === undefined) return BY_STATUS[status];
-  // a valid row whose mailbox check could not tell: the domain is fine, so it may be sent
-  if (status === 'valid') return { action: 'send', advice: 'the domain is fine; the mailbox itself could not be checked' };
-  return step;
+  // a valid row has no reason; the mailbox check's reasons are unknown rows, retried later
+  return (BY_REASON as Record<string, Step | undefined>)[reason] ?? BY_STATUS[status];
 }

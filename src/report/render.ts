@@ -6,6 +6,7 @@ import { STATUSES, type Status } from '../verdict.js';
 import { bar, stackedBar } from './charts.js';
 import { Html, html, userText } from './html.js';
 import { ACTIONS, ACTION_TITLE, nextStep, type Action } from './next-steps.js';
+import { outageLines } from './outage.js';
 import { REPORT_CSS } from './style.js';
 import type { ReportTally } from './tally.js';
 import { DOMAIN_SLOTS } from './top-domains.js';
@@ -91,6 +92,7 @@ function overview(t: ReportTally, meta: ReportMeta): Html {
   return html`<header>
 <h1>mailsift report ${d ? html`<span class="badge warn">dry run: nothing was sent</span>` : ''}${s.interrupted ? html`<span class="badge warn">stopped early: ${count(t.rows)} rows</span>` : ''}</h1>
 <p class="sub">${userText(input)} · ${ENGINE_NAME[meta.engine]}${meta.output ? html` · verdicts in ${userText(meta.output)}` : ''}</p>
+${outageLines(s).map((line) => html`<p class="notice" role="alert" data-figure="outage">${line}</p>`)}
 </header>
 <section aria-label="overview"><dl class="grid">${items}</dl></section>`;
 }

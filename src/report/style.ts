@@ -16,6 +16,7 @@ p { margin: 6px 0; }
 .sub { color: var(--muted); margin: 0 0 18px; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; vertical-align: middle; background: var(--panel); border: 1px solid var(--line); }
 .badge.warn { background: #fff8c5; border-color: #d4a72c; }
+.notice { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: .5em .75em; }
 section { margin: 0 0 22px; padding: 16px 18px; border: 1px solid var(--line); border-radius: 8px; break-inside: avoid; page-break-inside: avoid; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px 18px; margin: 0; }
 .grid div { min-width: 0; }

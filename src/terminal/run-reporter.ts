@@ -3,6 +3,7 @@ import type { Progress } from './progress.js';
 import type { Summary } from '../summary.js';
 import { evaluateFailOn, type FailOnRule } from './fail-on.js';
 import { renderFailure } from './failure-advice.js';
+import { outageLines } from '../report/outage.js';
 import { ProgressDisplay } from './progress-display.js';
 import { renderSummary } from './summary-table.js';
 import { printable } from '../format.js';
@@ -63,9 +64,11 @@ export class RunReporter {
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
     for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', printable(renderFailure(f)))}\n`);
+    // The run's own DNS or SMTP failed, even with --quiet: it is why the exit code is 4.
+    for (const line of outageLines(summary)) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', printable(line))}\n`);
     const hits = complete ? evaluateFailOn(this.options.failOn ?? [], summary) : [];
     for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
-    if (summary.errors > 0) return EXIT.rowErrors;
+    if (summary.errors > 0 || summary.outage) return EXIT.rowErrors;
     return hits.length > 0 ? EXIT.failOn : EXIT.ok;
   }
 }

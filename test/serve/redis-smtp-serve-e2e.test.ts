@@ -132,6 +132,13 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
   it('a lease held by an instance that was SIGKILLed runs out, and the other proceeds', async () => {
     const [c, d] = await Promise.all([instance(), instance('--drain-timeout', '1')]);
     const watcher = new Redis(redis.url);
+    // every lease request for mx.hang.test, at Redis's time (ms): the acquire script takes 4 arguments, a renewal 2
+    const leaseAsks: { at: number; instance: string }[] = [];
+    const monitorOf = new Redis(redis.url);
+    const monitor = await monitorOf.monitor();
+    monitor.on('monitor', (time: string, args: string[]) => {
+      if (/^evalsha$/i.test(args[0] ?? '') && args[3] === 'smtpserve:smtp-sessions:mx.hang.test' && args.length === 7) leaseAsks.push({ at: Number(time) * 1000, instance: args[4]!.split(':')[0]! });
+    });
     try {
       // c opens a session to mx.hang.test and waits for a reply that never comes
       const held = check(c, ['hang-ann@hang.test']).catch(() => undefined);
@@ -140,12 +147,21 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
         await new Promise((r) => setTimeout(r, 20));
       }
       expect(await watcher.zcard('smtpserve:smtp-sessions:mx.hang.test')).toBe(1);
+      // c's lease (1 s) was taken before now: unrenewed, it would be gone by leaseGoneBy
+      const [seconds, micros] = await watcher.time();
+      const leaseGoneBy = Number(seconds) * 1000 + Number(micros) / 1000 + 1000;
       // b wants the same host: it waits, renewals keep c's lease alive past its lease time
       const t0 = Date.now();
       const waiting = check(b, ['bob@hang.test']);
       // so does d, and then it is told to stop: waiting for a lease does not keep it alive
       const dWaits = check(d, ['cy@hang.test']).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 300));
+      // both wait: two instances besides c's have asked for the lease (bounded poll)
+      const [cLease] = await watcher.zrange('smtpserve:smtp-sessions:mx.hang.test', 0, 0);
+      const cInstance = cLease!.split(':')[0];
+      for (let i = 0; new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size < 2; i++) {
+        if (i > 500) throw new Error('b and d never both asked for the lease');
+        await new Promise((r) => setTimeout(r, 20));
+      }
       const stopAt = Date.now();
       d.child.kill('SIGTERM');
       expect(await d.exit).toBe(0);
@@ -153,7 +169,12 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       // below): the bound need only be far from that, and was too tight at 3 s under load
       expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
-      await new Promise((r) => setTimeout(r, 1200));
+      // wait (bounded) until a waiter has asked for the lease after c's would have run out unrenewed, and was refused
+      for (let i = 0; !leaseAsks.some((x) => x.at > leaseGoneBy); i++) {
+        if (i > 500) throw new Error('no instance asked for the lease after it would have run out');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await watcher.zcard('smtpserve:smtp-sessions:mx.hang.test')).toBe(1);
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
       c.child.kill('SIGKILL');
       await c.exit;
@@ -167,6 +188,8 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       await held;
     } finally {
       watcher.disconnect();
+      monitor.disconnect();
+      monitorOf.disconnect();
     }
   });
 });

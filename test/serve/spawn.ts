@@ -13,7 +13,7 @@ export interface Served {
 
 /**
  * Starts `mailsift serve --port 0 --no-dns ...` (without --no-dns when `dns` is
- * true), waiting (at most 10 s) for its listening line.
+ * true), waiting (at most 30 s: a loaded machine (load average 25 on 2 cores) took more than 10 s to start one) for its listening line.
  */
 export function startServe(args: string[], options: { dns?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...(options.dns ? [] : ['--no-dns']), ...args], {
@@ -25,8 +25,8 @@ export function startServe(args: string[], options: { dns?: boolean; env?: NodeJ
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`no listening line within 10 s; stderr: ${err}`));
-    }, 10_000);
+      reject(new Error(`no listening line within 30 s; stderr: ${err}`));
+    }, 30_000);
     child.stderr!.setEncoding('utf8').on('data', (c: string) => {
       err += c;
       const m = /^mailsift serve: listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);

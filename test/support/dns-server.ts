@@ -40,6 +40,8 @@ export interface TestDnsServer {
   readonly queries: string[];
   /** true: NXDOMAIN to every question (a broken resolver, as on a machine with no internet) */
   broken: boolean;
+  /** true: no answer to any question (DNS down: every query times out) */
+  down: boolean;
   zones: Record<string, Zone>;
   /** queries of `hold` zones waiting for releaseHeld(), now and at most so far */
   readonly held: number;
@@ -63,6 +65,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
   const queries: string[] = [];
   const state = {
     broken: options.broken ?? false,
+    down: false,
     zones: { ...DEFAULT_ZONES, ...options.zones },
   };
   const held: (() => void)[] = [];
@@ -73,6 +76,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
     queries.push(`${TYPE_NAMES.get(question.type) ?? question.type} ${name}`);
+    if (state.down) return;
     const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
     if (zone?.silent) return;
     if (!zone) {
@@ -108,6 +112,12 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     },
     set broken(value: boolean) {
       state.broken = value;
+    },
+    get down() {
+      return state.down;
+    },
+    set down(value: boolean) {
+      state.down = value;
     },
     get zones() {
       return state.zones;

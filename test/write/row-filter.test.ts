@@ -16,11 +16,12 @@ const set = (s: string) => parseTokens(s) as Set<never>;
 describe('--only / --except', () => {
   it.each<[string, RowFilter, Verdict[], Verdict[]]>([
     ['no filter keeps all', {}, [valid, disposable, nxdomain], []],
-    ['--only a status', { only: set('valid') }, [valid, greylisted], [disposable, nxdomain]],
+    ['--only a status', { only: set('valid') }, [valid], [greylisted, disposable, nxdomain]],
     ['--only a status and a reason', { only: set('valid,catch_all') }, [valid, catchAll], [disposable, typo]],
     ['the list-cleaning recipe', { only: set('valid,risky'), except: set('disposable,typo,mailbox_full') }, [valid, catchAll], [disposable, typo, nxdomain]],
     ['--except a status', { except: set('invalid') }, [valid, typo], [nxdomain]],
-    ['a valid row the mailbox check could not tell, by its reason', { only: set('greylisted') }, [greylisted], [valid]],
+    ['a row the mailbox check could not tell about, by its reason', { only: set('greylisted') }, [greylisted], [valid]],
+    ['... which is unknown, not valid', { only: set('unknown') }, [greylisted], [valid]],
   ])('%s', (_name, filter, kept, dropped) => {
     for (const v of kept) expect(keeps(filter, v)).toBe(true);
     for (const v of dropped) expect(keeps(filter, v)).toBe(false);
@@ -34,7 +35,7 @@ describe('--only / --except', () => {
   it('--split opens a file only for the statuses a kept row can have', () => {
     expect(statusesKept({})).toEqual(['valid', 'invalid', 'risky', 'unknown']);
     expect(statusesKept({ only: set('valid,catch_all') })).toEqual(['valid', 'risky']);
-    expect(statusesKept({ only: set('smtp_timeout') })).toEqual(['valid', 'unknown']);
+    expect(statusesKept({ only: set('smtp_timeout') })).toEqual(['unknown']);
     expect(statusesKept({ except: set('invalid,unknown') })).toEqual(['valid', 'risky']);
   });
 });

@@ -51,3 +51,8 @@ export function createOfflineChecker(lists: DomainLists = domainLists()): (email
     };
   };
 }
+
+/** The domain DNS is asked about: none for bad syntax or an address literal. */
+export function dnsDomain(c: Checks): string | undefined {
+  return c.syntax && !c.literal && c.domain ? c.domain : undefined;
+}

@@ -23,10 +23,14 @@
  *   - accepted by a domain that is not catch-all → valid, with more confidence;
  *   - undetermined (port 25 blocked, timeouts, a dropped connection, a block
  *     of the checker's IP, greylisting that outlasted the retry, a provider
- *     known to accept everything) → nothing changes: the status is what DNS
- *     and the lists decided. A blocked checker is not evidence. `smtpFailure`
+ *     known to accept everything) → unknown, after invalid and risky: the user
+ *     asked about the mailbox, and DNS's `valid` would be a guess about it
+ *     (issue 31). A blocked checker is not evidence either way. `smtpFailure`
  *     says why (unreachable, timeout, greylisted, blocked), so the row can
- *     carry the reason.
+ *     carry the reason; a provider that accepts everything has none (the
+ *     reason is then `unverifiable`). Serve's answers past `--smtp-deadline`,
+ *     or past its queue of pending checks, were not checked at all: they
+ *     stay what DNS and the lists decided.
  *
  * Confidence is how sure the engine is of that status, from 0 to 1:
  *   invalid: syntax 1.00 · null MX 0.99 · NXDOMAIN / no mail host 0.95
@@ -73,6 +77,10 @@ export interface Checks {
   smtpFailure?: SmtpFailure;
   /** whether the domain accepts any mailbox; absent when not known */
   catchAll?: boolean;
+  /** the domain's mail service is known to accept every address at RCPT time (providers.ts): not asked, nothing proven */
+  acceptsAll?: boolean;
+  /** the run's own means failed for this row (DNS unusable, outbound SMTP blocked): see Verdict.outage */
+  outage?: 'dns' | 'smtp';
   /** why the mailbox check could not tell, in words, or why it was not made (serve's queue, its SSRF guard) */
   smtpNote?: string;
 }
@@ -119,6 +127,8 @@ export function decide(email: string, c: Checks): Verdict {
       : { syntax: false },
   };
   if (c.syntax && c.mailbox === undefined && c.smtpNote !== undefined) verdict.smtpNote = c.smtpNote;
+  // a risky row too: what DNS or the mail server would have said (NXDOMAIN, a refusal) could still make it invalid
+  if (c.outage !== undefined) verdict.outage = c.outage;
   return verdict;
 }
 
@@ -144,6 +154,8 @@ function statusOf(c: Checks): [Status, number] {
   if (c.mailbox === 'accepted' && c.catchAll === true) return ['risky', 0.6];
   if (c.mailbox === 'accepted') return ['valid', 0.97];
   if (c.dns === 'unanswered') return ['unknown', 0.3];
+  // asked about the mailbox and could not tell: not the `valid` of DNS alone
+  if (c.mailbox === undefined && (c.smtpFailure !== undefined || c.acceptsAll)) return ['unknown', 0.3];
   if (c.dns === 'mx') return ['valid', 0.9];
   if (c.dns === 'implicit-mx') return ['valid', 0.7];
   return ['valid', 0.6];

@@ -24,7 +24,11 @@ import type { SharedCache } from './shared-cache.js';
  * working resolver has; and for a name under `.invalid` (RFC 6761), which no
  * honest resolver resolves. A resolver that fails the first is unusable (every
  * DNS-dependent answer becomes `unanswered`); one that resolves the second
- * invents addresses, so an A-only answer from it proves nothing.
+ * invents addresses, so an A-only answer from it proves nothing. The probe is
+ * not the only witness: a resolver that hands out real MX records works,
+ * whatever it says of the root zone (some refuse that question), so the run
+ * judges DNS by the answers it actually gets (`usable()`), and the rows and
+ * the warning agree.
  */
 export interface DnsOptions {
   /** `host[:port]`, host an IP address; the system resolver when absent */
@@ -43,6 +47,8 @@ export interface DnsOptions {
 interface Probe {
   usable: boolean;
   invents: boolean;
+  /** what the root zone's question got, for the warning */
+  why: string;
 }
 
 const MAX_CACHED_DOMAINS = 200_000;
@@ -90,8 +96,12 @@ export class DomainDns {
   private readonly hostAddresses = new Map<string, Cached<string[]>>();
   private readonly limit: ReturnType<typeof pLimit>;
   private probe: Cached<Probe> | undefined;
-  /** what the last probe found, so a warning is given when that changes, not at every probe */
+  /** what the last probe found */
   private lastProbe: Probe | undefined;
+  /** an MX answer with real hosts came since the last probe began: the resolver reaches the DNS */
+  private answeredMx = false;
+  /** what usable() last said, so a warning is given when that changes, not at every batch */
+  private judged: boolean | undefined;
   private readonly now: () => number;
   private closed = false;
   /** DNS questions sent (the probe's included) */
@@ -194,9 +204,12 @@ export class DomainDns {
     const probe = this.runProbe();
     const raw = await this.classify(domain);
     const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
-    if (raw.outcome === 'mx' || raw.outcome === 'null-mx' || raw.outcome === 'unanswered') return raw;
+    if (raw.outcome === 'mx') this.answeredMx = true;
+    if (raw.outcome === 'mx' || raw.outcome === 'null-mx') return raw;
+    // an unanswered lookup waits for the probe too, so that usable() has its verdict by the end of the batch
     const { usable, invents } = await probe;
-    if (!usable) return only('unanswered');
+    if (raw.outcome === 'unanswered') return raw;
+    if (!usable && !this.answeredMx) return only('unanswered');
     if (raw.outcome === 'implicit-mx' && invents) return only('unanswered');
     return raw;
   }
@@ -231,6 +244,7 @@ export class DomainDns {
 
   private runProbe(): Promise<Probe> {
     if (this.probe && this.probe.expires > this.now()) return this.probe.value;
+    this.answeredMx = false;
     this.probe = this.kept(() => this.probeNow(), (p) => (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS));
     return this.probe.value;
   }
@@ -243,21 +257,34 @@ export class DomainDns {
     ]);
     const usable = 'ok' in root && root.ok.length > 0;
     const invents = 'ok' in bogus && bogus.ok.length > 0;
-    const where = this.options.server ?? 'the system resolver';
     const before = this.lastProbe;
-    this.lastProbe = { usable, invents };
-    if (before && before.usable === usable && before.invents === invents) return { usable, invents };
-    if (before && usable && !invents) {
-      this.options.onWarning(`DNS at ${where} works again`);
-    } else if (!usable) {
-      const why = 'code' in root ? root.code : 'an empty answer';
-      this.options.onWarning(
-        `DNS is unusable (${where} gave ${why} for the root zone): MX checks skipped, DNS-dependent statuses are unknown`,
-      );
-    } else if (invents) {
-      this.options.onWarning(`DNS at ${where} answers for names that do not exist: A-only domains are reported unknown`);
+    this.lastProbe = { usable, invents, why: 'code' in root ? root.code : 'an empty answer' };
+    if (invents && !before?.invents) {
+      this.options.onWarning(`DNS at ${this.where} answers for names that do not exist: A-only domains are reported unknown`);
     }
-    return { usable, invents };
+    return this.lastProbe;
+  }
+
+  private get where(): string {
+    return this.options.server ?? 'the system resolver';
+  }
+
+  /**
+   * Whether DNS works, by the answers the run got: the probe passed, or a
+   * real MX answer came since it began. Undefined before any probe ended.
+   * Ask after a batch's lookups (each waits for the probe): says once when
+   * DNS is found unusable, and once when it works again.
+   */
+  usable(): boolean | undefined {
+    const probe = this.lastProbe;
+    const usable = this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
+    if (usable === false && this.judged !== false) {
+      this.options.onWarning(
+        `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
+      );
+    } else if (usable === true && this.judged === false) this.options.onWarning(`DNS at ${this.where} works again`);
+    if (usable !== undefined) this.judged = usable;
+    return usable;
   }
 
   private ask<T>(query: () => Promise<T>): Promise<Answer<T>> {

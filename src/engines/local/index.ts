@@ -2,13 +2,16 @@ import type { Validator, ValidatorStats } from '../validator.js';
 import type { Verdict } from '../../verdict.js';
 import { decide, type Checks, type DnsOutcome } from './decide.js';
 import { DomainDns } from './dns.js';
-import { createOfflineChecker } from './checks.js';
+import { createOfflineChecker, dnsDomain } from './checks.js';
+import { BatchProgress } from './batch-progress.js';
+import { askMailServers } from './mailbox-check.js';
 import { domainLists } from './lists.js';
 import type { SharedCache } from './shared-cache.js';
-import { DEFAULT_HOST_BUDGET_MS, SmtpChecker, type DomainJob, type SmtpCheckOptions, type SmtpFinding } from './smtp/checker.js';
+import { SmtpChecker, type SmtpCheckOptions } from './smtp/checker.js';
+import type { SmtpFailure } from '../../verdict.js';
 import type { SmtpStats } from '../../summary.js';
 import { checkInteger, checkMs } from '../../check-options.js';
-import { abortable, withDeadline } from '../../delay.js';
+import { abortable } from '../../delay.js';
 
 export { parseDnsServer } from './dns.js';
 
@@ -94,108 +97,23 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
   if (options.smtp && !dns) warn('the mailbox check (--smtp) needs DNS to find mail servers: it is off');
   let requests = 0;
 
-  const checked = options.onChecked;
   const validate = async (emails: readonly string[], signal?: AbortSignal): Promise<Verdict[]> => {
     signal?.throwIfAborted();
     const checks = emails.map(offline);
     if (dns) {
-      // one lookup per distinct domain of the batch (and the cache spans batches)
-      const pending = new Map<string, Promise<DnsOutcome>>();
-      /** addresses per domain, for the progress told as each answer comes */
-      const perDomain = new Map<string, number>();
-      let nothingToAsk = 0;
-      for (const c of checks) {
-        const domain = dnsDomain(c);
-        if (domain === undefined) nothingToAsk++;
-        else perDomain.set(domain, (perDomain.get(domain) ?? 0) + 1);
-        if (domain !== undefined && !pending.has(domain)) {
-          const lookup = dns.lookup(domain);
-          pending.set(domain, checked ? lookup.finally(() => checked((perDomain.get(domain) ?? 0) * (smtp ? 0.5 : 1))) : lookup);
-        }
+      const progress = new BatchProgress(checks, options.onChecked, smtp !== undefined);
+      await abortable(lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
+      // the run's own means failed: a resolver judged unusable leaves its rows unknown, and not final
+      if (dns.usable() === false) for (const c of checks) if (c.dns === 'unanswered') c.outage = 'dns';
+      if (smtp) {
+        const { deadlineMs, hostBudgetMs } = options.smtp!;
+        await abortable(askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, onChecked: (i) => progress.checked(i) }, signal), signal);
+        // so does a mailbox check whose outbound port 25 is judged blocked (the rows it could not dial)
+        if (smtp.state === 'blocked') for (const c of checks) if (c.mailbox === undefined && UNDIALLED.has(c.smtpFailure)) c.outage = 'smtp';
+        progress.finish();
       }
-      if (nothingToAsk > 0) checked?.(nothingToAsk);
-      const outcomes = new Map<string, DnsOutcome>();
-      await abortable(
-        Promise.all([...pending].map(async ([d, p]) => outcomes.set(d, await p))),
-        signal,
-      );
-      for (const c of checks) {
-        const domain = dnsDomain(c);
-        if (domain !== undefined) c.dns = outcomes.get(domain) ?? 'unanswered';
-      }
-      if (smtp) await abortable(askMailServers(emails, checks, signal), signal);
     }
     return checks.map((c, i) => decide(emails[i]!, c));
-  };
-
-  /**
-   * The mailbox check, after DNS: the batch's addresses grouped per domain, one
-   * job per domain with a usable (or implicit) MX. Syntax failures, NXDOMAIN,
-   * null MX, unanswered DNS and disposable domains are never dialled.
-   */
-  const askMailServers = async (emails: readonly string[], checks: Checks[], signal?: AbortSignal): Promise<void> => {
-    const byDomain = new Map<string, number[]>();
-    checks.forEach((c, i) => {
-      if (!c.syntax || c.literal || c.disposable || !c.domain) return;
-      if (c.dns !== 'mx' && c.dns !== 'implicit-mx') return;
-      // A non-ASCII local part needs SMTPUTF8 (RFC 6531), which many servers
-      // lack and refuse with texts that read like "invalid address": not asked.
-      if (!ASCII_LOCAL.test(emails[i]!.slice(0, emails[i]!.lastIndexOf('@')))) return;
-      let list = byDomain.get(c.domain);
-      if (!list) byDomain.set(c.domain, (list = []));
-      list.push(i);
-    });
-    const deadline = options.smtp!.deadlineMs;
-    const jobs: DomainJob[] = [];
-    const asked = new Map<number, string>();
-    // the other half of each address's progress (see onChecked): once, when its check is over
-    const credited = new Set<number>();
-    const credit = (indexes: Iterable<number>) => {
-      let n = 0;
-      for (const i of indexes) {
-        if (dnsDomain(checks[i]!) === undefined || credited.has(i)) continue;
-        credited.add(i);
-        n++;
-      }
-      if (n > 0) options.onChecked?.(n * 0.5);
-    };
-    await Promise.all(
-      [...byDomain].map(async ([domain, indexes]) => {
-        const { hosts } = await dns!.answer(domain);
-        if (hosts.length === 0) return;
-        // the addresses as the server sees them: the domain in lower case
-        for (const i of indexes) asked.set(i, `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`);
-        jobs.push({ domain, hosts, emails: [...new Set(indexes.map((i) => asked.get(i)!))] });
-      }),
-    );
-    if (jobs.length === 0) return credit(checks.keys());
-    // Findings are applied as each group of domains is done; serve stops
-    // waiting at its deadline and answers the rest from DNS and the lists,
-    // while their check goes on and fills the cache for the next request.
-    let open = true;
-    const byEmail = new Map<string, number[]>();
-    for (const [i, email] of asked) {
-      const list = byEmail.get(email);
-      if (list) list.push(i);
-      else byEmail.set(email, [i]);
-    }
-    // addresses never dialled are done now
-    credit([...checks.keys()].filter((i) => !asked.has(i)));
-    // serve: a check that outlives its answer goes on to fill the cache, but for
-    // one host budget at most — leftover work is bounded, whatever the tarpit
-    const limit =
-      deadline === undefined
-        ? signal
-        : AbortSignal.any([AbortSignal.timeout(Math.min(deadline + (options.smtp!.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
-    const work = smtp!.checkDomains(jobs, limit, (found) => {
-      if (!open) return;
-      for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
-      credit([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
-    });
-    if (deadline === undefined) await work;
-    else await withDeadline(work.catch(() => undefined), deadline);
-    open = false;
-    credit(checks.keys());
   };
 
   return {
@@ -227,18 +145,21 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
   };
 }
 
-const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
+/** failures of the kind a blocked port 25 gives: the rows it left undialled */
+const UNDIALLED = new Set<SmtpFailure | undefined>(['timeout', 'unreachable']);
 
-function apply(c: Checks, f: SmtpFinding | undefined): void {
-  if (f?.mailbox) c.mailbox = f.mailbox;
-  if (f?.catchAll !== undefined) c.catchAll = f.catchAll;
-  if (f?.failure !== undefined) c.smtpFailure = f.failure;
-  if (f?.note !== undefined) c.smtpNote = f.note;
-}
-
-/** The domain DNS is asked about: none for bad syntax or an address literal. */
-function dnsDomain(c: Checks): string | undefined {
-  return c.syntax && !c.literal && c.domain ? c.domain : undefined;
+/** One lookup per distinct domain of the batch (the cache spans batches); each check gets its domain's outcome. */
+async function lookUpDomains(dns: DomainDns, checks: Checks[], answered: (domain: string) => void): Promise<void> {
+  const pending = new Map<string, Promise<DnsOutcome>>();
+  for (const c of checks) {
+    const domain = dnsDomain(c);
+    if (domain !== undefined && !pending.has(domain)) pending.set(domain, dns.lookup(domain).finally(() => answered(domain)));
+  }
+  const outcomes = new Map(await Promise.all([...pending].map(async ([d, p]) => [d, await p] as const)));
+  for (const c of checks) {
+    const domain = dnsDomain(c);
+    if (domain !== undefined) c.dns = outcomes.get(domain) ?? 'unanswered';
+  }
 }
 
 let sharedChecker: ((email: string) => Checks) | undefined;

@@ -140,6 +140,30 @@ describe('DNS that does not work is not evidence', () => {
     expect(v.stats().warnings).toEqual(warnings);
   });
 
+  it('a resolver that answers MX questions but not the root-zone probe: judged by its answers, the rows and the warnings agree', async () => {
+    // some resolvers refuse the root zone's NS question; real MX records prove they reach the DNS
+    const picky = await startDnsServer({ zones: { '': { silent: true } } });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: picky.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const verdicts = await v.validate(['jane@mx.test', 'jane@nowhere.test'], signal);
+    await v.close();
+    await picky.close();
+    expect(verdicts.map((x) => [x.status, x.details.mx, x.outage])).toEqual([['valid', true, undefined], ['invalid', false, undefined]]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('a resolver that answers nothing: the rows are unknown and marked as the run\'s own failure, and the warning says so', async () => {
+    const down = await startDnsServer();
+    down.down = true;
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: down.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const verdicts = await v.validate(['jane@mx.test', 'info@mx.test'], signal);
+    await v.close();
+    await down.close();
+    expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['unknown', 'dns'], ['risky', 'dns']]);
+    expect(warnings).toEqual([expect.stringMatching(/^DNS is unusable .*: DNS-dependent statuses are unknown$/)]);
+  });
+
   it('a resolver that invents addresses for missing names: A-only domains are unknown, MX still counts', async () => {
     const lying = await startDnsServer({ fallback: () => ({ a: ['192.0.2.99'] }) });
     const warnings: string[] = [];

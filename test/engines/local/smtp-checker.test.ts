@@ -1,8 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SmtpChecker, type SmtpCheckOptions } from '../../../src/engines/local/smtp/checker.js';
 import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
+import { FakeClock } from '../../support/fake-clock.js';
+import { systemClock } from '../../../src/engines/local/smtp/clock.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
 const HOSTS: Record<string, string[]> = {
@@ -270,10 +272,13 @@ describe('real-server behaviour', () => {
     const socks = await startSocksServer(undefined, { blackhole: (d) => /^127\.0\.0\.1\d:/.test(d) });
     try {
       const filtered = Object.fromEntries(['w', 'x', 'y', 'z'].map((h, i) => [`mx.${h}.test`, [`127.0.0.1${i}`]]));
+      // the check's time is the test's: the re-test falls due when the clock says so, not after a sleep
+      const clock = new FakeClock();
       const { c, warnings } = checker({
         proxy: { host: '127.0.0.1', port: socks.port, remoteDns: false },
         resolveHost: async (h) => filtered[h] ?? HOSTS[h] ?? [],
         blockRetestMs: 300,
+        clock,
       });
       // one refused host first: a refusal is no evidence of a blocked network
       for (const h of ['w', 'x', 'y', 'z']) {
@@ -288,8 +293,12 @@ describe('real-server behaviour', () => {
       const meanwhile = await c.checkDomain({ domain: 'm.test', hosts: ['mx1.test'], emails: ['ann@m.test'] });
       expect(meanwhile.get('ann@m.test')).toMatchObject({ failure: 'timeout' });
       expect(socks.connects.length).toBe(connects);
+      // not yet due: still not dialled
+      await clock.advance(299);
+      await c.checkDomain({ domain: 'm2.test', hosts: ['mx1.test'], emails: ['ann@m2.test'] });
+      expect(socks.connects.length).toBe(connects);
       // later: tried again, and it works
-      await new Promise((r) => setTimeout(r, 400));
+      await clock.advance(1);
       const later = await c.checkDomain({ domain: 'n.test', hosts: ['mx1.test'], emails: ['ann@n.test'] });
       expect(later.get('ann@n.test')?.mailbox).toBe('accepted');
       expect(c.state).toBe('ok');
@@ -375,13 +384,52 @@ describe('real-server behaviour', () => {
   });
 
   it('a --smtp-retry-delay past 2^31 ms waits, instead of firing at once', async () => {
-    const { c } = checker({ retryDelayMs: 3_000_000_000 });
+    const clock = new FakeClock();
+    const { c } = checker({ retryDelayMs: 3_000_000_000, clock });
+    const asked = () => server.commands().filter((l) => l === 'RCPT TO:<grey-long@long.test>').length;
     const done = c.checkDomain({ domain: 'long.test', hosts: ['mx1.test'], emails: ['grey-long@long.test'] });
-    await new Promise((r) => setTimeout(r, 300));
+    // the first session is over and the retry waits on the clock (bounded poll, real I/O in between)
+    for (let i = 0; !(asked() === 1 && clock.pending === 1); i++) {
+      if (i > 500) throw new Error('the check never came to wait for its retry');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await clock.advance(2_999_999_999);
+    expect(asked()).toBe(1);
     c.close();
     const found = await done;
-    // before the fix the timer overflowed to 1 ms: asked again at once, and accepted
     expect(found.get('grey-long@long.test')).toMatchObject({ failure: 'greylisted' });
+  });
+
+  it('the real clock clamps a wait past 2^31 ms (setTimeout would fire it at once)', () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const cancel = systemClock.setTimer(() => undefined, 3_000_000_000);
+      expect(spy.mock.calls.at(-1)![1]).toBe(2 ** 31 - 1);
+      cancel();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("a caller that gives up while the banner is awaited (serve's client hung up) does not mark the host as failed", async () => {
+    const slow = await startSmtpServer({ bannerDelayMs: 300 });
+    try {
+      const { c } = checker({ port: slow.port, bannerTimeoutMs: 5000, timeoutMs: 5000, resolveHost: async () => ['127.0.0.6'] });
+      const gaveUp = new AbortController();
+      const first = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] }, gaveUp.signal);
+      for (let i = 0; slow.sessions.length === 0; i++) {
+        if (i > 500) throw new Error('never connected');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      gaveUp.abort(new Error('the client went away'));
+      await expect(first).rejects.toThrow('the client went away');
+      // the next request for that domain is checked, not told the host "did not answer earlier"
+      const next = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] });
+      expect(next.get('ann@slow.test')).toMatchObject({ mailbox: 'accepted' });
+      expect(slow.sessions.length).toBe(2);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('counts every connection that opened as a session, the silent ones too', async () => {

@@ -83,14 +83,19 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(pick('unknown-bob@ok.test')).toEqual(['invalid', '0.95', 'false', 'false']);
     expect(pick('full-cy@ok.test')).toEqual(['risky', '0.8', 'false', 'false']);
     expect(pick('grey-di@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
-    // a block of the checker is not evidence: status from DNS, smtp empty
-    expect(pick('policy-ed@ok.test')).toEqual(['valid', '0.9', '', 'false']);
+    // a block of the checker is not evidence: the mailbox is unknown, smtp empty
+    expect(pick('policy-ed@ok.test')).toEqual(['unknown', '0.3', '', 'false']);
+    expect(by('policy-ed@ok.test').reason).toBe('smtp_blocked');
     expect(pick('info@ok.test')).toEqual(['risky', '0.9', 'true', 'false']);
     expect(pick('x@catchall.test')).toEqual(['risky', '0.6', 'true', 'true']);
     expect(pick('ann@implicit.test')).toEqual(['valid', '0.97', 'true', 'false']);
-    expect(pick('ann@closed.test')).toEqual(['valid', '0.9', '', '']);
-    expect(pick('ann@silent.test')).toEqual(['valid', '0.9', '', '']);
-    expect(pick('ann@blocked.test')).toEqual(['valid', '0.9', '', '']);
+    // the mailbox could not be checked: unknown with the check's reason, never DNS's valid
+    expect(pick('ann@closed.test')).toEqual(['unknown', '0.3', '', '']);
+    expect(pick('ann@silent.test')).toEqual(['unknown', '0.3', '', '']);
+    expect(pick('ann@blocked.test')).toEqual(['unknown', '0.3', '', '']);
+    expect(['ann@closed.test', 'ann@silent.test', 'ann@blocked.test'].map((e) => by(e).reason)).toEqual(['smtp_unreachable', 'smtp_timeout', 'smtp_blocked']);
+    // a valid row carries no reason
+    expect(out.filter((o) => o.status === 'valid').map((o) => o.reason)).toEqual(out.filter((o) => o.status === 'valid').map(() => ''));
     expect(pick('ann@backup.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('ann@OK.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('ann@nxdomain.test')).toEqual(['invalid', '0.95', '', '']);
@@ -121,7 +126,7 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(summary.smtp).toMatchObject({ asked: 20, accepted: 20, refused: 0 });
   });
 
-  it('dead MX hosts first in a list do not switch the check off: their rows keep their DNS status, later rows are checked', async () => {
+  it('dead MX hosts first in a list do not switch the check off: their rows are unknown, later rows are checked', async () => {
     const domains = Array.from({ length: 5 }, (_, i) => `c${i}.closed.test`);
     for (const d of domains) dns.zones[d] = mx(`mx${d}`);
     for (const d of domains) dns.zones[`mx${d}`] = { a: ['127.0.0.2'] };
@@ -131,7 +136,7 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/blocked/);
     const out = JSON.parse(r.stdout).results as { status: string; details: Record<string, unknown> }[];
-    expect(out.slice(0, 5).map((o) => [o.status, o.details.smtp, o.details.smtpFailure])).toEqual(domains.map(() => ['valid', undefined, 'unreachable']));
+    expect(out.slice(0, 5).map((o) => [o.status, o.details.smtp, o.details.smtpFailure])).toEqual(domains.map(() => ['unknown', undefined, 'unreachable']));
     expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([['valid', true], ['invalid', false]]);
   });
 
@@ -162,7 +167,7 @@ describe('check --smtp', () => {
   it('says why the mailbox check could not tell', async () => {
     const policy = await runCli(['check', 'policy-amy@ok.test', ...smtpFlags()]);
     expect(policy.code).toBe(0);
-    expect(policy.stdout).toMatch(/^status: valid$/m);
+    expect(policy.stdout).toMatch(/^status: unknown$/m);
     expect(policy.stderr).toMatch(/mailbox check undetermined: mx\.ok\.test: 554 5\.7\.1 .*spamhaus/);
     const closed = await runCli(['check', 'ann@closed.test', ...smtpFlags()]);
     expect(closed.stderr).toMatch(/mailbox check undetermined: mx\.closed\.test: cannot connect \(ECONNREFUSED\)/);
@@ -187,27 +192,36 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(socks.connects).toContain(`127.0.0.1:${smtp.port}`);
   });
 
-  it('a wrong password: one clear warning that never shows it, and no smtp verdicts', async () => {
+  it('a wrong password: one clear warning that never shows it, no smtp verdicts, and exit 4 (the run\'s own means failed)', async () => {
     const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', `socks5://ann:wrong-pw-42@127.0.0.1:${socks.port}`], {
       stdin: 'ann@ok.test\nbob@catchall.test\n',
     });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^mailsift: the mailbox check failed: .*2 rows could not be checked/m);
     expect(r.stderr).toMatch(/proxy socks5:\/\/ann:\*\*\*@127\.0\.0\.1:\d+: the SOCKS5 proxy refused the user name or password/);
     expect(r.stderr).toMatch(/put the URL in MAILSIFT_SMTP_PROXY/);
     expect(r.stderr + r.stdout).not.toContain('wrong-pw-42');
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
-    expect(out.map((o) => [o.status, o.smtp])).toEqual([['valid', ''], ['valid', '']]);
+    expect(out.map((o) => [o.status, o.smtp])).toEqual([['unknown', ''], ['unknown', '']]);
     expect(socks.refused).toBeGreaterThan(0);
   });
 
-  it('a proxy that is down: said once, and the rows keep their DNS status', async () => {
-    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1'], {
+  it('a proxy that is down: said once, the rows are unknown, exit 4 even with --quiet, and they are not journaled', async () => {
+    const journal = join(dir, 'proxy-down.journal');
+    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '--journal', journal], {
       stdin: 'ann@ok.test\nbob@catchall.test\ncy@implicit.test\n',
     });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(4);
+    const quiet = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '-q'], { stdin: 'ann@ok.test\n' });
+    expect(quiet.code).toBe(4);
+    expect(quiet.stderr).toMatch(/^mailsift: the mailbox check failed: .*1 row could not be checked/m);
+    // the journal holds no verdict for them: the next run (proxy fixed) asks the mail servers
+    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal, '--format', 'json'], { stdin: 'ann@ok.test\n' });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).results[0]).toMatchObject({ status: 'valid', details: { smtp: true } });
     expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks paused/g)).toHaveLength(1);
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
-    expect(out.map((o) => [o.status, o.smtp])).toEqual([['valid', ''], ['valid', ''], ['valid', '']]);
+    expect(out.map((o) => [o.status, o.smtp])).toEqual([['unknown', ''], ['unknown', ''], ['unknown', '']]);
   });
 
 });
@@ -221,7 +235,7 @@ describe('serve --smtp', () => {
       expect(by('ann@ok.test')).toMatchObject({ status: 'valid', details: { smtp: true, catchAll: false } });
       expect(by('unknown-bob@ok.test')).toMatchObject({ status: 'invalid', details: { smtp: false } });
       expect(by('x@catchall.test')).toMatchObject({ status: 'risky', details: { smtp: true, catchAll: true } });
-      expect(by('ann@closed.test').status).toBe('valid');
+      expect(by('ann@closed.test')).toMatchObject({ status: 'unknown', isValid: false });
       expect(by('ann@closed.test').details).not.toHaveProperty('smtp');
       const one = await post(served.url, '/api/validate', { email: 'ann@ok.test' });
       expect(one.rawResponse).toMatchObject({ smtp_check: true, deliverable: true, catch_all: false, accept_all: false });
@@ -239,7 +253,7 @@ describe('serve --smtp', () => {
     try {
       const before = smtp.sessions.length;
       const one = await post(served.url, '/api/validate', { email: 'unknown-ssrf@ok.test' });
-      expect(one).toMatchObject({ status: 'valid', confidence: 0.9 });
+      expect(one).toMatchObject({ status: 'unknown' });
       expect(one.details).not.toHaveProperty('smtp');
       expect(one.rawResponse).toMatchObject({ smtp_failure: 'unreachable', smtp_note: expect.stringMatching(/127\.0\.0\.1 is not a public internet address.*--smtp-allow-private/) });
       expect(smtp.sessions.length).toBe(before);

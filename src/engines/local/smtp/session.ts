@@ -13,8 +13,10 @@ import { ReplyError, ReplyParser, type Reply } from './reply.js';
  *   protocol         what the server sent is not a reply to what we asked
  *                    (a second banner, an unsolicited or extra reply, not SMTP)
  *   proxy-auth, proxy  our own SOCKS5 set-up failed
+ *   aborted          we called it off (serve's client hung up, the run ended):
+ *                    nothing is said of the server
  */
-export type FailureKind = 'refused' | 'connect-timeout' | 'timeout' | 'budget' | 'dropped' | 'protocol' | 'proxy-auth' | 'proxy';
+export type FailureKind = 'refused' | 'connect-timeout' | 'timeout' | 'budget' | 'dropped' | 'protocol' | 'proxy-auth' | 'proxy' | 'aborted';
 
 export class SessionError extends Error {
   constructor(
@@ -37,6 +39,8 @@ export interface SessionOptions {
   deadlineAt?: number;
   proxy?: SocksProxy;
   signal?: AbortSignal;
+  /** the clock `deadlineAt` is on (the checker's; Date.now by default) */
+  now?: () => number;
 }
 
 /**
@@ -111,7 +115,8 @@ export class SmtpSession {
   static async connect(o: SessionOptions): Promise<SmtpSession> {
     const socket = await (o.proxy ? viaProxy(o) : direct(o));
     const session = new SmtpSession(socket, o);
-    const onAbort = () => session.destroy();
+    // our own abort is no fault of the server's: told apart from a hang-up
+    const onAbort = () => session.abort();
     if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('close', () => o.signal?.removeEventListener('abort', onAbort));
@@ -169,11 +174,17 @@ export class SmtpSession {
     this.socket.destroy();
   }
 
+  /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
+  private abort(): void {
+    this.fail(new SessionError('aborted', 'the check was called off'));
+    this.socket.destroy();
+  }
+
   private read(what: string, timeoutMs: number): Promise<Reply> {
     const ready = this.replies.shift();
     if (ready) return Promise.resolve(this.check(what, ready));
     if (this.failure) return Promise.reject(this.failure);
-    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - Date.now();
+    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - (this.o.now ?? Date.now)();
     const budgetBound = left < timeoutMs;
     const wait = Math.max(0, Math.min(timeoutMs, left));
     return new Promise<Reply>((resolve, reject) => {

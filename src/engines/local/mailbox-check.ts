@@ -1,0 +1,87 @@
+import { withDeadline } from '../../delay.js';
+import type { Checks } from './decide.js';
+import type { DomainDns } from './dns.js';
+import { DEFAULT_HOST_BUDGET_MS, type DomainJob, type SmtpChecker, type SmtpFinding } from './smtp/checker.js';
+
+export interface MailboxCheckOptions {
+  /** serve: answer without the check after this long; the check goes on and fills the cache */
+  deadlineMs?: number;
+  hostBudgetMs?: number;
+  /** the check is over for these addresses (by index in the batch) */
+  onChecked?: (indexes: Iterable<number>) => void;
+}
+
+const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
+
+/**
+ * The mailbox check of a batch, after DNS: its addresses grouped per domain,
+ * one job per domain with a usable (or implicit) MX; each address's finding
+ * written into its checks. Syntax failures, NXDOMAIN, null MX, unanswered DNS
+ * and disposable domains are never dialled.
+ */
+export async function askMailServers(
+  smtp: SmtpChecker,
+  dns: DomainDns,
+  emails: readonly string[],
+  checks: Checks[],
+  o: MailboxCheckOptions,
+  signal?: AbortSignal,
+): Promise<void> {
+  const byDomain = new Map<string, number[]>();
+  checks.forEach((c, i) => {
+    if (!c.syntax || c.literal || c.disposable || !c.domain) return;
+    if (c.dns !== 'mx' && c.dns !== 'implicit-mx') return;
+    // A non-ASCII local part needs SMTPUTF8 (RFC 6531), which many servers
+    // lack and refuse with texts that read like "invalid address": not asked.
+    if (!ASCII_LOCAL.test(emails[i]!.slice(0, emails[i]!.lastIndexOf('@')))) return;
+    const list = byDomain.get(c.domain);
+    if (list) list.push(i);
+    else byDomain.set(c.domain, [i]);
+  });
+  const jobs: DomainJob[] = [];
+  /** the address as the server sees it (the domain in lower case) → the batch's indexes */
+  const byEmail = new Map<string, number[]>();
+  await Promise.all(
+    [...byDomain].map(async ([domain, indexes]) => {
+      const { hosts } = await dns.answer(domain);
+      if (hosts.length === 0) return;
+      for (const i of indexes) {
+        const email = `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`;
+        const list = byEmail.get(email);
+        if (list) list.push(i);
+        else byEmail.set(email, [i]);
+      }
+      jobs.push({ domain, hosts, emails: [...new Set(indexes.map((i) => `${emails[i]!.slice(0, emails[i]!.lastIndexOf('@'))}@${domain}`))] });
+    }),
+  );
+  // addresses never dialled are done now
+  const asked = new Set([...byEmail.values()].flat());
+  o.onChecked?.([...checks.keys()].filter((i) => !asked.has(i)));
+  if (jobs.length === 0) return;
+  // Findings are applied as each group of domains is done; serve stops
+  // waiting at its deadline and answers the rest from DNS and the lists,
+  // while their check goes on and fills the cache for the next request.
+  let open = true;
+  // serve: a check that outlives its answer goes on to fill the cache, but for
+  // one host budget at most — leftover work is bounded, whatever the tarpit
+  const limit =
+    o.deadlineMs === undefined
+      ? signal
+      : AbortSignal.any([AbortSignal.timeout(Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
+  const work = smtp.checkDomains(jobs, limit, (found) => {
+    if (!open) return;
+    for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
+    o.onChecked?.([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
+  });
+  if (o.deadlineMs === undefined) await work;
+  else await withDeadline(work.catch(() => undefined), o.deadlineMs);
+  open = false;
+}
+
+function apply(c: Checks, f: SmtpFinding): void {
+  if (f.mailbox) c.mailbox = f.mailbox;
+  if (f.catchAll !== undefined) c.catchAll = f.catchAll;
+  if (f.failure !== undefined) c.smtpFailure = f.failure;
+  if (f.acceptsAll) c.acceptsAll = true;
+  if (f.note !== undefined) c.smtpNote = f.note;
+}

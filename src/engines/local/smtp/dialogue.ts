@@ -1,0 +1,137 @@
+import { classifyRcpt, classifyStep, isBusy, type RcptOutcome, type StepOutcome } from './classify.js';
+import { showReply, type Reply } from './reply.js';
+import { SessionError, type FailureKind, type SmtpSession } from './session.js';
+import type { SmtpFailure } from '../../../verdict.js';
+
+/** How a session ended, for serve's metrics (see SmtpCheckOptions.onSession). */
+export type SessionOutcome = 'completed' | 'deferred' | 'blocked' | 'refused' | 'failed';
+
+/** How one try at a list of recipients ended. */
+export interface Attempt {
+  outcomes: Map<string, RcptOutcome>;
+  /** answered 4xx (greylisting, 421, too many connections): ask again once, later */
+  later: string[];
+  /** why the rest (neither answered nor deferred) could not be told */
+  why: SmtpFailure;
+  /** how the session ended (metrics); absent when none opened */
+  ended?: SessionOutcome;
+  /** what went wrong, in words */
+  note?: string;
+}
+
+/** A dialogue's end, with what it showed of the host (the caller keeps the host's health). */
+export interface DialogueEnd extends Attempt {
+  /** busy: it said too many connections (or 421); fine: every recipient asked; protocol: its replies slipped */
+  host?: 'busy' | 'fine' | 'protocol';
+  /** a reply worth telling `check`'s user (a refusal of the checker, a deferral, a broken session) */
+  problem?: string;
+}
+
+export interface DialogueOptions {
+  helo: string;
+  /** the MAIL FROM reverse path; '' is the null path `<>` */
+  from: string;
+  /** RCPT per transaction at most */
+  maxRecipients: number;
+}
+
+export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
+
+/** The row's reason for a session that failed this way. */
+export function failureOf(kind: FailureKind): SmtpFailure {
+  return kind === 'connect-timeout' || kind === 'timeout' || kind === 'budget' ? 'timeout' : 'unreachable';
+}
+
+/** where the dialogue is: the command it sends next */
+type Step = 'hello' | 'mail' | 'rcpt' | 'rset';
+
+/**
+ * The dialogue after the banner, as a small state machine: EHLO (HELO for an
+ * old server), then transactions of MAIL FROM and up to `maxRecipients` RCPT
+ * TO, RSET between them — never DATA. Replies that end the session early leave
+ * the recipients not yet answered in `later` (a 4xx, 421) or unanswered (a
+ * block of the checker, a timeout, a dropped connection, a protocol error:
+ * never evidence). A protocol error also throws away what this session
+ * answered: once replies may have slipped, none of them is believed.
+ */
+export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
+  const outcomes = new Map<string, RcptOutcome>();
+  const queue = [...rcpts];
+  /** answered 4xx in this session: asked again later */
+  const deferred: string[] = [];
+  let problem: string | undefined;
+  const stop = (step: StepOutcome, reply?: Reply): DialogueEnd => {
+    const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
+    const why: SmtpFailure = step === 'blocked' || step === 'failed' ? (reply ? 'blocked' : 'unreachable') : 'greylisted';
+    const end: DialogueEnd = { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred, why, ended };
+    if (reply) {
+      end.note = end.problem = `${host}: ${showReply(reply)}`;
+      if (isBusy(reply) || reply.code === 421) end.host = 'busy';
+    } else if (problem) end.problem = problem;
+    return end;
+  };
+
+  const banner = classifyStep(greeting);
+  if (banner !== 'ok') return stop(banner, greeting);
+  let limit = o.maxRecipients;
+  let inTransaction = 0;
+  try {
+    for (let step: Step = 'hello'; ; ) {
+      switch (step) {
+        case 'hello': {
+          let hello = await session.command(`EHLO ${o.helo}`);
+          // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
+          if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
+          if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
+          step = 'mail';
+          break;
+        }
+        case 'rset': {
+          const rset = await session.command('RSET');
+          if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
+          step = 'mail';
+          break;
+        }
+        case 'mail': {
+          const mail = await session.command(`MAIL FROM:<${o.from}>`);
+          if (classifyStep(mail) !== 'ok') return stop(classifyStep(mail), mail);
+          inTransaction = 0;
+          step = 'rcpt';
+          break;
+        }
+        case 'rcpt': {
+          if (queue.length === 0) return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) };
+          if (inTransaction >= limit) {
+            step = 'rset';
+            break;
+          }
+          const rcpt = queue[0]!;
+          const reply = await session.command(`RCPT TO:<${rcpt}>`);
+          const outcome = classifyRcpt(reply);
+          if (outcome === 'too-many') {
+            // a new transaction for the rest, no larger than what this one took
+            if (inTransaction === 0) return stop('temporary', reply);
+            limit = inTransaction;
+            step = 'rset';
+            break;
+          }
+          if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
+          if (outcome === 'blocked' || outcome === 'unclear' || outcome === 'temporary') problem = `${host}: ${showReply(reply)}`;
+          queue.shift();
+          inTransaction++;
+          if (outcome === 'temporary') deferred.push(rcpt);
+          else outcomes.set(rcpt, outcome);
+          break;
+        }
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof SessionError)) throw err;
+    problem = `${host}: ${err.message}`;
+    if (err.kind === 'protocol') {
+      return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
+    }
+    // a timeout, a dropped connection or our own abort: what was answered stands, the rest stays undetermined
+    return { ...stop('failed'), why: failureOf(err.kind), note: problem };
+  }
+}
