@@ -4,7 +4,7 @@ import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
 import { credentialsPath, readStoredKey } from './credentials.js';
 import { isLoopback } from './serve-config.js';
-import type { EngineFlags } from './shared-options.js';
+import type { EngineSettings } from './shared-options.js';
 
 export interface EngineChoiceInput {
   engine?: string;
@@ -61,21 +61,21 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   return choice;
 }
 
-/** The offline engine's settings from the shared engine flags, the same for check and validate. */
-export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
-  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, dns: flags.dns !== false, smtp, onWarning };
+/** The offline engine's settings from the planned engine settings, the same for check and validate. */
+export function localSettings(settings: EngineSettings, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
+  return { dnsServer: settings.dnsServer, dnsTimeoutMs: settings.dnsTimeoutMs, dns: settings.dns, smtp, onWarning };
 }
 
-/** The API client's settings from the shared engine flags, the same for check and validate. */
-export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
+/** The API client's settings from the planned engine settings, the same for check and validate. */
+export function apiSettings(choice: ApiChoice, settings: EngineSettings, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
   return {
     baseUrl: choice.baseUrl,
     apiKey: choice.apiKey,
-    timeoutMs: flags.timeout * 1000,
-    retries: flags.retries,
+    timeoutMs: settings.timeoutMs,
+    retries: settings.retries,
     keySource: choice.keySource,
     // --verbose: each request and answer, the key redacted (http.ts never writes it)
-    ...(flags.verbose ? { log } : {}),
+    ...(settings.verbose ? { log } : {}),
   };
 }
 
