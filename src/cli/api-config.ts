@@ -10,6 +10,8 @@ export interface EngineChoiceInput {
   engine?: string;
   baseUrl?: string;
   apiKeyFile?: string;
+  /** --api-key, refused: a key in argv is seen in `ps` and kept in shell history */
+  apiKey?: unknown;
   /** --smtp, a check of the offline engine only */
   smtp?: boolean;
 }
@@ -31,6 +33,10 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
  * never from argv, where `ps` and shell history would show it.
  */
 export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv = process.env): EngineChoice {
+  if (input.apiKey !== undefined) {
+    // never quoted back: it is the key
+    throw new UsageError('--api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"');
+  }
   if (input.engine !== undefined && !['api', 'local', 'offline'].includes(input.engine)) {
     throw new UsageError(`--engine ${input.engine}: expected api or local (alias offline)`);
   }

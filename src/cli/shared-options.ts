@@ -25,6 +25,8 @@ export const ENGINE_OPTIONS = {
     new Option('--engine <engine>', 'api, or local (alias offline) for the offline engine (default: api when a key is configured)')
       .choices(['api', 'local', 'offline'])),
   baseUrl: spec<string | undefined>(() => new Option('--base-url <url>', 'the API base address (env MAILSIFT_BASE_URL)')),
+  // Not a way in: the flag a newcomer guesses first, caught to say where a key goes (resolveEngine). Hidden from --help.
+  apiKey: spec<string | true | undefined>(() => new Option('--api-key [key]', 'refused: keys never go in flags').hideHelp()),
   apiKeyFile: spec<string | undefined>(() => new Option('--api-key-file <file>', 'read the API key from this file (else env MAILSIFT_API_KEY, else the key stored by mailsift login)')),
   /** milliseconds */
   timeout: spec<number>(() => new Option('--timeout <seconds>', 'per-request timeout, API engine').argParser(parseTimeout).default(30_000, '30')),

@@ -62,6 +62,9 @@ describe('validate: usage errors', () => {
     ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file$/],
     ['credentials in the base URL', ['in.csv', '--base-url', 'https://u:pw-9@api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url: credentials in the URL are not allowed$/],
     ['another scheme', ['in.csv', '--base-url', 'ftp://api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url ftp:…: expected an http\(s\) URL$/],
+    // issue 31.5: the flag a newcomer guesses first says where a key goes, without echoing it
+    ['--api-key KEY', ['in.csv', '--api-key', KEY], {}, /^--api-key: keys never go in flags \(ps and shell history show them\); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"$/],
+    ['--api-key=KEY before the input', ['--api-key=' + KEY, 'in.csv'], API, /^--api-key: keys never go in flags/],
     ['a key with spaces', ['in.csv'], { ...API, MAILSIFT_API_KEY: `${KEY} extra` }, /^MAILSIFT_API_KEY: expected one key, without spaces or line breaks$/],
     // --smtp
     ['--smtp on the API engine', ['-', '--smtp', '--engine', 'api', '--base-url', 'http://127.0.0.1:9'], { MAILSIFT_API_KEY: 'k' }, /--smtp is a check of the offline engine: add --engine local/],
@@ -160,6 +163,7 @@ describe('check', () => {
     [['--timeout', '0', 'a@b.test'], /^option '--timeout <seconds>' argument '0' is invalid\. expected a duration from 1ms to 1h$/],
     [['--retries', '-1', 'a@b.test'], /--retries/],
     [['a@b.test', 'c@d.test'], /too many arguments/],
+    [['a@b.test', '--api-key', 'pw-77'], /^--api-key: keys never go in flags .*MAILSIFT_API_KEY.*--api-key-file.*mailsift login/],
     [['ann@ok.test', '--engine', 'local', '--smtp', '--smtp-proxy', 'http://ann:pw-77@127.0.0.1:1'], /^--smtp-proxy wants a socks5:\/\//],
   ];
   it.each(errors)('%j is a usage error', async (argv, message) => {
