@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
-import { credentialsPath, readStoredKey } from './credentials.js';
+import { credentialsPath, hasStoredKey, readStoredKey } from './credentials.js';
 import { isLoopback } from './serve-config.js';
 import type { EngineSettings } from './shared-options.js';
 
@@ -44,7 +44,10 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   const fromFlag = input.baseUrl !== undefined;
   const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
   const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
-  const found = findApiKey(input.apiKeyFile, env);
+  // The key `mailsift login` stored is read only when the API is asked for: an offline run never
+  // opens it (an unreadable or planted file must not stop a run that does not need it).
+  const apiAsked = input.engine === 'api' || Boolean(raw);
+  const found = findApiKey(input.apiKeyFile, env, apiAsked);
   if (!found) {
     // Asked for the API (a base URL is configured, or --engine api) and no key:
     // a cron job must fail here, not quietly validate offline and exit 0.
@@ -57,7 +60,9 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
     }
     return {
       engine: 'local',
-      notice: 'no API key configured (MAILSIFT_API_KEY, --api-key-file or "mailsift login"): using the offline engine',
+      notice: hasStoredKey(env)
+        ? 'no API address (--base-url or MAILSIFT_BASE_URL) for the key stored by "mailsift login": using the offline engine'
+        : 'no API key configured (MAILSIFT_API_KEY, --api-key-file or "mailsift login"): using the offline engine',
     };
   }
   const { key: apiKey, source: keySource } = found;
@@ -85,15 +90,18 @@ export function apiSettings(choice: ApiChoice, settings: EngineSettings, log: (l
   };
 }
 
-/** The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY, `mailsift login`'s file. */
-function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv): { key: string; source: string } | undefined {
+/**
+ * The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY,
+ * `mailsift login`'s file (looked at only when `stored` says the API is asked for).
+ */
+function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv, stored: boolean): { key: string; source: string } | undefined {
   if (file !== undefined) return { key: readApiKey(file), source: `--api-key-file ${file}` };
   const key = env.MAILSIFT_API_KEY?.trim();
   // never quoted: it is the key
   if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
   if (key) return { key, source: 'MAILSIFT_API_KEY' };
-  const stored = readStoredKey(env);
-  return stored === undefined ? undefined : { key: stored, source: `the key stored by "mailsift login" (${credentialsPath(env)})` };
+  const storedKey = stored ? readStoredKey(env) : undefined;
+  return storedKey === undefined ? undefined : { key: storedKey, source: `the key stored by "mailsift login" (${credentialsPath(env)})` };
 }
 
 function readApiKey(file: string): string {
