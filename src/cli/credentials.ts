@@ -100,17 +100,18 @@ export function looksLikeKey(key: string): boolean {
 export function storeKey(key: string, env: NodeJS.ProcessEnv = process.env): { path: string; warnings: string[] } {
   const path = credentialsPath(env);
   const dir = dirname(path);
-  // The root is the user's: creating a missing HOME (as root, /nonexistent) would put a key where no one looks.
-  const root = xdgConfigHome(env) ?? home(env);
-  const rootName = xdgConfigHome(env) !== undefined ? 'XDG_CONFIG_HOME' : 'HOME';
-  if (!isDirectory(root)) {
-    throw new UsageError(`login: ${rootName} (${root}) is not an existing directory: set ${rootName} to yours, or XDG_CONFIG_HOME to where the key should go`);
+  // HOME is the user's: creating a missing one (as root, nobody's /nonexistent) would put a key where no
+  // one looks. XDG_CONFIG_HOME, set on purpose, is made when missing, as the XDG spec asks (0700).
+  const xdg = xdgConfigHome(env);
+  if (xdg === undefined && !isDirectory(home(env))) {
+    throw new UsageError(`login: HOME (${home(env)}) is not an existing directory: set HOME to yours, or XDG_CONFIG_HOME to where the key should go`);
   }
   const warnings: string[] = [];
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   let fd: number | undefined;
   try {
-    // one level at a time below the root: ~/.config, then mailsift
+    if (xdg !== undefined) mkdirSync(xdg, { recursive: true, mode: 0o700 });
+    // one level at a time below HOME: ~/.config, then mailsift
     for (const d of [configHome(env), dir]) {
       try {
         mkdirSync(d, { mode: 0o700 });
