@@ -16,6 +16,10 @@ const HEADER = `# Command-line reference
 Every command also takes \`-h, --help\`. Topics: [output and exit codes](output.md),
 [input and output files](files.md), [the API engine](api-engine.md),
 [the offline engine](offline-engine.md), [serve](serve.md).
+
+Durations: a flag whose value is \`<seconds>\` or \`<ms>\` takes a number in that
+unit, or a number with its own unit (\`500ms\`, \`2s\`, \`5m\`, \`1h\`);
+\`--cache-ttl\` always wants its unit (\`30d\`, \`12h\`).
 `;
 
 /** The markdown reference of `program` (a commander Command and its subcommands). */

@@ -2,14 +2,16 @@ import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
-import { credentialsPath, readStoredKey } from './credentials.js';
+import { credentialsPath, hasStoredKey, readStoredKey } from './credentials.js';
 import { isLoopback } from './serve-config.js';
-import type { EngineFlags } from './shared-options.js';
+import type { EngineSettings } from './shared-options.js';
 
 export interface EngineChoiceInput {
   engine?: string;
   baseUrl?: string;
   apiKeyFile?: string;
+  /** --api-key, refused: a key in argv is seen in `ps` and kept in shell history */
+  apiKey?: unknown;
   /** --smtp, a check of the offline engine only */
   smtp?: boolean;
 }
@@ -31,6 +33,10 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
  * never from argv, where `ps` and shell history would show it.
  */
 export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv = process.env): EngineChoice {
+  if (input.apiKey !== undefined) {
+    // never quoted back: it is the key
+    throw new UsageError('--api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"');
+  }
   if (input.engine !== undefined && !['api', 'local', 'offline'].includes(input.engine)) {
     throw new UsageError(`--engine ${input.engine}: expected api or local (alias offline)`);
   }
@@ -38,7 +44,10 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   const fromFlag = input.baseUrl !== undefined;
   const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
   const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
-  const found = findApiKey(input.apiKeyFile, env);
+  // The key `mailsift login` stored is read only when the API is asked for: an offline run never
+  // opens it (an unreadable or planted file must not stop a run that does not need it).
+  const apiAsked = input.engine === 'api' || Boolean(raw);
+  const found = findApiKey(input.apiKeyFile, env, apiAsked);
   if (!found) {
     // Asked for the API (a base URL is configured, or --engine api) and no key:
     // a cron job must fail here, not quietly validate offline and exit 0.
@@ -51,7 +60,9 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
     }
     return {
       engine: 'local',
-      notice: 'no API key configured (MAILSIFT_API_KEY, --api-key-file or "mailsift login"): using the offline engine',
+      notice: hasStoredKey(env)
+        ? 'no API address (--base-url or MAILSIFT_BASE_URL) for the key stored by "mailsift login": using the offline engine'
+        : 'no API key configured (MAILSIFT_API_KEY, --api-key-file or "mailsift login"): using the offline engine',
     };
   }
   const { key: apiKey, source: keySource } = found;
@@ -61,33 +72,36 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
   return choice;
 }
 
-/** The offline engine's settings from the shared engine flags, the same for check and validate. */
-export function localSettings(flags: EngineFlags, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
-  return { dnsServer: flags.dnsServer, dnsTimeoutMs: flags.dnsTimeout, dns: flags.dns !== false, smtp, onWarning };
+/** The offline engine's settings from the planned engine settings, the same for check and validate. */
+export function localSettings(settings: EngineSettings, smtp: SmtpSettings | undefined, onWarning: (line: string) => void): LocalEngineOptions {
+  return { dnsServer: settings.dnsServer, dnsTimeoutMs: settings.dnsTimeoutMs, dns: settings.dns, smtp, onWarning };
 }
 
-/** The API client's settings from the shared engine flags, the same for check and validate. */
-export function apiSettings(choice: ApiChoice, flags: EngineFlags, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
+/** The API client's settings from the planned engine settings, the same for check and validate. */
+export function apiSettings(choice: ApiChoice, settings: EngineSettings, log: (line: string) => void): Omit<ApiConfig, 'concurrency'> {
   return {
     baseUrl: choice.baseUrl,
     apiKey: choice.apiKey,
-    timeoutMs: flags.timeout * 1000,
-    retries: flags.retries,
+    timeoutMs: settings.timeoutMs,
+    retries: settings.retries,
     keySource: choice.keySource,
     // --verbose: each request and answer, the key redacted (http.ts never writes it)
-    ...(flags.verbose ? { log } : {}),
+    ...(settings.verbose ? { log } : {}),
   };
 }
 
-/** The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY, `mailsift login`'s file. */
-function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv): { key: string; source: string } | undefined {
+/**
+ * The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY,
+ * `mailsift login`'s file (looked at only when `stored` says the API is asked for).
+ */
+function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv, stored: boolean): { key: string; source: string } | undefined {
   if (file !== undefined) return { key: readApiKey(file), source: `--api-key-file ${file}` };
   const key = env.MAILSIFT_API_KEY?.trim();
   // never quoted: it is the key
   if (key && /\s/.test(key)) throw new UsageError('MAILSIFT_API_KEY: expected one key, without spaces or line breaks');
   if (key) return { key, source: 'MAILSIFT_API_KEY' };
-  const stored = readStoredKey(env);
-  return stored === undefined ? undefined : { key: stored, source: `the key stored by "mailsift login" (${credentialsPath(env)})` };
+  const storedKey = stored ? readStoredKey(env) : undefined;
+  return storedKey === undefined ? undefined : { key: storedKey, source: `the key stored by "mailsift login" (${credentialsPath(env)})` };
 }
 
 function readApiKey(file: string): string {

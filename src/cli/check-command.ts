@@ -1,19 +1,22 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
 import { printable } from '../format.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
 import type { SmtpSettings } from '../engines/local/index.js';
-import { parseDnsServer } from '../engines/local/dns.js';
 import { apiSettings, localSettings, resolveEngine, type EngineChoice } from './api-config.js';
-import { addOptions } from './option-table.js';
-import { planWith, processContext, type PlanContext, type Planned } from './plan.js';
-import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
-import { hideProxyPassword, SMTP_OPTIONS, smtpSettings, type SmtpFlags } from './smtp-flags.js';
+import { addOptions, type FlagsOf, spec } from './option-table.js';
+import { planWith, type PlanContext, type Planned } from './plan.js';
+import { ENGINE_OPTIONS, engineSettings, type EngineFlags, type EngineSettings } from './shared-options.js';
+import { hideInArgv, SMTP_OPTIONS, smtpSettings, type ArgvSecret, type SmtpFlags } from './smtp-flags.js';
 
-interface CheckFlags extends EngineFlags, Partial<SmtpFlags> {
-  json?: boolean;
-}
+/** check's own options (the shared and --smtp ones follow). */
+export const CHECK_OPTIONS = {
+  json: spec<boolean | undefined>(() => new Option('--json', 'print the verdict as one JSON object')),
+};
+
+/** Everything `check` takes, typed from the tables that declare it. */
+export type CheckFlags = FlagsOf<typeof CHECK_OPTIONS> & EngineFlags & SmtpFlags;
 
 const EXAMPLES = `
 Examples:
@@ -30,42 +33,46 @@ POST /api/validate; without one, the offline engine answers.
 Exit status: 0 a verdict was printed (whatever its status), 2 usage error,
 3 the API refused the key, 4 no verdict could be obtained (the error is printed).`;
 
-export function checkCommand(): Command {
+/** `check`'s declaration; `run` gets its address and parsed flags (main.ts plans and runs them). */
+export function checkCommand(run: (email: string, flags: CheckFlags) => Promise<void> = async () => {}): Command {
   const cmd = new Command('check')
     .description('validate one address and print its verdict')
     .argument('<email>', 'the address to check')
-    .option('--json', 'print the verdict as one JSON object')
     .addHelpText('before', EXAMPLES)
     .addHelpText('after', AFTER);
-  for (const table of [ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
-  return cmd.action(async (email: string, flags: CheckFlags) => {
-      const verdict = await check(checkPlan(email, flags, processContext()), (line) => process.stderr.write(`mailsift: ${printable(line)}\n`));
-      process.stdout.write(
-        formatVerdict(verdict, { json: flags.json === true, tty: process.stdout.isTTY === true }),
-      );
-      if (verdict.error) process.exitCode = EXIT.rowErrors;
-    });
+  for (const table of [CHECK_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
+  return cmd.action(run);
 }
 
-/** What `mailsift check` will do, decided before anything is sent. */
+/** What `mailsift check` will do, decided before anything is sent: typed settings, no raw flags. */
 export interface CheckPlan {
   email: string;
   engine: EngineChoice;
+  engineSettings: EngineSettings;
   /** the mailbox check's settings, when --smtp is on */
   smtp?: SmtpSettings;
+  /** a proxy password given in argv, masked in `ps` when the check starts */
+  argvSecret?: ArgvSecret;
+  /** --json: one JSON object instead of lines */
+  json: boolean;
   /** lines for stderr before the check */
   warnings: string[];
-  /** every flag as the command's option table parsed it */
-  flags: CheckFlags;
 }
 
-/** check's address and flags as a plan; a flag that does not fit is a UsageError. Reads nothing of `process`. */
+/** check's address and parsed flags as a plan; a flag that does not fit is a UsageError. Reads nothing of `process`. */
 export function checkPlan(email: string, flags: CheckFlags, context: PlanContext): CheckPlan {
   const engine = resolveEngine(flags, context.env);
   const warnings: string[] = [];
-  const smtp = smtpSettings(flags as SmtpFlags, context.env, (line) => warnings.push(`warning: ${line}`));
-  if (engine.engine === 'local' && flags.dnsServer !== undefined) parseDnsServer(flags.dnsServer);
-  return { email: email.trim(), engine, ...(smtp ? { smtp } : {}), warnings, flags };
+  const { smtp, argvSecret } = smtpSettings(flags, context.env, (line) => warnings.push(`warning: ${line}`));
+  return {
+    email: email.trim(),
+    engine,
+    engineSettings: engineSettings(flags),
+    ...(smtp ? { smtp } : {}),
+    ...(argvSecret ? { argvSecret } : {}),
+    json: flags.json === true,
+    warnings,
+  };
 }
 
 /** `mailsift check ARGV…` planned in-process, as the CLI plans it: nothing sent. */
@@ -73,25 +80,32 @@ export function planCheck(argv: readonly string[], context: PlanContext): Promis
   return planWith(checkCommand(), argv, context, ([email], flags: CheckFlags) => checkPlan(email as string, flags, context));
 }
 
+/** `mailsift check`: prints the verdict on stdout and returns the exit code (main.ts sets it). */
+export async function runCheck(plan: CheckPlan): Promise<number> {
+  const verdict = await check(plan, (line) => process.stderr.write(`mailsift: ${printable(line)}\n`));
+  process.stdout.write(formatVerdict(verdict, { json: plan.json, tty: process.stdout.isTTY === true }));
+  return verdict.error ? EXIT.rowErrors : EXIT.ok;
+}
+
 /** One verdict from whichever engine the plan names; notices and warnings go to `say`. */
 export async function check(plan: CheckPlan, say: (line: string) => void): Promise<Verdict> {
-  const { email, flags } = plan;
+  const { email } = plan;
   const choice = plan.engine;
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../engines/api/client.js');
-    return validateOneViaApi({ ...apiSettings(choice, flags, say), concurrency: 1 }, email);
+    return validateOneViaApi({ ...apiSettings(choice, plan.engineSettings, say), concurrency: 1 }, email);
   }
   if (choice.notice) say(choice.notice);
   for (const line of plan.warnings) say(line);
-  hideProxyPassword(flags, plan.smtp);
+  hideInArgv(plan.argvSecret);
   const { createLocalValidator } = await import('../engines/local/index.js');
-  const engine = createLocalValidator(localSettings(flags, plan.smtp, (line) => say(`warning: ${line}`)));
+  const engine = createLocalValidator(localSettings(plan.engineSettings, plan.smtp, (line) => say(`warning: ${line}`)));
   try {
     const verdict = await engine.validateOne(email);
     // an empty smtp deserves a reason: the server's words, or why there were none
     const problem = (engine.stats() as { smtpProblem?: string }).smtpProblem;
-    if (flags.smtp && verdict.details.syntax && verdict.details.smtp === undefined && problem) say(`mailbox check undetermined: ${problem}`);
+    if (plan.smtp && verdict.details.syntax && verdict.details.smtp === undefined && problem) say(`mailbox check undetermined: ${problem}`);
     return verdict;
   } finally {
     await engine.close();

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { checkKey, removeStoredKey, storeKey } from './credentials.js';
+import { checkKey, looksLikeKey, removeStoredKey, storeKey } from './credentials.js';
 
 /**
  * `mailsift login` / `mailsift logout`: the API key kept for later runs, so a
@@ -20,9 +20,18 @@ Examples:
 Where: $XDG_CONFIG_HOME/mailsift/credentials (default ~/.config/mailsift/credentials), mode 600.
 Lookup order: --api-key-file, MAILSIFT_API_KEY, then the stored key.`,
     )
-    .action(async () => {
+    .option('--force', 'store the key even when it does not look like one')
+    .action(async (flags: { force?: boolean }) => {
       const text = process.stdin.isTTY ? await hiddenPrompt('API key: ') : await readAll(process.stdin);
-      const path = storeKey(checkKey(text));
+      const key = checkKey(text);
+      // A paste gone wrong would fail every later run with exit 3: said now, and never quoted (it may be a key).
+      if (!looksLikeKey(key) && !flags.force) {
+        throw new UsageError(
+          `login: that does not look like an API key (${key.length} characters; keys are 16 or more letters, digits, - and _): nothing stored; check what was pasted, or store it anyway with --force`,
+        );
+      }
+      const { path, warnings } = storeKey(key);
+      for (const line of warnings) process.stderr.write(`mailsift: warning: ${line}\n`);
       process.stderr.write(`mailsift: API key stored in ${path}\n`);
     });
   const logout = new Command('logout').description('remove the stored API key').action(() => {

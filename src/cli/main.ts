@@ -1,12 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, MailsiftError } from '../errors.js';
-import { checkCommand } from './check-command.js';
 import { completionCommand } from './completion-command.js';
 import { keysCommand } from './keys-command.js';
 import { loginCommands } from './login-command.js';
 import { serveCommand } from './serve-command.js';
 import { validateCommand } from './validate-command.js';
 import { processContext } from './plan.js';
+import { checkCommand, checkPlan, runCheck } from './check-command.js';
 import { servePlan } from './plan-serve.js';
 import { validatePlan } from './plan-validate.js';
 import { VERSION } from '../version.js';
@@ -29,10 +29,10 @@ Run "mailsift <command> --help" for a command's examples and options.
 `;
 
 /**
- * The only place that turns errors into exit statuses. Commands throw
- * MailsiftError (message for the user + exit code); anything else is a bug.
- * We set process.exitCode rather than calling process.exit so that piped output
- * is never cut off.
+ * The only place that sets the exit status: a command's run returns its exit
+ * code, or throws MailsiftError (message for the user + exit code); anything
+ * else is a bug. We set process.exitCode rather than calling process.exit so
+ * that piped output is never cut off.
  */
 export async function main(argv: string[]): Promise<void> {
   // A reader that goes away (`mailsift --help | head`) ends us quietly, not with
@@ -41,19 +41,24 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
   });
-  const program = createProgram();
+  let ran: number | undefined;
+  const program = createProgram((code) => (ran = code));
+  let code: number;
   try {
     await program.parseAsync(argv);
+    code = ran ?? EXIT.ok;
   } catch (err) {
-    process.exitCode = exitCodeFor(err);
+    code = exitCodeFor(err);
   }
+  // a failed write to stdout (above) is not undone by a run that went well
+  if (!process.exitCode) process.exitCode = code;
 }
 
 /**
  * The whole command tree, every flag and help text, without running anything:
  * main parses argv with it, and `npm run docs` writes docs/cli.md from it.
  */
-export function createProgram(): Command {
+export function createProgram(exited: (code: number) => void = () => {}): Command {
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
@@ -64,12 +69,13 @@ export function createProgram(): Command {
   // Each command declares its flags; what it runs is loaded only when it runs, from here,
   // so that a command's declaration and its run never import each other.
   // A command line is planned first (it opens no input, writes and sends nothing), then the plan runs.
+  // A run returns its exit code, handed to `exited` (main sets it).
   program.addCommand(validateCommand(async (input, flags) => {
     const plan = await validatePlan(input, flags, processContext());
-    return (await import('./run-validate.js')).runValidate(plan);
+    exited(await (await import('./run-validate.js')).runValidate(plan));
   }));
-  program.addCommand(checkCommand());
-  program.addCommand(serveCommand(async (flags) => (await import('./run-serve.js')).runServe(servePlan(flags, processContext()))));
+  program.addCommand(checkCommand(async (email, flags) => exited(await runCheck(checkPlan(email, flags, processContext())))));
+  program.addCommand(serveCommand(async (flags) => exited(await (await import('./run-serve.js')).runServe(servePlan(flags, processContext())))));
   program.addCommand(keysCommand());
   for (const cmd of loginCommands()) program.addCommand(cmd);
   program.addCommand(completionCommand(program));

@@ -1,8 +1,17 @@
 import { InvalidArgumentError } from 'commander';
+import { parseDnsServer } from '../engines/local/dns-server.js';
+import { parseRateLimit, type RateLimit } from '../serve/rate-limit.js';
+import { parseRedisUrl, type RedisTarget } from '../stores/redis-url.js';
 import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 
-/** commander argument parsers: each names the problem in one line. */
+/**
+ * commander argument parsers: each turns a flag's text into its typed value,
+ * or throws naming the problem in one line (exit 2). Each option has one
+ * parser, made once here and shared by every command that takes the option
+ * (test/cli/option-table.test.ts checks that), so a flag means the same and
+ * fails with the same words wherever it appears.
+ */
 export function intIn(min: number, max: number): (value: string) => number {
   return (value) => {
     if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
@@ -25,16 +34,63 @@ export function concurrencySetting(max: number): (value: string) => number | 'au
   };
 }
 
-export function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** A number of milliseconds as the shortest whole text with a unit: 2000 → "2s", 2_592_000_000 → "30d". */
+function showMs(ms: number): string {
+  if (ms === 0) return '0';
+  for (const unit of ['w', 'd', 'h', 'm', 's']) if (ms !== 0 && ms % UNIT_MS[unit]! === 0) return `${ms / UNIT_MS[unit]!}${unit}`;
+  return `${ms}ms`;
 }
 
-export function nonNegativeSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number of seconds, 0 or more');
-  return n;
+/**
+ * A duration flag, parsed to milliseconds. `bare` is the unit a number alone
+ * means — the unit the flag's name promises (`--timeout <seconds>`,
+ * `--dns-timeout <ms>`); any value may also carry its own unit (`500ms`, `2m`,
+ * `30d`). Without `bare` (`--cache-ttl <duration>`, whose default is `30d`) a
+ * number alone is refused rather than guessed: `--cache-ttl 30` meaning 30
+ * seconds surprised users who meant days.
+ */
+export function durationMs(o: { bare?: 's' | 'ms'; min: number; max: number }): (value: string) => number {
+  const range = `from ${showMs(o.min)} to ${showMs(o.max)}`;
+  return (value) => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/i.exec(value);
+    if (!m) {
+      throw new InvalidArgumentError(
+        o.bare === undefined
+          ? `expected a duration with a unit, e.g. 30d, 12h, 90m or 3600s`
+          : `expected a number of ${o.bare === 's' ? 'seconds' : 'milliseconds'} ${range}, or a number with a unit (ms, s, m, h)`,
+      );
+    }
+    const unit = m[2]?.toLowerCase() ?? o.bare;
+    if (unit === undefined && Number(m[1]) !== 0) {
+      throw new InvalidArgumentError(`a number alone is ambiguous: add a unit, e.g. ${m[1]}d for days, ${m[1]}h, ${m[1]}m or ${m[1]}s`);
+    }
+    const ms = Math.round(Number(m[1]) * UNIT_MS[unit ?? 'ms']!);
+    if (!Number.isSafeInteger(ms) || ms < o.min || ms > o.max) throw new InvalidArgumentError(`expected a duration ${range}`);
+    return ms;
+  };
+}
+
+/** `--dns-server host[:port]` → the form the resolver takes. */
+export function dnsServer(value: string): string {
+  try {
+    return parseDnsServer(value);
+  } catch {
+    throw new InvalidArgumentError('expected an IP address with an optional port (host[:port]), e.g. 127.0.0.1:5353');
+  }
+}
+
+/** serve's `--rate-limit <requests>/<seconds>` */
+export function rateLimit(value: string): RateLimit {
+  const parsed = parseRateLimit(value);
+  if (!parsed) throw new InvalidArgumentError('expected <requests>/<seconds>, e.g. 60/60');
+  return parsed;
+}
+
+/** `--redis redis://…`: the target, its password masked for display; an empty value (MAILSIFT_REDIS_URL="") is none. */
+export function redisTarget(value: string): RedisTarget | undefined {
+  return value.trim() === '' ? undefined : parseRedisUrl(value);
 }
 
 /** `--only`/`--except`: statuses and reasons, comma-separated. */

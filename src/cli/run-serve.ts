@@ -1,7 +1,7 @@
 import { EXIT, UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { ServePlan } from './plan-serve.js';
-import { hideProxyPassword } from './smtp-flags.js';
+import { hideInArgv } from './smtp-flags.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${printable(line)}\n`);
@@ -19,7 +19,7 @@ export const SERVE_SMTP_MAX_PENDING = 1000;
 export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
 
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
-export async function runServe(plan: ServePlan): Promise<void> {
+export async function runServe(plan: ServePlan): Promise<number> {
   // loaded when serving, not whenever the CLI starts
   const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
     await Promise.all([
@@ -32,13 +32,13 @@ export async function runServe(plan: ServePlan): Promise<void> {
       import('../serve/redis-cache.js'),
       import('../serve/redis-smtp.js'),
     ]);
-  const { flags, smtp } = plan;
+  const { smtp, settings } = plan;
   for (const line of plan.warnings) say(line);
-  hideProxyPassword(flags, smtp);
-  const config = await loadServeConfig(flags, plan.settings);
+  hideInArgv(plan.argvSecret);
+  const config = await loadServeConfig(settings);
   if (smtp) {
     // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
-    smtp.publicOnly = !flags.smtpAllowPrivate;
+    smtp.publicOnly = !settings.smtpAllowPrivate;
     smtp.maxPending = SERVE_SMTP_MAX_PENDING;
     // serve runs for months: a host's time budget is renewed, never spent for good
     smtp.hostBudgetWindowMs = SERVE_SMTP_BUDGET_WINDOW_MS;
@@ -62,7 +62,7 @@ export async function runServe(plan: ServePlan): Promise<void> {
   }
   if (smtp && redis) {
     smtp.cache = new RedisSmtpCache(redis);
-    smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: flags.smtpLease * 1000 });
+    smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: settings.smtpLeaseMs });
   }
   if (smtp && metrics) smtp.onSession = metrics.smtpSessionOpened;
   const engine = createLocalValidator({
@@ -93,13 +93,14 @@ export async function runServe(plan: ServePlan): Promise<void> {
   say(`rate limit ${requests} ${requests === 1 ? 'request' : 'requests'} per ${seconds} s per key (--rate-limit); response shape ${config.shape}`);
   // Ready to paste into the shell that runs mailsift validate (a wildcard address is reached on loopback).
   process.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
-  say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${flags.keysFile}>`);
+  say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${settings.files.keysFile}>`);
   await untilSignalled(async () => {
     say('shutting down: finishing requests in flight');
     await server.close();
     await engine.close();
     await redis?.close();
   });
+  return EXIT.ok;
 }
 
 /** Bad TLS material or a port we cannot have is the user's to fix: a one-line usage error. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
@@ -8,16 +8,14 @@ import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
 import { apiSettings, localSettings } from './api-config.js';
-import type { ValidateFlags } from './validate-command.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
-import type { TerminalFlags } from '../terminal/style.js';
-import { openStores, type StoreOptions } from '../stores/open-stores.js';
+import { openStores } from '../stores/open-stores.js';
 import { Dedupe } from '../dedupe/dedupe.js';
 import { CleanUp } from './clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from './interrupt.js';
 import { failureLines } from '../terminal/failure-advice.js';
-import { hideProxyPassword } from './smtp-flags.js';
+import { hideInArgv } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
@@ -28,15 +26,18 @@ const say = (line: string): void => {
   process.stderr.write(`mailsift: ${printable(line)}\n`);
 };
 
-/** `mailsift validate`: runs a plan through the pipeline, and maps its result to an exit code. */
-export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<void> {
-  const { flags, smtp, engine: choice } = plan;
+/**
+ * `mailsift validate`: runs a plan through the pipeline, and returns the exit
+ * code its result maps to (main.ts sets it); a run that cannot go on throws.
+ */
+export async function runValidate(plan: ValidatePlan): Promise<number> {
+  const { smtp, engine: choice, terminal, stores, batching } = plan;
   /** what --quiet silences: everything on stderr but errors (warnings stay in the --summary JSON) */
   const notice = (line: string): void => {
-    if (!flags.quiet) say(line);
+    if (!terminal.quiet) say(line);
   };
   for (const line of plan.warnings) notice(line);
-  hideProxyPassword(flags, smtp);
+  hideInArgv(plan.argvSecret);
   const inputPath = plan.input;
   // No file written may be the input or another output, under any name: refused
   // before the input is read or anything is created — and again once every
@@ -63,9 +64,9 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
     // An input without addresses (the wrong column, sheet or file) stops here, before anything is sent.
     input = await openAddressInput({
       path: inputPath,
-      column: flags.column,
-      sheet: flags.sheet,
-      encoding: flags.encoding,
+      column: plan.read.column,
+      sheet: plan.read.sheet,
+      encoding: plan.read.encoding,
       onNotice: notice,
       signal: interrupts.stop,
     });
@@ -80,23 +81,18 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
     const columns = resolveColumns(plan.output.columns, input.kind);
-    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: flags.dnsServer, smtp: smtp !== undefined };
-    // Each part gets the options it uses, not every flag of the command.
-    const stores: StoreOptions = { journal: flags.journal, cache: flags.cache, cacheTtl: flags.cacheTtl };
-    const terminal: TerminalFlags = { color: flags.color, progress: flags.progress, quiet: flags.quiet };
+    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
-    const batchesInFlight = flags.concurrency !== 'auto' ? flags.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
-    const batching = { batchSize: flags.batchSize, concurrency: flags.concurrency, batchesInFlight };
-    if (flags.dryRun) {
+    const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+    if (plan.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(flags.journal), cache: existing(flags.cache) }, job);
+      const { known } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache) }, job);
       cleanUp.defer(() => known?.close());
-      const report = flags.report === undefined ? undefined : await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+      const report = plan.report === undefined ? undefined : await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
       cleanUp.defer(() => report?.discard()); // nothing once it is written
-      await runDryRun(input, choice.engine, { ...batching, terminal, stop: interrupts.stop, report }, known, choice.engine === 'api' ? choice : undefined);
-      if (interrupts.exitCode() !== undefined) process.exitCode = interrupts.exitCode();
-      return;
+      await runDryRun(input, choice.engine, { ...batching, batchesInFlight, terminal, stop: interrupts.stop, report }, known, choice.engine === 'api' ? choice : undefined);
+      return interrupts.exitCode() ?? EXIT.ok;
     }
 
     const { known, journal } = await openStores(stores, job);
@@ -120,8 +116,8 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       ended = result !== undefined;
     });
     output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
-    if (flags.summary) summaryFile = await SummaryFile.open(flags.summary);
-    if (flags.report !== undefined) report = await ReportFile.open(flags.report, { input: inputPath, engine: choice.engine });
+    if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
+    if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
     await refuseCollisions(files);
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
@@ -134,16 +130,16 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       choice.engine === 'api'
         ? // loaded only when used: undici alone is a tenth of a second of start-up
           (await import('../engines/api/client.js')).createApiValidator({
-            ...apiSettings(choice, flags, say),
-            concurrency: flags.concurrency,
+            ...apiSettings(choice, plan.engineSettings, say),
+            concurrency: batching.concurrency,
             // --verbose: each change of the in-flight limit, with its reason
-            ...(flags.verbose ? { onConcurrencyChange: (c: LimitChange) => say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
+            ...(plan.engineSettings.verbose ? { onConcurrencyChange: (c: LimitChange) => say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
             onRateLimitWait: (until) => (progress.rateLimitWaitUntil = until),
             stop: stopSending.signal,
           })
         : // loaded only when used: its lists cost start-up time an API run need not pay
           (await import('../engines/local/index.js')).createLocalValidator({
-            ...localSettings(flags, smtp, notice),
+            ...localSettings(plan.engineSettings, smtp, notice),
             // the progress line moves while a batch waits on DNS or SMTP
             onChecked: (addresses) => (progress.addressesChecked += addresses),
           });
@@ -151,11 +147,11 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
 
     reporter = new RunReporter(progress, {
       // --verbose lines would tear through a progress line redrawn in place
-      flags: flags.verbose ? { ...terminal, progress: false } : terminal,
-      failOn: flags.failOn,
+      flags: plan.engineSettings.verbose ? { ...terminal, progress: false } : terminal,
+      failOn: plan.failOn,
       output: output.label,
-      summaryFile: flags.summary,
-      reportFile: flags.report,
+      summaryFile: plan.summary,
+      reportFile: plan.report,
     });
     await reporter.start();
     cleanUp.defer(() => reporter?.stop());
@@ -168,7 +164,7 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       input,
       validator,
       writer: output.writer,
-      batchSize: flags.batchSize,
+      batchSize: batching.batchSize,
       concurrency: batchesInFlight,
       filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
@@ -181,26 +177,25 @@ export async function runValidate(plan: ValidatePlan<ValidateFlags>): Promise<vo
       cancel: abandon,
     });
     await cleanUp.run();
-    if (gone.aborted) return; // the reader went away (`| head`): end quietly
+    if (gone.aborted) return EXIT.ok; // the reader went away (`| head`): end quietly
 
     const { summary } = result;
     const signalled = interrupts.exitCode();
     if (signalled !== undefined && !result.complete) summary.interrupted = true;
     const failures = validator.stats().failures ?? [];
     if (failures.length && choice.engine === 'api') {
-      summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: flags.journal });
+      summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: stores.journal });
     }
     if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${flags.summary} left as it was: only a complete run replaces an output`);
+      notice(`${plan.summary} left as it was: only a complete run replaces an output`);
     }
     if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${flags.report} left as it was: only a complete run replaces an output`);
+      notice(`${plan.report} left as it was: only a complete run replaces an output`);
     }
-    process.exitCode = reporter.finish(summary, result.complete, progress);
-    if (signalled !== undefined) {
-      say(interruptedAdvice(flags.journal, validator.engine));
-      process.exitCode = signalled;
-    }
+    const code = reporter.finish(summary, result.complete, progress);
+    if (signalled === undefined) return code;
+    say(interruptedAdvice(stores.journal, validator.engine));
+    return signalled;
   });
 }
 
@@ -214,8 +209,8 @@ function existing(path: string | undefined): string | undefined {
  * by its descriptor: `< in.csv`), the outputs, the stores and their lock
  * files, stdout when the rows go there (`>> in.csv`) and stderr.
  */
-function runFiles(plan: ValidatePlan<ValidateFlags>): NamedPath[] {
-  const { flags, output } = plan;
+function runFiles(plan: ValidatePlan): NamedPath[] {
+  const { stores, output } = plan;
   const lock = (flag: string, path: string | undefined): NamedPath[] =>
     path === undefined || path === '-' || /^rediss?:\/\//i.test(path.trim()) ? [] : [{ flag: `${flag}'s lock file`, path: `${path}.lock`, give: flag }];
   return [
@@ -224,11 +219,11 @@ function runFiles(plan: ValidatePlan<ValidateFlags>): NamedPath[] {
     ...(output.file === undefined && !output.split ? [{ flag: 'stdout', fd: 1 }] : []),
     { flag: 'stderr', fd: 2 },
     ...splitFiles(output).map((path) => ({ flag: '--split', path })),
-    { flag: '--summary', path: flags.summary },
-    { flag: '--report', path: flags.report },
-    { flag: '--journal', path: flags.journal },
-    ...lock('--journal', flags.journal),
-    { flag: '--cache', path: flags.cache },
-    ...lock('--cache', flags.cache),
+    { flag: '--summary', path: plan.summary },
+    { flag: '--report', path: plan.report },
+    { flag: '--journal', path: stores.journal },
+    ...lock('--journal', stores.journal),
+    { flag: '--cache', path: stores.cache },
+    ...lock('--cache', stores.cache),
   ];
 }

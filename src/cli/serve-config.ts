@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
 import { generateKey, parseKeysFile } from '../serve/keys.js';
-import { parseRateLimit, type RateLimit } from '../serve/rate-limit.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, parseRedisUrl, type RedisTarget } from '../stores/redis-url.js';
+import type { RateLimit } from '../serve/rate-limit.js';
+import type { RedisTarget } from '../stores/redis-url.js';
 import type { Shape } from '../serve/render.js';
 // the CLI layer declares the flags; only their type comes here (no commander in src/serve)
 import type { ServeFlags } from './serve-command.js';
@@ -32,14 +32,6 @@ export function isLoopback(host: string): boolean {
   return h.startsWith('::ffff:127.');
 }
 
-function integer(text: string, flag: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
-  }
-  return n;
-}
-
 async function readUserFile(path: string, flag: string): Promise<Buffer> {
   try {
     return await readFile(path);
@@ -49,29 +41,30 @@ async function readUserFile(path: string, flag: string): Promise<Buffer> {
   }
 }
 
+/** The files serve reads when it starts; paths as given. */
+export interface ServeFiles {
+  keysFile?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
 /** The serve settings the flags alone decide: everything but what the named files hold. */
-export type ServeSettings = Omit<ServeConfig, 'keys' | 'generatedKey' | 'tls'>;
+export type ServeSettings = Omit<ServeConfig, 'keys' | 'generatedKey' | 'tls'> & {
+  files: ServeFiles;
+  /** --smtp-allow-private */
+  smtpAllowPrivate: boolean;
+  /** --smtp-lease, milliseconds */
+  smtpLeaseMs: number;
+};
 
-/** Checks the flags, alone and together, reading no file; every problem is a UsageError. */
+/** Checks the parsed flags together, reading no file; every problem is a UsageError. */
 export function checkServeFlags(flags: ServeFlags): ServeSettings {
-  const port = integer(flags.port, '--port', 0, 65535);
-  const rateLimit = parseRateLimit(flags.rateLimit);
-  if (!rateLimit) throw new UsageError(`--rate-limit must look like <requests>/<seconds>, e.g. 60/60; got "${flags.rateLimit}"`);
-  const shape = flags.shape.toLowerCase();
-  if (shape !== 'a' && shape !== 'b') throw new UsageError(`--shape must be a or b, got "${flags.shape}"`);
-  const dnsTimeoutMs = integer(flags.dnsTimeout, '--dns-timeout', 1, 600_000);
-  const drainTimeoutMs = integer(flags.drainTimeout ?? '10', '--drain-timeout', 0, 3600) * 1000;
   let redis: ServeConfig['redis'];
-  if (flags.redis !== undefined && flags.redis.trim() !== '') {
-    const prefix = flags.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+  if (flags.redis !== undefined) {
+    const prefix = flags.redisPrefix;
     if (/[\s\x00-\x1f]/.test(prefix)) throw new UsageError('--redis-prefix must not hold spaces or control characters');
-    redis = {
-      target: parseRedisUrl(flags.redis),
-      prefix,
-      timeoutMs: integer(flags.redisTimeout ?? String(DEFAULT_REDIS_TIMEOUT_MS), '--redis-timeout', 1, 60_000),
-    };
+    redis = { target: flags.redis, prefix, timeoutMs: flags.redisTimeout };
   }
-
   if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) {
     throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
   }
@@ -83,30 +76,34 @@ export function checkServeFlags(flags: ServeFlags): ServeSettings {
   }
   return {
     host: flags.host,
-    port,
-    rateLimit,
-    shape,
+    port: flags.port,
+    rateLimit: flags.rateLimit,
+    shape: flags.shape,
     dns: flags.dns,
     dnsServer: flags.dnsServer,
-    dnsTimeoutMs,
+    dnsTimeoutMs: flags.dnsTimeout,
     redis,
     metrics: Boolean(flags.metrics),
-    drainTimeoutMs,
+    drainTimeoutMs: flags.drainTimeout,
+    files: { keysFile: flags.keysFile, tlsCert: flags.tlsCert, tlsKey: flags.tlsKey },
+    smtpAllowPrivate: flags.smtpAllowPrivate === true,
+    smtpLeaseMs: flags.smtpLease,
   };
 }
 
-/** Checks the flags and reads the files they name; every problem is a UsageError. */
-export async function loadServeConfig(flags: ServeFlags, settings: ServeSettings = checkServeFlags(flags)): Promise<ServeConfig> {
+/** Reads the files the settings name; every problem is a UsageError. */
+export async function loadServeConfig(settings: ServeSettings): Promise<ServeConfig> {
+  const { files } = settings;
   const tls =
-    flags.tlsCert && flags.tlsKey
-      ? { cert: await readUserFile(flags.tlsCert, '--tls-cert'), key: await readUserFile(flags.tlsKey, '--tls-key') }
+    files.tlsCert && files.tlsKey
+      ? { cert: await readUserFile(files.tlsCert, '--tls-cert'), key: await readUserFile(files.tlsKey, '--tls-key') }
       : undefined;
 
   let keys: string[];
   let generatedKey: string | undefined;
-  if (flags.keysFile) {
-    keys = parseKeysFile((await readUserFile(flags.keysFile, '--keys-file')).toString('utf8'));
-    if (keys.length === 0) throw new UsageError(`--keys-file: ${flags.keysFile} holds no keys (create one with: mailsift keys create --keys-file ${flags.keysFile})`);
+  if (files.keysFile) {
+    keys = parseKeysFile((await readUserFile(files.keysFile, '--keys-file')).toString('utf8'));
+    if (keys.length === 0) throw new UsageError(`--keys-file: ${files.keysFile} holds no keys (create one with: mailsift keys create --keys-file ${files.keysFile})`);
   } else {
     generatedKey = generateKey();
     keys = [generatedKey];

@@ -1,12 +1,37 @@
 import { hostname } from 'node:os';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { type FlagsOf, spec } from './option-table.js';
-import { UsageError } from '../errors.js';
-import { intIn, nonNegativeSeconds, positiveNumber } from './parse-flags.js';
+import { durationMs, intIn } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 
-export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelaySeconds: 60, deadlineSeconds: 25, budgetSeconds: 120 };
+export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelayMs: 60_000, deadlineMs: 25_000, budgetMs: 120_000 };
+
+// One parser per option, made once: validate, check and serve parse alike.
+const parsePort = intIn(1, 65535);
+const parseSmtpTimeout = durationMs({ bare: 'ms', min: 1, max: 600_000 });
+const parseSmtpConcurrency = intIn(1, 1000);
+const parsePerHost = intIn(1, 100);
+const parseRetryDelay = durationMs({ bare: 's', min: 0, max: 86_400_000 });
+const parseBudget = durationMs({ bare: 's', min: 1, max: 86_400_000 });
+const parseDeadline = durationMs({ bare: 's', min: 1, max: 3_600_000 });
+
+/** --smtp-helo: a host name or an [address literal], as EHLO takes it */
+function smtpHelo(value: string): string {
+  const helo = value.trim();
+  if (!/^(\[[0-9a-f.:]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/i.test(helo)) {
+    throw new InvalidArgumentError('expected a host name (or an [address literal]), e.g. mx.example.com');
+  }
+  return helo;
+}
+
+/** --smtp-from: an address, or <> (the null reverse path, given as '') */
+function smtpFrom(value: string): string {
+  let from = value.trim();
+  if (from.startsWith('<') && from.endsWith('>')) from = from.slice(1, -1);
+  if (from !== '' && !/^[^\s<>@]+@[^\s<>@]+$/.test(from)) throw new InvalidArgumentError('expected an address (you@your-domain.example) or <>');
+  return from;
+}
 
 /**
  * The default EHLO name: this machine's name when it is a fully-qualified one
@@ -23,33 +48,41 @@ export function defaultHelo(): string {
 export const SMTP_OPTIONS = {
   smtp: spec<boolean | undefined>(() => new Option('--smtp', "check the mailbox with the domain's mail server (RCPT TO; never sends mail)")),
   smtpHelo: spec<string | undefined>(() =>
-    new Option('--smtp-helo <name>', 'the name given in EHLO: use one whose DNS you control (default: this host if fully qualified, else localhost)')),
-  smtpFrom: spec<string | undefined>(() => new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)')),
-  smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(intIn(1, 65535)).default(SMTP_DEFAULTS.port)),
+    new Option('--smtp-helo <name>', 'the name given in EHLO: use one whose DNS you control (default: this host if fully qualified, else localhost)')
+      .argParser(smtpHelo)),
+  smtpFrom: spec<string | undefined>(() =>
+    new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)').argParser(smtpFrom)),
+  smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(parsePort).default(SMTP_DEFAULTS.port)),
+  /** milliseconds */
   smtpTimeout: spec<number>(() =>
-    new Option('--smtp-timeout <ms>', 'per SMTP reply and TCP handshake; the banner may take up to 60 s (or this, when longer), within --smtp-budget').argParser(intIn(1, 600_000)).default(SMTP_DEFAULTS.timeoutMs)),
+    new Option('--smtp-timeout <ms>', 'per SMTP reply and TCP handshake; the banner may take up to 60 s (or this, when longer), within --smtp-budget')
+      .argParser(parseSmtpTimeout)
+      .default(SMTP_DEFAULTS.timeoutMs, String(SMTP_DEFAULTS.timeoutMs))),
   smtpProxy: spec<string | undefined>(() =>
     new Option('--smtp-proxy <url>', 'connect through socks5://[user:pass@]host:port (env MAILSIFT_SMTP_PROXY; keep a password there, not in argv)')),
   smtpConcurrency: spec<number>(() =>
-    new Option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all').argParser(intIn(1, 1000)).default(SMTP_DEFAULTS.concurrency)),
+    new Option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all').argParser(parseSmtpConcurrency).default(SMTP_DEFAULTS.concurrency)),
   smtpPerHost: spec<number>(() =>
-    new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host').argParser(intIn(1, 100)).default(SMTP_DEFAULTS.perHost)),
+    new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host').argParser(parsePerHost).default(SMTP_DEFAULTS.perHost)),
+  /** milliseconds */
   smtpRetryDelay: spec<number>(() =>
     new Option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)')
-      .argParser(nonNegativeSeconds)
-      .default(SMTP_DEFAULTS.retryDelaySeconds)),
+      .argParser(parseRetryDelay)
+      .default(SMTP_DEFAULTS.retryDelayMs, String(SMTP_DEFAULTS.retryDelayMs / 1000))),
+  /** milliseconds */
   smtpBudget: spec<number>(() =>
     new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (MX host); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it')
-      .argParser(positiveNumber)
-      .default(SMTP_DEFAULTS.budgetSeconds)),
+      .argParser(parseBudget)
+      .default(SMTP_DEFAULTS.budgetMs, String(SMTP_DEFAULTS.budgetMs / 1000))),
 };
 
 /** serve's own: a request is answered within this, with or without the mailbox check. */
 export const SMTP_DEADLINE_OPTION = {
+  /** milliseconds */
   smtpDeadline: spec<number | undefined>(() =>
     new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
-      .argParser(positiveNumber)
-      .default(SMTP_DEFAULTS.deadlineSeconds)),
+      .argParser(parseDeadline)
+      .default(SMTP_DEFAULTS.deadlineMs, String(SMTP_DEFAULTS.deadlineMs / 1000))),
   smtpAllowPrivate: spec<boolean | undefined>(() =>
     new Option('--smtp-allow-private', 'let the mailbox check dial MX hosts on loopback, private, link-local or CGNAT addresses and IP-literal MX names (off: an API key must not reach inside this network)')),
 };
@@ -57,52 +90,58 @@ export const SMTP_DEADLINE_OPTION = {
 /** The --smtp flags as commander hands them over. */
 export type SmtpFlags = FlagsOf<typeof SMTP_OPTIONS> & Partial<FlagsOf<typeof SMTP_DEADLINE_OPTION>>;
 
+/** A secret to mask in the command line `ps` shows, and what to show instead. */
+export interface ArgvSecret {
+  text: string;
+  shown: string;
+}
+
 /**
  * Rewrites our command line as `ps` shows it (on Linux, node's process.title
  * overwrites the argv area) with the proxy's password masked, as mysql does
  * for `-p`. It only shortens the window: the warning still tells the user to
  * use the environment.
  */
-export function hideProxyPassword(flags: { smtpProxy?: string }, smtp: SmtpSettings | undefined): void {
-  if (flags.smtpProxy === undefined || smtp?.proxy?.password === undefined) return;
+export function hideInArgv(secret: ArgvSecret | undefined): void {
+  if (secret === undefined) return;
   try {
-    process.title = process.argv.map((a) => a.split(flags.smtpProxy!).join(showProxy(smtp.proxy!))).join(' ');
+    process.title = process.argv.map((a) => a.split(secret.text).join(secret.shown)).join(' ');
   } catch {
     // not supported here: the warning stands
   }
 }
 
+/** The mailbox check as planned: its settings when --smtp is on, and what to mask in argv. */
+export interface SmtpPlan {
+  smtp?: SmtpSettings;
+  argvSecret?: ArgvSecret;
+}
+
 /**
- * Builds the settings, or undefined when --smtp is off. A bad value is a
- * UsageError. Touches nothing: `hideProxyPassword` masks argv when the run starts.
+ * Builds the settings (undefined when --smtp is off) from the parsed flags and
+ * MAILSIFT_SMTP_PROXY. A bad proxy is a UsageError. Touches nothing:
+ * `hideInArgv` masks argv when the run starts.
  */
-export function smtpSettings(flags: SmtpFlags, env: Readonly<Record<string, string | undefined>> = process.env, warn?: (line: string) => void): SmtpSettings | undefined {
-  if (!flags.smtp) return undefined;
+export function smtpSettings(flags: SmtpFlags, env: Readonly<Record<string, string | undefined>>, warn: (line: string) => void): SmtpPlan {
+  if (!flags.smtp) return {};
   const proxyText = flags.smtpProxy ?? (env.MAILSIFT_SMTP_PROXY || undefined);
   const proxy = proxyText === undefined ? undefined : parseSmtpProxy(proxyText, flags.smtpProxy !== undefined ? '--smtp-proxy' : 'MAILSIFT_SMTP_PROXY');
+  let argvSecret: ArgvSecret | undefined;
   if (flags.smtpProxy !== undefined && proxy?.password !== undefined) {
-    warn?.('--smtp-proxy holds a password, which other users of this machine can read in the process list: put the URL in MAILSIFT_SMTP_PROXY instead');
+    warn('--smtp-proxy holds a password, which other users of this machine can read in the process list: put the URL in MAILSIFT_SMTP_PROXY instead');
+    argvSecret = { text: flags.smtpProxy, shown: showProxy(proxy) };
   }
-  const helo = (flags.smtpHelo ?? defaultHelo()).trim();
-  if (!/^(\[[0-9a-f.:]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/i.test(helo)) {
-    throw new UsageError(`--smtp-helo wants a host name (or an [address literal]), not "${helo.slice(0, 80)}"`);
-  }
-  let from = (flags.smtpFrom ?? '<>').trim();
-  if (from.startsWith('<') && from.endsWith('>')) from = from.slice(1, -1);
-  if (from !== '' && !/^[^\s<>@]+@[^\s<>@]+$/.test(from)) {
-    throw new UsageError(`--smtp-from wants an address (you@your-domain.example) or <>, not "${from.slice(0, 80)}"`);
-  }
-  const settings: SmtpSettings = {
-    helo,
-    from,
+  const smtp: SmtpSettings = {
+    helo: flags.smtpHelo ?? defaultHelo(),
+    from: flags.smtpFrom ?? '',
     port: flags.smtpPort,
     timeoutMs: flags.smtpTimeout,
     concurrency: flags.smtpConcurrency,
     perHost: flags.smtpPerHost,
-    retryDelayMs: Math.round(flags.smtpRetryDelay * 1000),
-    hostBudgetMs: Math.round(flags.smtpBudget * 1000),
+    retryDelayMs: flags.smtpRetryDelay,
+    hostBudgetMs: flags.smtpBudget,
   };
-  if (proxy) settings.proxy = proxy;
-  if (flags.smtpDeadline !== undefined) settings.deadlineMs = Math.round(flags.smtpDeadline * 1000);
-  return settings;
+  if (proxy) smtp.proxy = proxy;
+  if (flags.smtpDeadline !== undefined) smtp.deadlineMs = flags.smtpDeadline;
+  return { smtp, ...(argvSecret ? { argvSecret } : {}) };
 }

@@ -5,7 +5,7 @@ import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { concurrencySetting, intIn, outputFormat, tokenList } from './parse-flags.js';
+import { concurrencySetting, durationMs, intIn, outputFormat, tokenList } from './parse-flags.js';
 import { MAX_IN_FLIGHT, type ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
@@ -57,6 +57,13 @@ Environment:
   NO_COLOR, TERM=dumb no colour; CI, or stderr not a terminal: no progress line
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
 
+// One parser per option, made once.
+const parseBatchSize = intIn(1, 1000);
+const parseConcurrency = concurrencySetting(MAX_IN_FLIGHT);
+/** no bare number: `30` could be seconds or days, and the default is 30d */
+const parseCacheTtl = durationMs({ min: 0, max: 3650 * 86_400_000 });
+const CACHE_TTL_DEFAULT_MS = 30 * 86_400_000;
+
 /** validate's own options, in --help order (the shared ones follow, then --smtp's). */
 export const VALIDATE_OPTIONS = {
   column: spec<string | undefined>(() => new Option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')),
@@ -81,10 +88,10 @@ export const VALIDATE_OPTIONS = {
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
   report: spec<string | undefined>(() =>
     new Option('--report <file.html>', 'also write an HTML overview of the run: charts of statuses and reasons, top domains, typos, next steps')),
-  batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(intIn(1, 1000)).default(1000)),
+  batchSize: spec<number>(() => new Option('--batch-size <n>', 'addresses per bulk request, 1..1000').argParser(parseBatchSize).default(1000)),
   concurrency: spec<ConcurrencySetting>(() =>
     new Option('--concurrency <n|auto>', 'API requests in flight: auto follows the server (its plan, its latency, its refusals), up to 64; a number 1..64 pins it')
-      .argParser(concurrencySetting(MAX_IN_FLIGHT))
+      .argParser(parseConcurrency)
       .default('auto')),
   quiet: spec<boolean | undefined>(() => new Option('-q, --quiet', 'print nothing on stderr but errors')),
   progress: spec<boolean>(() => new Option('--no-progress', 'no progress line on stderr (it only shows on a terminal anyway)')),
@@ -93,7 +100,11 @@ export const VALIDATE_OPTIONS = {
     new Option('--journal <file>', 'crash-safe record of finished verdicts: re-running with it re-sends nothing already answered')),
   cache: spec<string | undefined>(() =>
     new Option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')),
-  cacheTtl: spec<string>(() => new Option('--cache-ttl <duration>', 'how long a cached verdict is reused: 30d, 12h, 90m, 3600s').default('30d')),
+  /** milliseconds */
+  cacheTtl: spec<number>(() =>
+    new Option('--cache-ttl <duration>', 'how long a cached verdict is reused, with its unit: 30d, 12h, 90m, 3600s')
+      .argParser(parseCacheTtl)
+      .default(CACHE_TTL_DEFAULT_MS, '30d')),
   dryRun: spec<boolean | undefined>(() => new Option('--dry-run', 'read and check the input, report what would be sent, send nothing')),
   failOn: spec<FailOnRule[] | undefined>(() =>
     new Option(

@@ -2,15 +2,14 @@ import { UsageError } from '../errors.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import { jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
-import { parseDuration } from './duration.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
 
 export interface StoreOptions {
   journal?: string;
   cache?: string;
-  /** --cache-ttl as typed; default 30d */
-  cacheTtl?: string;
+  /** --cache-ttl, milliseconds (the CLI's parser reads the flag) */
+  cacheTtlMs: number;
 }
 
 export interface Stores {
@@ -26,7 +25,7 @@ export interface Stores {
  * file of the run: see refuseCollisions.)
  */
 export async function openStores(flags: StoreOptions, job: BindingOptions): Promise<Stores> {
-  const ttlMs = parseDuration(flags.cacheTtl ?? '30d');
+  const ttlMs = flags.cacheTtlMs;
   if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);

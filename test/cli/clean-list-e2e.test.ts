@@ -173,7 +173,7 @@ describe('loud where it used to be silent', () => {
     const config = join(dir, 'config');
     const env = { XDG_CONFIG_HOME: config };
     const key = 'test-key'; // the one the fault server takes
-    const login = await runCli(['login'], { env, stdin: `${key}\n` });
+    const login = await runCli(['login', '--force'], { env, stdin: `${key}\n` }); // short: not what a real key looks like
     expect(login.code).toBe(0);
     const path = join(config, 'mailsift', 'credentials');
     expect(login.stderr).toBe(`mailsift: API key stored in ${path}\n`);

@@ -36,3 +36,41 @@ describe('options declared once, as tables', () => {
     expect(listed.length).toBeGreaterThan(25);
   });
 });
+
+describe('each flag parsed once (issue 34.1)', () => {
+  const commands = { validate: validateCommand(async () => {}), check: checkCommand(), serve: serveCommand(async () => {}) };
+  /** a value that is a number, a duration or an address, told by the flag's value name */
+  const TYPED = /<(n|ms|seconds|duration|n\|auto|host\[:port\]|address|requests\/seconds|url)>$/;
+  const options = Object.entries(commands).flatMap(([name, cmd]) => cmd.options.map((o) => ({ command: name, option: o })));
+
+  it('every number, duration and address option has a parser that hands over its typed value', () => {
+    const typed = options.filter(({ option }) => TYPED.test(option.flags) && !['--base-url', '--smtp-proxy'].includes(option.long!));
+    expect(typed.length).toBeGreaterThan(25);
+    for (const { command, option } of typed) {
+      expect(option.parseArg, `${command} ${option.flags}`).toBeTypeOf('function');
+      // the default is the parsed value of the default --help shows: nothing parses it again later
+      if (option.defaultValue !== undefined) {
+        const shown = String(option.defaultValueDescription ?? option.defaultValue);
+        expect(option.parseArg!(shown, undefined), `${command} ${option.flags} default ${shown}`).toEqual(option.defaultValue);
+      }
+    }
+  });
+
+  it('an option taken by several commands has the one parser, default and help in all of them', () => {
+    const byFlag = new Map<string, typeof options>();
+    for (const entry of options) byFlag.set(entry.option.long!, [...(byFlag.get(entry.option.long!) ?? []), entry]);
+    const shared = [...byFlag.entries()].filter(([, list]) => list.length > 1);
+    // --dns-timeout, --dns-server, --no-dns, the --smtp ones… in validate, check and serve
+    expect(shared.map(([flag]) => flag)).toEqual(expect.arrayContaining(['--dns-timeout', '--dns-server', '--no-dns', '--smtp-port', '--smtp-timeout', '--timeout']));
+    for (const [flag, [first, ...rest]] of shared) {
+      for (const other of rest) {
+        // commander makes a parser per Option for .choices(): compare the choices instead
+        if (first!.option.argChoices) expect(other.option.argChoices, flag).toEqual(first!.option.argChoices);
+        else expect(other.option.parseArg, `${flag}: ${first!.command} and ${other.command}`).toBe(first!.option.parseArg);
+        expect(other.option.defaultValue, flag).toEqual(first!.option.defaultValue);
+        expect(other.option.description, flag).toBe(first!.option.description);
+      }
+    }
+    expect(byFlag.get('--dns-timeout')!.map((e) => e.command)).toEqual(['validate', 'check', 'serve']);
+  });
+});

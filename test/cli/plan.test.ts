@@ -41,9 +41,12 @@ describe('validate: usage errors', () => {
     ['--format yaml', ['in.csv', '--format', 'yaml'], {}, /expected csv, json, ndjson, txt, xlsx/],
     ['a bad --fail-on rule', ['in.csv', '--fail-on', 'invalid'], {}, /cannot read rule "invalid"/],
     ['an unknown --encoding', ['in.csv', '--encoding', 'klingon'], {}, /^--encoding klingon: unknown encoding/],
-    ['a bad --cache-ttl', ['in.csv', '--cache', 'v.cache', '--cache-ttl', 'a month'], {}, /^--cache-ttl: "a month" is not a duration/],
+    ['a bad --cache-ttl', ['in.csv', '--cache', 'v.cache', '--cache-ttl', 'a month'], {}, /^option '--cache-ttl <duration>' argument 'a month' is invalid\. expected a duration with a unit, e\.g\. 30d, 12h, 90m or 3600s$/],
+    // issue 31.6: a number alone was 30 seconds where the default is 30d
+    ['--cache-ttl without a unit', ['in.csv', '--cache', 'v.cache', '--cache-ttl', '30'], {}, /^option '--cache-ttl <duration>' argument '30' is invalid\. a number alone is ambiguous: add a unit, e\.g\. 30d for days, 30h, 30m or 30s$/],
+    ['--timeout past its range', ['in.csv', '--timeout', '2h'], {}, /^option '--timeout <seconds>' argument '2h' is invalid\. expected a duration from 1ms to 1h$/],
     ['--engine smtp', ['in.csv', '--engine', 'smtp'], {}, /argument 'smtp' is invalid\. Allowed choices are api, local/],
-    ['a bad --dns-server', ['in.csv', '--engine', 'local', '--dns-server', 'dns.example'], {}, /^--dns-server wants an IP address with an optional port \(host\[:port\]\), not "dns\.example"$/],
+    ['a bad --dns-server', ['in.csv', '--engine', 'local', '--dns-server', 'dns.example'], {}, /^option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address with an optional port \(host\[:port\]\), e\.g\. 127\.0\.0\.1:5353$/],
     // output flags that do not fit together
     ['--columns with an unknown name', ['in.csv', '--columns', 'status,statuz'], {}, /^--columns: no column "statuz" \(columns: email, status, reason, is_valid/],
     ['--columns naming one twice', ['in.csv', '--columns', 'status,status'], {}, /"status" is named twice/],
@@ -59,11 +62,14 @@ describe('validate: usage errors', () => {
     ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file$/],
     ['credentials in the base URL', ['in.csv', '--base-url', 'https://u:pw-9@api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url: credentials in the URL are not allowed$/],
     ['another scheme', ['in.csv', '--base-url', 'ftp://api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url ftp:…: expected an http\(s\) URL$/],
+    // issue 31.5: the flag a newcomer guesses first says where a key goes, without echoing it
+    ['--api-key KEY', ['in.csv', '--api-key', KEY], {}, /^--api-key: keys never go in flags \(ps and shell history show them\); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"$/],
+    ['--api-key=KEY before the input', ['--api-key=' + KEY, 'in.csv'], API, /^--api-key: keys never go in flags/],
     ['a key with spaces', ['in.csv'], { ...API, MAILSIFT_API_KEY: `${KEY} extra` }, /^MAILSIFT_API_KEY: expected one key, without spaces or line breaks$/],
     // --smtp
     ['--smtp on the API engine', ['-', '--smtp', '--engine', 'api', '--base-url', 'http://127.0.0.1:9'], { MAILSIFT_API_KEY: 'k' }, /--smtp is a check of the offline engine: add --engine local/],
-    ['a bad --smtp-from', ['-', '--engine', 'local', '--smtp', '--smtp-from', 'not an address'], {}, /^--smtp-from wants an address/],
-    ['a bad --smtp-helo', ['-', '--engine', 'local', '--smtp', '--smtp-helo', 'a b'], {}, /^--smtp-helo wants a host name/],
+    ['a bad --smtp-from', ['-', '--engine', 'local', '--smtp', '--smtp-from', 'not an address'], {}, /^option '--smtp-from <address>' argument 'not an address' is invalid\. expected an address \(you@your-domain\.example\) or <>$/],
+    ['a bad --smtp-helo', ['-', '--engine', 'local', '--smtp', '--smtp-helo', 'a b'], {}, /^option '--smtp-helo <name>' argument 'a b' is invalid\. expected a host name/],
     ['--smtp-port 0', ['-', '--engine', 'local', '--smtp', '--smtp-port', '0'], {}, /--smtp-port <n>.*expected a whole number from 1 to 65535/],
   ];
   it.each(cases)('%s', async (_name, argv, env, message) => {
@@ -116,11 +122,15 @@ describe('validate: plans', () => {
     ['--split with --only: a file per status kept', ['in.csv', '--split', 'sorted', '--only', 'valid,risky'], {},
       { output: { split: { dir: 'sorted', statuses: ['valid', 'risky'] } } }],
     ['--columns in the order given', ['in.csv', '--columns', 'is_valid,status'], {}, { output: { columns: ['is_valid', 'status'] } }],
-    ['defaults of the option table', ['in.csv'], {}, { flags: { batchSize: 1000, concurrency: 'auto', cacheTtl: '30d', timeout: 30, retries: 5, dnsTimeout: 2000, progress: true, color: true } }],
+    ['defaults of the option table, typed', ['in.csv'], {}, {
+      batching: { batchSize: 1000, concurrency: 'auto' }, stores: { cacheTtlMs: 30 * 86_400_000 },
+      engineSettings: { timeoutMs: 30_000, retries: 5, dnsTimeoutMs: 2000, dns: true, verbose: false }, terminal: { progress: true, color: true }, dryRun: false }],
     ['numbers parsed by the table', ['in.csv', '--batch-size', '7', '--concurrency', '64', '--timeout', '0.5', '--retries', '0'], {},
-      { flags: { batchSize: 7, concurrency: 64, timeout: 0.5, retries: 0 } }],
+      { batching: { batchSize: 7, concurrency: 64 }, engineSettings: { timeoutMs: 500, retries: 0 } }],
+    ['durations with a unit', ['in.csv', '--cache', 'v.cache', '--cache-ttl', '12h', '--timeout', '500ms', '--dns-timeout', '2s', '--no-dns'], {},
+      { stores: { cache: 'v.cache', cacheTtlMs: 12 * 3_600_000 }, engineSettings: { timeoutMs: 500, dnsTimeoutMs: 2000, dns: false } }],
     ['--fail-on rules gather across flags', ['in.csv', '--fail-on', 'invalid>5%', '--fail-on', 'errors>0'], {},
-      { flags: { failOn: [expect.objectContaining({ metric: 'invalid' }), expect.objectContaining({ metric: 'errors' })] } }],
+      { failOn: [expect.objectContaining({ metric: 'invalid' }), expect.objectContaining({ metric: 'errors' })] }],
     ['--smtp: the settings, defaults from the table', ['-', '--engine', 'local', '--smtp', '--smtp-helo', 'mx.example.com'], {},
       { smtp: { helo: 'mx.example.com', from: '', port: 25, timeoutMs: 10_000, perHost: 2, retryDelayMs: 60_000 }, warnings: [] }],
     ['a proxy password on the command line is warned about', ['-', '--engine', 'local', '--smtp', '--smtp-proxy', 'socks5://ann:pw@127.0.0.1:1080'], {},
@@ -147,12 +157,13 @@ describe('validate: plans', () => {
 describe('check', () => {
   const errors: [string[], RegExp][] = [
     [[], /^missing required argument 'email'$/],
-    [['--dns-server', 'dns.example', 'a@b.test'], /--dns-server wants an IP address/],
+    [['--dns-server', 'dns.example', 'a@b.test'], /^option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/],
     [['--engine', 'smtp', 'a@b.test'], /--engine <engine>' argument 'smtp' is invalid/],
-    [['--dns-timeout', '0', 'a@b.test'], /--dns-timeout <ms>.*expected a whole number from 1 to 600000/],
-    [['--timeout', '0', 'a@b.test'], /--timeout <seconds>.*expected a positive number/],
+    [['--dns-timeout', '0', 'a@b.test'], /^option '--dns-timeout <ms>' argument '0' is invalid\. expected a duration from 1ms to 10m$/],
+    [['--timeout', '0', 'a@b.test'], /^option '--timeout <seconds>' argument '0' is invalid\. expected a duration from 1ms to 1h$/],
     [['--retries', '-1', 'a@b.test'], /--retries/],
     [['a@b.test', 'c@d.test'], /too many arguments/],
+    [['a@b.test', '--api-key', 'pw-77'], /^--api-key: keys never go in flags .*MAILSIFT_API_KEY.*--api-key-file.*mailsift login/],
     [['ann@ok.test', '--engine', 'local', '--smtp', '--smtp-proxy', 'http://ann:pw-77@127.0.0.1:1'], /^--smtp-proxy wants a socks5:\/\//],
   ];
   it.each(errors)('%j is a usage error', async (argv, message) => {
@@ -162,8 +173,8 @@ describe('check', () => {
   });
 
   it.each([
-    [['--json', ' a@b.test '], {}, { email: 'a@b.test', engine: { engine: 'local', notice: expect.stringMatching(/offline engine/) }, flags: { json: true } }],
-    [['a@b.test', '--engine', 'local', '--dns-server', '127.0.0.1:5353'], {}, { engine: { engine: 'local' }, flags: { dnsServer: '127.0.0.1:5353' } }],
+    [['--json', ' a@b.test '], {}, { email: 'a@b.test', engine: { engine: 'local', notice: expect.stringMatching(/offline engine/) }, json: true }],
+    [['a@b.test', '--engine', 'local', '--dns-server', '127.0.0.1:5353'], {}, { engine: { engine: 'local' }, engineSettings: { dnsServer: '127.0.0.1:5353', dnsTimeoutMs: 2000 }, json: false }],
     [['a@b.test'], API, { engine: { engine: 'api', baseUrl: 'https://api.example.com' } }],
   ] as [string[], Record<string, string>, object][])('%j plans %j', async (argv, env, expected) => {
     expect(planOf(await planCheck(argv, context(env)))).toMatchObject(expected);
@@ -173,22 +184,23 @@ describe('check', () => {
 describe('serve', () => {
   const errors: [string[], Record<string, string>, RegExp][] = [
     [['--host', '0.0.0.0'], {}, /^refusing plain HTTP on 0\.0\.0\.0: give --tls-cert\/--tls-key, bind a loopback host, or pass --allow-insecure-http$/],
-    [['--rate-limit', 'lots'], {}, /^--rate-limit must look like <requests>\/<seconds>, e\.g\. 60\/60; got "lots"$/],
-    [['--port', '70000'], {}, /^--port must be a whole number from 0 to 65535, got "70000"$/],
-    [['--shape', 'c'], {}, /^--shape must be a or b, got "c"$/],
-    [['--dns-timeout', 'soon'], {}, /^--dns-timeout must be a whole number/],
-    [['--drain-timeout', '-1'], {}, /^--drain-timeout must be a whole number from 0 to 3600/],
+    [['--rate-limit', 'lots'], {}, /^option '--rate-limit <requests\/seconds>' argument 'lots' is invalid\. expected <requests>\/<seconds>, e\.g\. 60\/60$/],
+    [['--port', '70000'], {}, /^option '--port <n>' argument '70000' is invalid\. expected a whole number from 0 to 65535$/],
+    [['--shape', 'c'], {}, /^option '--shape <a\|b>' argument 'c' is invalid\. expected a or b$/],
+    // the same words as validate's and check's: one parser per option
+    [['--dns-timeout', 'soon'], {}, /^option '--dns-timeout <ms>' argument 'soon' is invalid\. expected a number of milliseconds from 1ms to 10m, or a number with a unit \(ms, s, m, h\)$/],
+    [['--drain-timeout', '-1'], {}, /^option '--drain-timeout <seconds>' argument '-1' is invalid\. expected a number of seconds from 0 to 1h, or a number with a unit/],
     [['--tls-cert', 'c.pem'], {}, /^--tls-cert and --tls-key go together: give both or neither$/],
     [['--smtp', '--no-dns'], {}, /^--smtp needs DNS to find mail servers: drop --no-dns$/],
-    [['--smtp-lease', '0'], {}, /--smtp-lease <seconds>.* argument '0' is invalid\. expected seconds from 0\.5 to 3600/],
-    [['--smtp-lease', '3601'], {}, /expected seconds from 0\.5 to 3600/],
-    [['--dns-server', 'dns.example'], {}, /^--dns-server wants an IP address/],
+    [['--smtp-lease', '0'], {}, /--smtp-lease <seconds>' argument '0' is invalid\. expected a duration from 500ms to 1h$/],
+    [['--smtp-lease', '3601'], {}, /expected a duration from 500ms to 1h$/],
+    [['--dns-server', 'dns.example'], {}, /^option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/],
     [['--redis', 'redis://[::1'], {}, /^--redis: not a URL/],
     [['--redis', 'http://127.0.0.1:6379'], {}, /^--redis: scheme "http" is not redis or rediss/],
     [['--redis', 'redis://127.0.0.1:6379/cache'], {}, /^--redis: the path must be a database number/],
     [[], { MAILSIFT_REDIS_URL: 'http://127.0.0.1:6379' }, /^--redis: scheme "http" is not redis or rediss/],
     [['--redis', 'redis://127.0.0.1', '--redis-prefix', 'a b'], {}, /^--redis-prefix must not hold spaces or control characters$/],
-    [['--redis', 'redis://127.0.0.1', '--redis-timeout', '0'], {}, /^--redis-timeout must be a whole number from 1 to 60000/],
+    [['--redis', 'redis://127.0.0.1', '--redis-timeout', '0'], {}, /^option '--redis-timeout <ms>' argument '0' is invalid\. expected a duration from 1ms to 1m$/],
   ];
   it.each(errors)('%j (env %j) is a usage error', async (argv, env, message) => {
     expect(errorOf(await planServe(argv, context(env)))).toMatch(message);

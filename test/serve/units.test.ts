@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { FixedWindowLimiter, parseRateLimit } from '../../src/serve/rate-limit.js';
 import { bearerToken, generateKey, KeyStore, parseKeysFile } from '../../src/serve/keys.js';
 import { isLoopback, loadServeConfig } from '../../src/cli/serve-config.js';
-import type { ServeFlags } from '../../src/cli/serve-command.js';
+import { planServe } from '../../src/cli/plan-serve.js';
 import { isJsonContentType } from '../../src/serve/body.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -86,10 +86,15 @@ it.each([
 ])('isLoopback(%j) → %j', (host, expected) => expect(isLoopback(host)).toBe(expected));
 
 describe('loadServeConfig', () => {
-  const base: ServeFlags = { host: '127.0.0.1', port: '8080', rateLimit: '60/60', shape: 'a', dns: true, dnsTimeout: '2000' };
+  // the flags as the CLI plans them (test/cli/plan.test.ts holds the flag errors); the files are read here
+  const settings = async (argv: string[] = []) => {
+    const planned = await planServe(argv, { env: {}, stdinIsTTY: false, stdoutIsTTY: false });
+    if (!('plan' in planned)) throw new Error(`expected a plan: ${JSON.stringify(planned)}`);
+    return planned.plan.settings;
+  };
 
   it('defaults: one generated key, shape a, 60/60', async () => {
-    const c = await loadServeConfig(base);
+    const c = await loadServeConfig(await settings());
     expect(c.keys).toEqual([c.generatedKey]);
     expect(c).toMatchObject({ port: 8080, shape: 'a', rateLimit: { requests: 60, seconds: 60 }, dnsTimeoutMs: 2000 });
   });
@@ -98,32 +103,25 @@ describe('loadServeConfig', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailsift-serve-'));
     const file = join(dir, 'keys.txt');
     await writeFile(file, 'k1\nk2\n# old\nk3\n');
-    const c = await loadServeConfig({ ...base, keysFile: file });
+    const c = await loadServeConfig(await settings(['--keys-file', file]));
     expect(c.keys).toEqual(['k1', 'k2', 'k3']);
     expect(c.generatedKey).toBeUndefined();
   });
 
-  it.each<[string, Partial<ServeFlags>, RegExp]>([
-    ['plain HTTP off loopback', { host: '0.0.0.0' }, /refusing plain HTTP/],
-    ['half a TLS pair', { tlsCert: 'cert.pem' }, /go together/],
-    ['a bad rate limit', { rateLimit: '60' }, /--rate-limit/],
-    ['a bad shape', { shape: 'c' }, /--shape/],
-    ['a bad port', { port: '70000' }, /--port/],
-    ['a missing keys file', { keysFile: '/nonexistent/keys.txt' }, /cannot read .*ENOENT/],
-  ])('refuses %s with a usage error', async (_name, flags, message) => {
-    const err = await loadServeConfig({ ...base, ...flags }).catch((e: unknown) => e);
+  it('refuses a missing keys file with a usage error', async () => {
+    const err = await loadServeConfig(await settings(['--keys-file', '/nonexistent/keys.txt'])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).toMatch(/cannot read .*ENOENT/);
   });
 
   it('refuses an empty keys file, saying how to make a key', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailsift-serve-'));
     const file = join(dir, 'keys.txt');
     await writeFile(file, '# nothing yet\n');
-    await expect(loadServeConfig({ ...base, keysFile: file })).rejects.toThrow(/holds no keys .*keys create/);
+    await expect(loadServeConfig(await settings(['--keys-file', file]))).rejects.toThrow(/holds no keys .*keys create/);
   });
 
   it('allows plain HTTP off loopback when told to', async () => {
-    await expect(loadServeConfig({ ...base, host: '0.0.0.0', allowInsecureHttp: true })).resolves.toMatchObject({ host: '0.0.0.0' });
+    await expect(loadServeConfig(await settings(['--host', '0.0.0.0', '--allow-insecure-http']))).resolves.toMatchObject({ host: '0.0.0.0' });
   });
 });

@@ -6,7 +6,6 @@ const encoder = new VerdictEncoder();
 const encodeLine = (v: Parameters<VerdictEncoder['line']>[0], prefix?: number): string => encoder.line(v, prefix);
 const encodeLines = (vs: Parameters<VerdictEncoder['lines']>[0], prefix?: number): string => encoder.lines(vs, prefix);
 import { errorVerdict } from '../../src/verdict.js';
-import { parseDuration } from '../../src/stores/duration.js';
 import type { Verdict } from '../../src/verdict.js';
 
 const full: Verdict = {
@@ -105,22 +104,5 @@ describe('verdict line encoding', () => {
   it('keys addresses with the domain compared case-insensitively', () => {
     expect(addressKey('Ann@EXAMPLE.com')).toBe(addressKey('Ann@example.COM'));
     expect(addressKey('Ann@example.com')).not.toBe(addressKey('ann@example.com'));
-  });
-});
-
-describe('parseDuration', () => {
-  it.each([
-    ['30d', 30 * 86_400_000],
-    ['12h', 12 * 3_600_000],
-    ['90m', 90 * 60_000],
-    ['3600s', 3_600_000],
-    ['3600', 3_600_000],
-    ['2w', 14 * 86_400_000],
-    ['250ms', 250],
-    ['0s', 0],
-  ])('%s → %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
-
-  it.each(['', '30 days', '-1d', '1.5h', 'd'])('refuses %j with exit 2', (text) => {
-    expect(() => parseDuration(text)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining('--cache-ttl') }));
   });
 });

@@ -13,7 +13,7 @@ import type { SmtpStats } from '../../summary.js';
 import { checkInteger, checkMs } from '../../check-options.js';
 import { abortable } from '../../delay.js';
 
-export { parseDnsServer } from './dns.js';
+export { parseDnsServer } from './dns-server.js';
 
 /**
  * The mailbox check's settings (--smtp); the CLI builds them from the

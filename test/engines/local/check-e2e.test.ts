@@ -113,7 +113,7 @@ describe('mailsift check (spawned)', () => {
 
   // every usage error of check, in words: test/cli/plan.test.ts; here one through the binary
   it.each([
-    [['check', '--dns-server', 'dns.example', 'a@b.test'], /^mailsift: --dns-server wants an IP address/],
+    [['check', '--dns-server', 'dns.example', 'a@b.test'], /^mailsift: option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/],
   ])('exits 2 for %j', async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);

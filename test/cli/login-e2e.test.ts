@@ -1,0 +1,153 @@
+// Issue 31.7 and 29.10 through the real binary: `mailsift login` in a missing
+// HOME, a key that is not one, a shared or hostile config directory, and a
+// stored key that cannot be read — which must never stop (or hang) a run that
+// does not need it.
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailsift-login-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const KEY = 'sk_test_4f9d2c8a7b6e5d4c3b2a1';
+let n = 0;
+/** a fresh XDG_CONFIG_HOME with mailsift/ in it, mode `mode` */
+function configDir(mode = 0o700): { env: Record<string, string>; mailsift: string; credentials: string } {
+  const config = join(dir, `config-${++n}`);
+  const mailsift = join(config, 'mailsift');
+  mkdirSync(mailsift, { recursive: true });
+  chmodSync(mailsift, mode);
+  return { env: { XDG_CONFIG_HOME: config }, mailsift, credentials: join(mailsift, 'credentials') };
+}
+const oneLine = (r: CliResult): string => {
+  expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+  return r.stderr.trim();
+};
+
+describe('mailsift login', () => {
+  it('refuses a HOME that does not exist instead of creating it', async () => {
+    const home = join(dir, 'no-such-home');
+    const r = await runCli(['login'], { env: { HOME: home }, stdin: `${KEY}\n` });
+    expect(r.code).toBe(2);
+    expect(oneLine(r)).toBe(`mailsift: login: HOME (${home}) is not an existing directory: set HOME to yours, or XDG_CONFIG_HOME to where the key should go`);
+    expect(existsSync(home)).toBe(false);
+    // an existing HOME gets its .config and mailsift/ made, 0700
+    mkdirSync(home);
+    const ok = await runCli(['login'], { env: { HOME: home }, stdin: `${KEY}\n` });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(statSync(join(home, '.config', 'mailsift')).mode & 0o777).toBe(0o700);
+    expect(readFileSync(join(home, '.config', 'mailsift', 'credentials'), 'utf8')).toBe(`${KEY}\n`);
+  });
+
+  it('refuses a key that does not look like one, without quoting it; --force stores it', async () => {
+    const { env, credentials } = configDir();
+    const r = await runCli(['login'], { env, stdin: 'x\n' });
+    expect(r.code).toBe(2);
+    expect(oneLine(r)).toBe(
+      'mailsift: login: that does not look like an API key (1 characters; keys are 16 or more letters, digits, - and _): nothing stored; check what was pasted, or store it anyway with --force',
+    );
+    expect(existsSync(credentials)).toBe(false);
+    const pasted = await runCli(['login'], { env, stdin: 'Bearer: sk_live_abc\n' }); // a pasted header line is not a key either
+    expect(pasted.code).toBe(2);
+    expect(pasted.stderr).not.toContain('sk_live_abc');
+    const forced = await runCli(['login', '--force'], { env, stdin: 'x\n' });
+    expect(forced.code).toBe(0);
+    expect(readFileSync(credentials, 'utf8')).toBe('x\n');
+  });
+
+  it('in a directory others may write: warns, and the key lands in a new 0600 file of its own', async () => {
+    const { env, mailsift, credentials } = configDir(0o777);
+    // another user's file, and a stale temp name pointing at it
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'not yours\n');
+    symlinkSync(victim, `${credentials}.tmp`);
+    const r = await runCli(['login'], { env, stdin: `${KEY}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(
+      `mailsift: warning: ${mailsift} is writable by others (mode 777): they could replace the key; chmod 700 ${mailsift}\n` +
+        `mailsift: API key stored in ${credentials}\n`,
+    );
+    expect(lstatSync(credentials).isFile()).toBe(true);
+    expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    expect(readFileSync(victim, 'utf8')).toBe('not yours\n');
+  });
+
+  it('refuses to write through a symbolic link planted at the credentials path', async () => {
+    const { env, credentials } = configDir(0o777);
+    const victim = join(dir, 'victim2.txt');
+    writeFileSync(victim, 'not yours\n');
+    symlinkSync(victim, credentials);
+    const r = await runCli(['login'], { env, stdin: `${KEY}\n` });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`mailsift: login: ${credentials} is a symbolic link, which mailsift never writes through; remove it (mailsift logout), then log in again\n`);
+    expect(readFileSync(victim, 'utf8')).toBe('not yours\n');
+    expect(readlinkSync(credentials)).toBe(victim);
+  });
+});
+
+describe('a stored key that is not a readable file', () => {
+  const input = join(dir, 'in.txt');
+  writeFileSync(input, 'a@example.com\n');
+  /** an offline run (no --engine: the default) and one that asks for the API, each bounded */
+  const runs = (env: Record<string, string>) =>
+    Promise.all([
+      runCli(['validate', input, '--no-dns'], { env, timeoutMs: 30_000 }),
+      runCli(['validate', input, '--no-dns'], { env: { ...env, MAILSIFT_BASE_URL: 'http://127.0.0.1:9' }, timeoutMs: 30_000 }),
+    ]);
+
+  it.each([
+    ['a FIFO', (path: string) => spawnSyncOk('mkfifo', [path]), /the stored key is not a regular file/],
+    ['a link to /dev/zero', (path: string) => symlinkSync('/dev/zero', path), /the stored key is a symbolic link, which mailsift never follows/],
+    ['a 1 MB file', (path: string) => writeFileSync(path, 'k'.repeat(1 << 20)), /holds 1048576 bytes, not one key/],
+  ])('%s: an offline run never opens it; a run that needs the key says what is wrong, exit 2, at once', async (_what, plant, message) => {
+    const { env, credentials } = configDir();
+    plant(credentials);
+    const [offline, api] = await runs(env);
+    expect([offline.code, offline.signal], offline.stderr).toEqual([0, null]);
+    expect(offline.stderr).toMatch(/^mailsift: no API address \(--base-url or MAILSIFT_BASE_URL\) for the key stored by "mailsift login": using the offline engine$/m);
+    expect([api.code, api.signal]).toEqual([2, null]);
+    expect(oneLine(api)).toMatch(message);
+  });
+
+  it('permission denied (EACCES): the offline run goes on, the API run gets one clear line', async (ctx) => {
+    if (userInfo().uid !== 0) return ctx.skip(); // needs a second user: run as root, the binary as nobody
+    const { env, credentials } = configDir();
+    writeFileSync(credentials, `${KEY}\n`, { mode: 0o600 }); // root's, unreadable to nobody
+    const nobodyDir = join(dir, `nobody-${++n}`);
+    mkdirSync(nobodyDir);
+    chownSync(nobodyDir, 65534, 65534);
+    chmodSync(dir, 0o755);
+    const asNobody = (extra: Record<string, string>) =>
+      spawnAs(65534, ['validate', input, '--no-dns', '-o', join(nobodyDir, `out-${Object.keys(extra).length}.csv`)], { ...env, ...extra });
+    const offline = await asNobody({});
+    expect(offline.code, offline.stderr).toBe(0);
+    const api = await asNobody({ MAILSIFT_BASE_URL: 'http://127.0.0.1:9' });
+    expect(api.code).toBe(2);
+    expect(oneLine(api)).toBe(`mailsift: ${credentials}: cannot read the stored key (permission denied, EACCES); run "mailsift logout", then "mailsift login"`);
+    expect(api.stderr).not.toContain(KEY);
+  });
+});
+
+function spawnSyncOk(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args);
+  if (r.status !== 0) throw new Error(`${cmd} failed`);
+}
+
+/** The binary as another user (root only), bounded like runCli. */
+function spawnAs(uid: number, args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', HOME: dir, ...env }, uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
