@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
 import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS } from './smtp-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../stores/redis-url.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS } from '../redis/url.js';
 
 /** serve's own options, in --help order (the --smtp ones follow, then --smtp-deadline). */
 export const SERVE_OPTIONS = {
