@@ -31,7 +31,8 @@ export default defineConfig({
     isolate: false,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [E2E] } },
-      { extends: true, test: { name: 'e2e', include: [E2E] } },
+      // the binary the e2e tests spawn runs the bundle: made afresh from src/ first
+      { extends: true, test: { name: 'e2e', include: [E2E], globalSetup: ['test/support/bundle-setup.ts'] } },
     ],
   },
 });

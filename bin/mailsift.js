@@ -7,5 +7,6 @@ import v8 from 'node:v8';
 // heap near what is live, so memory stays flat as the input grows.
 v8.setFlagsFromString('--heap-growing-percent=100');
 
-const { main } = await import('../dist/cli/main.js');
+// dist/mailsift-cli.js is the bundle `npm run build` makes (scripts/bundle.mjs)
+const { main } = await import('../dist/mailsift-cli.js');
 main(process.argv);

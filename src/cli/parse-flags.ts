@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { parseDnsServer } from '../engines/local/dns-server.js';
 import { parseRateLimit, type RateLimit } from '../serve/rate-limit.js';
-import { parseRedisUrl, type RedisTarget } from '../stores/redis-url.js';
+import { parseRedisUrl, type RedisTarget } from '../redis/url.js';
 import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 

@@ -2,6 +2,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { ServePlan } from './plan-serve.js';
 import { hideInArgv } from './smtp-flags.js';
+import { maskPasswordInArgv } from '../redis/url.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift serve: ${printable(line)}\n`);
@@ -21,15 +22,15 @@ export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
 export async function runServe(plan: ServePlan): Promise<number> {
   // loaded when serving, not whenever the CLI starts
-  const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink, maskPasswordInArgv }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
+  const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
     await Promise.all([
       import('./serve-config.js'),
       import('../serve/server.js'),
       import('../engines/local/index.js'),
       import('../serve/metrics.js'),
-      import('../serve/redis.js'),
+      import('../redis/link.js'),
       import('../serve/redis-rate-limit.js'),
-      import('../serve/redis-cache.js'),
+      import('../serve/redis-shared-cache.js'),
       import('../serve/redis-smtp.js'),
     ]);
   const { smtp, settings } = plan;

@@ -6,7 +6,7 @@ import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS } from './smtp-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 import type { RateLimit } from '../serve/rate-limit.js';
 import type { Shape } from '../serve/render.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type RedisTarget } from '../stores/redis-url.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, type RedisTarget } from '../redis/url.js';
 
 // One parser per option, made once (the DNS ones are shared with validate and check).
 const parsePort = intIn(0, 65535);

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
 import { generateKey, parseKeysFile } from '../serve/keys.js';
 import type { RateLimit } from '../serve/rate-limit.js';
-import type { RedisTarget } from '../stores/redis-url.js';
+import type { RedisTarget } from '../redis/url.js';
 import type { Shape } from '../serve/render.js';
 // the CLI layer declares the flags; only their type comes here (no commander in src/serve)
 import type { ServeFlags } from './serve-command.js';

@@ -1,70 +1,43 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, PROMETHEUS_CONTENT_TYPE, Registry } from './prometheus.js';
 import type { Verdict } from '../verdict.js';
 
 /**
- * `serve --metrics`: `GET /metrics` in the Prometheus text format. A registry of
- * our own (not prom-client's global one), so a program that embeds
+ * `serve --metrics`: `GET /metrics` in the Prometheus text format
+ * (`prometheus.ts`). A registry per instance, so a program that embeds
  * `startServer` twice, or has its own metrics, gets no clash. Labels take only
  * a few fixed values (route names, statuses): never an address, a key or a path
  * the client chose.
  */
 export class ServeMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'route' | 'status'>;
-  private readonly duration: Histogram<'route'>;
-  private readonly addresses: Counter<'status'>;
-  private readonly rateLimited: Counter<'bucket'>;
-  private readonly cache: Counter<'cache' | 'result'>;
-  private readonly smtpSessions: Counter<'outcome'>;
-  private readonly smtpOpen: Gauge;
-  private readonly redisUp: Gauge;
+  private readonly requests = this.registry.add(
+    new Counter('mailsift_http_requests_total', 'HTTP requests answered, by route and status code'),
+  );
+  private readonly duration = this.registry.add(
+    new Histogram('mailsift_http_request_duration_seconds', 'Time from request to response, by route', [
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]),
+  );
+  private readonly addresses = this.registry.add(new Counter('mailsift_addresses_validated_total', 'Addresses validated, by verdict status'));
+  private readonly rateLimited = this.registry.add(
+    new Counter('mailsift_rate_limited_total', 'Requests refused with 429, by bucket kind (key or ip)'),
+  );
+  private readonly cache = this.registry.add(
+    new Counter(
+      'mailsift_cache_lookups_total',
+      'Cache lookups by cache and result: hit in this process (memory), hit in Redis (shared), or miss',
+    ),
+  );
+  private readonly smtpSessions = this.registry.add(
+    new Counter('mailsift_smtp_sessions_total', 'SMTP sessions opened by the mailbox check, by outcome'),
+  );
+  private readonly smtpOpen = this.registry.add(new Gauge('mailsift_smtp_sessions_open', 'SMTP sessions open now'));
+  private readonly redisUp = this.registry.add(
+    new Gauge('mailsift_redis_up', '1 while the shared Redis answers, 0 while this instance uses its own memory; absent without --redis'),
+  );
 
   constructor() {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'mailsift_' });
-    this.requests = new Counter({
-      name: 'mailsift_http_requests_total',
-      help: 'HTTP requests answered, by route and status code',
-      labelNames: ['route', 'status'],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: 'mailsift_http_request_duration_seconds',
-      help: 'Time from request to response, by route',
-      labelNames: ['route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.addresses = new Counter({
-      name: 'mailsift_addresses_validated_total',
-      help: 'Addresses validated, by verdict status',
-      labelNames: ['status'],
-      registers,
-    });
-    this.rateLimited = new Counter({
-      name: 'mailsift_rate_limited_total',
-      help: 'Requests refused with 429, by bucket kind (key or ip)',
-      labelNames: ['bucket'],
-      registers,
-    });
-    this.cache = new Counter({
-      name: 'mailsift_cache_lookups_total',
-      help: 'Cache lookups by cache and result: hit in this process (memory), hit in Redis (shared), or miss',
-      labelNames: ['cache', 'result'],
-      registers,
-    });
-    this.smtpSessions = new Counter({
-      name: 'mailsift_smtp_sessions_total',
-      help: 'SMTP sessions opened by the mailbox check, by outcome',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.smtpOpen = new Gauge({ name: 'mailsift_smtp_sessions_open', help: 'SMTP sessions open now', registers });
-    this.redisUp = new Gauge({
-      name: 'mailsift_redis_up',
-      help: '1 while the shared Redis answers, 0 while this instance uses its own memory; absent without --redis',
-      registers,
-    });
+    addProcessMetrics(this.registry);
   }
 
   request(route: string, status: number | undefined, seconds: number): void {
@@ -97,17 +70,38 @@ export class ServeMetrics {
    * ended (e.g. 'ok', 'refused', 'timeout', 'error').
    */
   smtpSessionOpened = (): ((outcome: string) => void) => {
-    this.smtpOpen.inc();
+    this.smtpOpen.inc(1);
     let ended = false;
     return (outcome) => {
       if (ended) return;
       ended = true;
-      this.smtpOpen.dec();
+      this.smtpOpen.inc(-1);
       this.smtpSessions.inc({ outcome });
     };
   };
 
   async text(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: PROMETHEUS_CONTENT_TYPE, body: this.registry.text() };
   }
+}
+
+/**
+ * The process's own figures, named as prom-client's default metrics were
+ * (with our prefix), so dashboards built on them keep working.
+ */
+function addProcessMetrics(registry: Registry): void {
+  const startSeconds = Math.round(Date.now() / 1000 - process.uptime());
+  const cpu = (part: 'user' | 'system' | 'both') => () => {
+    const u = process.cpuUsage();
+    return (part === 'user' ? u.user : part === 'system' ? u.system : u.user + u.system) / 1e6;
+  };
+  const counterOf = (name: string, help: string, read: () => number) => registry.add(new Counter(name, help, read));
+  counterOf('mailsift_process_cpu_user_seconds_total', 'Total user CPU time spent in seconds.', cpu('user'));
+  counterOf('mailsift_process_cpu_system_seconds_total', 'Total system CPU time spent in seconds.', cpu('system'));
+  counterOf('mailsift_process_cpu_seconds_total', 'Total user and system CPU time spent in seconds.', cpu('both'));
+  registry.add(new Gauge('mailsift_process_start_time_seconds', 'Start time of the process since unix epoch in seconds.', () => startSeconds));
+  registry.add(new Gauge('mailsift_process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss()));
+  registry.add(new Gauge('mailsift_nodejs_heap_size_total_bytes', 'Process heap size from Node.js in bytes.', () => process.memoryUsage().heapTotal));
+  registry.add(new Gauge('mailsift_nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', () => process.memoryUsage().heapUsed));
+  registry.add(new Gauge('mailsift_nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => process.memoryUsage().external));
 }

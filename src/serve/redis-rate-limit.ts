@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/client.js';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.js';
-import type { RedisLink } from './redis.js';
+import type { RedisLink } from '../redis/link.js';
 
 /**
  * One round trip, atomic: the first request of a window creates its key with

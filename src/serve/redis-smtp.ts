@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/client.js';
 import {
   MemorySessionBudget,
   MemorySmtpCache,
@@ -8,8 +8,8 @@ import {
   type SessionLease,
   type SmtpCache,
 } from '../engines/local/smtp/stores.js';
-import { RedisSharedCache } from './redis-cache.js';
-import type { RedisLink } from './redis.js';
+import { RedisSharedCache } from './redis-shared-cache.js';
+import type { RedisLink } from '../redis/link.js';
 import { delay } from '../delay.js';
 
 /**

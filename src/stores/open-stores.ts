@@ -36,7 +36,7 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
       ? undefined
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
         : await openCache(flags.cache, { ttlMs, binding });
   } catch (err) {
     await journal?.close();

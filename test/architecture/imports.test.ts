@@ -27,6 +27,8 @@ const LAYERS: Record<string, number> = {
   // the reason a verdict gives
   codec: 1,
   reason: 1,
+  // the one Redis client (ioredis loaded on first use) and its URLs, for the stores and serve
+  redis: 1,
   // the stages' parts: readers, writers, engines, the journal and caches
   read: 2,
   write: 2,

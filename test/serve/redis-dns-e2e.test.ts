@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { RedisSharedCache } from '../../src/serve/redis-cache.js';
-import { parseRedisUrl, RedisLink } from '../../src/serve/redis.js';
+import { RedisSharedCache } from '../../src/serve/redis-shared-cache.js';
+import { RedisLink } from '../../src/redis/link.js';
+import { parseRedisUrl } from '../../src/redis/url.js';
 import { ANSWER_TTL_MS } from '../../src/engines/local/dns.js';
 import { createLocalValidator, type LocalValidator } from '../../src/engines/local/index.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';

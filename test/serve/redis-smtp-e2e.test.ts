@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { parseRedisUrl, RedisLink } from '../../src/serve/redis.js';
+import { RedisLink } from '../../src/redis/link.js';
+import { parseRedisUrl } from '../../src/redis/url.js';
 import { RedisSessionBudget, RedisSmtpCache } from '../../src/serve/redis-smtp.js';
 import { budgetContract, cacheContract } from '../support/smtp-store-contract.js';
 import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';

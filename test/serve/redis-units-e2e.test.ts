@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { FixedWindowLimiter, type RateDecision } from '../../src/serve/rate-limit.js';
 import { RedisRateLimitStore } from '../../src/serve/redis-rate-limit.js';
-import { describeRedisError, parseRedisUrl, RedisLink } from '../../src/serve/redis.js';
+import { RedisLink } from '../../src/redis/link.js';
+import { describeRedisError, parseRedisUrl } from '../../src/redis/url.js';
 import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 
 describe('parseRedisUrl', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkOffline } from '../../../src/engines/local/index.js';
-import { domainLists, isDisposableDomain, isRoleLocalPart } from '../../../src/engines/local/lists.js';
+import { DomainList, domainLists, isDisposableDomain, isRoleLocalPart } from '../../../src/engines/local/lists.js';
 import { editDistance, suggestDomain } from '../../../src/engines/local/suggest.js';
 
 const lists = domainLists();
@@ -104,5 +104,16 @@ describe('offline verdicts (syntax + lists, DNS off)', () => {
     expect(v).toMatchObject({ email, status, provider: 'mailsift-local' });
     expect(v.details).toMatchObject(details);
     expect(v.details.mx).toBeUndefined();
+  });
+});
+
+describe('the disposable list read from its text', () => {
+  it('answers alike before and after it builds its Set', () => {
+    const list = new DomainList(JSON.stringify(['a.example', 'b.example']));
+    const answers = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      answers.add([list.has('a.example'), list.has('b.example'), list.has('example'), list.has('a.exampl'), list.has('"a.example"')].join());
+    }
+    expect([...answers]).toEqual(['true,true,false,false,false']);
   });
 });

@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
 import { addressKey } from '../codec/address-key.js';
 import { MailsiftError, EXIT, UsageError } from '../errors.js';
-import { describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from './redis-url.js';
+import { connectRedis } from '../redis/client.js';
+import { describeRedisError, maskPasswordInArgv, parseRedisUrl } from '../redis/url.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';
@@ -24,7 +24,6 @@ import { decodeVerdict, encodeVerdict } from '../codec/verdict-encoding.js';
  */
 export const CACHE_KEY_PREFIX = 'mailsift:verdicts:';
 const SCAN_COUNT = 1000;
-const CONNECT_TIMEOUT_MS = 3000;
 
 const DELETE_IF_UNCHANGED = `
 local n = 0
@@ -45,7 +44,8 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
   maskPasswordInArgv(target);
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
-  const client = await connect(target);
+  // a blip mid-run is ridden out by ioredis's queue and retries; an outage fails record()
+  const client = await connectRedis(target, '--cache', { maxRetriesPerRequest: 10 });
   const index = new Map<string, { ts: number; value: string }>();
   try {
     const stale: string[] = [];
@@ -130,30 +130,4 @@ function decode(value: string, field: string): Verdict | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function connect(target: RedisTarget): Promise<Redis> {
-  let cause: unknown;
-  let started = false;
-  const client = new Redis(target.url, {
-    lazyConnect: true,
-    // one try at start-up (a wrong URL is a usage error); afterwards reconnect
-    retryStrategy: (times) => (started ? Math.min(times * 100, 1000) : null),
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    disconnectTimeout: 500,
-    // a blip mid-run is ridden out by ioredis's queue and retries; an outage fails record()
-    maxRetriesPerRequest: 10,
-    ...(target.tls ? { tls: {} } : {}),
-  });
-  client.on('error', (err: unknown) => void (cause ??= err));
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (err) {
-    if (client.status !== 'end') client.disconnect();
-    const why = cause ?? err;
-    throw new UsageError(`--cache: cannot use ${target.shown} (${describeRedisError(why, target)})`, { cause: why });
-  }
-  started = true;
-  return client;
 }

@@ -1,5 +1,5 @@
 import type { SharedCache } from '../engines/local/shared-cache.js';
-import type { RedisLink } from './redis.js';
+import type { RedisLink } from '../redis/link.js';
 
 /**
  * The engine's shared cache in Redis (`<prefix><namespace>:<key>`). One GET

@@ -1,8 +1,5 @@
-import { Redis } from 'ioredis';
-import { UsageError } from '../errors.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from '../stores/redis-url.js';
-
-export { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, maskPasswordInArgv, parseRedisUrl, type RedisTarget } from '../stores/redis-url.js';
+import { connectRedis, withTimeout, type Redis } from './client.js';
+import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from './url.js';
 
 /**
  * The one connection an instance of `serve --redis` keeps to Redis, and what it
@@ -14,7 +11,6 @@ export { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, mas
  */
 
 const PROBE_EVERY_MS = 1000;
-const STARTUP_TIMEOUT_MS = 3000;
 
 export type RedisState = 'connected' | 'unreachable';
 
@@ -50,33 +46,12 @@ export class RedisLink {
    * that Redis refuses) is the user's to fix: a one-line UsageError.
    */
   static async connect(target: RedisTarget, options: RedisLinkOptions): Promise<RedisLink> {
-    let started = false;
-    const client = new Redis(target.url, {
-      lazyConnect: true,
+    const client = await connectRedis(target, '--redis', {
       // fail at once instead of queueing while disconnected: the insurance answers
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
-      connectTimeout: STARTUP_TIMEOUT_MS,
-      disconnectTimeout: 500,
-      // at start-up one try; afterwards keep reconnecting, at most a second apart
-      retryStrategy: (times) => (started ? Math.min(times * 100, 1000) : null),
-      ...(target.tls ? { tls: {} } : {}),
     });
-    // connect() itself rejects with just "Connection is closed."; the cause comes as an event
-    let cause: unknown;
-    const remember = (err: unknown): void => void (cause ??= err);
-    client.on('error', remember);
-    try {
-      await withTimeout(client.connect().then(() => client.ping()), STARTUP_TIMEOUT_MS);
-    } catch (err) {
-      // on a stream already closed ioredis would arm a 2 s timer that keeps us from exiting
-      if (client.status !== 'end') client.disconnect();
-      const why = cause ?? err;
-      throw new UsageError(`--redis: cannot use ${target.shown} (${describeRedisError(why, target)})`, { cause: why });
-    }
-    client.off('error', remember);
-    started = true;
     return new RedisLink(client, target, options);
   }
 
@@ -129,14 +104,4 @@ export class RedisLink {
     }
     if (this.client.status !== 'end') this.client.disconnect();
   }
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
-    work.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e: unknown) => (clearTimeout(timer), reject(e)),
-    );
-  });
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
-import { CACHE_KEY_PREFIX } from '../../src/stores/redis-cache.js';
+import { CACHE_KEY_PREFIX } from '../../src/stores/redis-verdict-cache.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { freePort, NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { runCli } from '../support/run-cli.js';
