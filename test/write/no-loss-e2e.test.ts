@@ -230,23 +230,6 @@ describe('a FIFO output nobody reads (7): a signal ends the run within seconds',
     expect(ended(r, sig), `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
     expect(temps(dir)).toEqual([]);
   });
-
-  it('SIGTERM while its writes wait on a reader that never reads', async () => {
-    const dir = dirWith({ 'in.csv': rows(20_000) });
-    expect(spawnSync('mkfifo', [join(dir, 'p')]).status).toBe(0);
-    const reader = openSync(join(dir, 'p'), constants.O_RDONLY | constants.O_NONBLOCK); // opened, never read
-    try {
-      const run = background(['validate', 'in.csv', '-o', 'p', '--journal', 'j', ...LOCAL], dir);
-      expect(await until(() => existsSync(join(dir, 'j.lock')))).toBe(true);
-      const sent = Date.now();
-      run.child.kill('SIGTERM');
-      const r = await run.done;
-      expect(r.at - sent, r.stderr).toBeLessThan(BOUND_MS);
-      expect(ended(r, 'SIGTERM'), `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
-    } finally {
-      closeSync(reader);
-    }
-  });
 });
 
 describe('temp files of killed runs (13)', () => {
