@@ -13,6 +13,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { seeded, startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
 import { API_KEY, apiEnv } from '../stores/helpers.js';
+import { contacts } from '../support/contacts.js';
+import { excelParts, zip } from '../support/workbook.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mailsift-noloss-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -250,6 +252,15 @@ describe('temp files of killed runs (13)', () => {
     expect(temps(dir)).toEqual([]);
     expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(40_002);
   }, 120_000);
+
+  it('a workbook piped on stdin: the copy a killed run left in the temp directory is removed by the next', async () => {
+    const tmp = mkdtempSync(join(root, 'tmp-'));
+    mkdirSync(join(tmp, 'mailsift-4194303-12345-AbC123')); // beyond any pid in use here: a run killed long ago
+    writeFileSync(join(tmp, 'mailsift-4194303-12345-AbC123/input.xlsx'), 'a partial copy');
+    const r = await runCli(['validate', '-', ...LOCAL], { stdin: zip(excelParts(contacts(3).cells)), env: { TMPDIR: tmp } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
 });
 
 describe('smaller (14)', () => {
