@@ -45,7 +45,7 @@ function gated(args: string[], input: string, cwd: string, name: string): Gated 
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
   const done = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -78,7 +78,7 @@ function gated(args: string[], input: string, cwd: string, name: string): Gated 
 }
 
 /** Polls `cond` every 5 ms, at most `ms`. */
-async function until(cond: () => boolean, ms = 20_000): Promise<boolean> {
+async function until(cond: () => boolean, ms = 60_000): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(5)) if (cond()) return true;
   return cond();
 }
@@ -127,7 +127,7 @@ describe('a stale journal lock taken over by many runs at once', () => {
       expect(countDuplicates(sent)).toEqual([]);
       expect(countDuplicates(await storedEmails(journal))).toEqual([]);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('runs sharing a cache that is mostly stale', () => {
@@ -168,7 +168,7 @@ describe('runs sharing a cache that is mostly stale', () => {
       const lost = [...a, ...b].filter((e) => !kept.has(e));
       expect(lost.length, `trial ${trial}: verdicts lost from the cache`).toBe(0);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('two addresses whose hashes collide', () => {

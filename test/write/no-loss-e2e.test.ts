@@ -147,7 +147,7 @@ describe('lock files count as outputs (4)', () => {
   });
 });
 
-describe('what was checked is what is written (5)', () => {
+describe('what was checked is what is written (5)', { timeout: 90_000 }, () => {
   it('a link that appears at -o while the run waits for its input is refused: the journal it leads to is kept', async () => {
     const dir = dirWith({ 'in.txt': 'ann@example.com\nbob@example.com\n' });
     const first = await runCli(['validate', 'in.txt', '--journal', 'j.journal', '-o', 'first.csv', ...LOCAL], { cwd: dir });
@@ -213,7 +213,7 @@ describe.skipIf(!asRoot)('bind mounts (6): one directory under two paths', () =>
   });
 });
 
-describe('a FIFO output nobody reads (7): a signal ends the run within seconds', () => {
+describe('a FIFO output nobody reads (7): a signal ends the run within seconds', { timeout: 90_000 }, () => {
   /** what "within a few seconds" allows on a loaded machine */
   const BOUND_MS = 8000;
   const ended = (r: { code: number | null; signal: NodeJS.Signals | null }, sig: NodeJS.Signals): boolean =>
