@@ -1,8 +1,9 @@
 import { rmSync } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, MailsiftError } from '../errors.js';
+import { ownerIsGone, SELF } from '../owner.js';
 
 /** Temp directories alive now: removed at exit whatever the way out (process.exit included). */
 const live = new Set<string>();
@@ -17,6 +18,14 @@ function removeAllNow(): void {
     }
   }
   live.clear();
+}
+
+/** Copies left in the temp directory by runs that are gone (kill -9, a crash): their owner is in the name. */
+async function removeDeadCopies(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const owner = /^mailsift-(\d+-\d+)-[A-Za-z0-9]{6}$/.exec(name)?.[1];
+    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
+  }
 }
 
 export interface Spooled {
@@ -44,7 +53,9 @@ export async function spool(source: AsyncIterable<Buffer>, name: string, signal?
     hooked = true;
   }
   signal?.throwIfAborted();
-  const dir = await mkdtemp(join(tmpdir(), 'mailsift-'));
+  await removeDeadCopies();
+  // named after this run, so that a later one can tell a killed run's copy (kill -9 leaves it)
+  const dir = await mkdtemp(join(tmpdir(), `mailsift-${SELF}-`));
   live.add(dir);
   const remove = async (): Promise<void> => {
     if (!live.delete(dir)) return;

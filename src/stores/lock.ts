@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, rename, rm, writeFile } from 'node:fs/promises';
+import { link, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MailsiftError, pathTrouble, UsageError } from '../errors.js';
-import { isAlive } from '../owner.js';
+import { isAlive, ownerIsGone, SELF } from '../owner.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
@@ -19,6 +20,7 @@ export interface LockOptions {
 export async function lockFile(path: string, what: string, o: LockOptions = {}): Promise<() => Promise<void>> {
   const lock = `${path}.lock`;
   const deadline = Date.now() + (o.waitMs ?? 0);
+  await removeDeadFresh(lock);
   for (;;) {
     try {
       await takeLock(lock, 0);
@@ -36,6 +38,19 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
       if (err instanceof MailsiftError) throw err;
       throw new UsageError(`cannot lock ${what} ${path}: ${pathTrouble(err) ?? (err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
+  }
+}
+
+/**
+ * A run killed (kill -9) between writing its new lock file and linking or
+ * removing it leaves `FILE.lock.PID-START-RANDOM.new`: removed once its owner is gone.
+ */
+async function removeDeadFresh(lock: string): Promise<void> {
+  const prefix = `${basename(lock)}.`;
+  for (const name of await readdir(dirname(lock)).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix)) continue;
+    const owner = /^(\d+-\d+)-[0-9a-f]{12}\.new$/.exec(name.slice(prefix.length))?.[1];
+    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(dirname(lock), name), { force: true }).catch(() => {});
   }
 }
 
@@ -62,7 +77,7 @@ const MAX_DEPTH = 4;
  * dead owner delete the first run's fresh lock.
  */
 async function takeLock(lock: string, depth: number): Promise<void> {
-  const fresh = `${lock}.${process.pid}-${randomBytes(6).toString('hex')}.new`;
+  const fresh = `${lock}.${SELF}-${randomBytes(6).toString('hex')}.new`;
   await writeFile(fresh, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
   try {
     for (let attempt = 0; attempt < 5; attempt++) {

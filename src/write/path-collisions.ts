@@ -80,7 +80,8 @@ function collision(a: NamedPath, b: NamedPath, via: string): UsageError {
   if (a.flag === 'input') {
     return new UsageError(`${b.flag} ${b.path} is ${inputName(a)}${via}: writing it would destroy the input; give ${b.give ?? b.flag} another path`);
   }
-  return new UsageError(`${a.flag} ${a.path ?? ''} and ${b.flag} ${b.path ?? ''} are the same file${via}; give each its own path`);
+  const named = (p: NamedPath): string => (p.path === undefined ? p.flag : `${p.flag} ${p.path}`);
+  return new UsageError(`${named(a)} and ${named(b)} are the same file${via}; give each its own path`);
 }
 
 /** How two different spellings came to name one file, for the message. */

@@ -122,3 +122,21 @@ describe('watchInterrupts while the input is read (nothing sent yet)', () => {
     b.w.dispose();
   });
 });
+
+describe('SIGTERM: its sender kills a few seconds later', () => {
+  it('waits 1.5 s for requests in flight, and exits 3 s after that whatever the clean-up is blocked on', () => {
+    const target = new EventEmitter();
+    const notices: string[] = [];
+    const exits: number[] = [];
+    const w = watchInterrupts({ graceMs: 5000, target, notice: (l) => notices.push(l), forceExit: (c) => exits.push(c) });
+    target.emit('SIGTERM');
+    expect(notices).toEqual([expect.stringMatching(/^terminated: sending nothing more; waiting up to 2s for requests in flight$/)]);
+    vi.advanceTimersByTime(1500);
+    expect(w.abandon.aborted).toBe(true);
+    vi.advanceTimersByTime(2999);
+    expect(exits).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(exits).toEqual([143]);
+    w.dispose();
+  });
+});

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openJournal } from '../../src/stores/journal.js';
+import { startOf } from '../../src/owner.js';
 import { combineKnown } from '../../src/stores/known.js';
 import { openCache } from '../../src/stores/cache.js';
 import { openStores } from '../../src/stores/open-stores.js';
@@ -368,5 +369,15 @@ describe('journal lock', () => {
     expect((await readFile(`${path}.lock`, 'utf8')).trim()).toBe(String(process.pid));
     await j.close();
     await expect(stat(`${path}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+  it("removes the half-made lock files of runs killed while locking, not a live run's", async () => {
+    const dead = `${path}.lock.4194303-12345-0123456789ab.new`; // beyond any pid in use here
+    const live = `${path}.lock.${process.ppid}-${startOf(process.ppid) ?? '0'}-0123456789ab.new`;
+    await writeFile(dead, '4194303\n');
+    await writeFile(live, `${process.ppid}\n`);
+    const j = await openJournal(path, api);
+    await j.close();
+    await expect(stat(dead)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await stat(live)).isFile()).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,21 +24,28 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A held-back run: it reads its input from stdin, so it waits (before opening any store) until `go`. */
+/**
+ * A held-back run: its input is a FIFO, so it waits (before opening any store)
+ * until `go`. `ready()` polls for the run having opened its input: our open
+ * for writing succeeds once the FIFO has its reader.
+ */
 interface Gated {
+  pid: number;
+  ready(): Promise<void>;
   go(): void;
   done: Promise<CliResult>;
 }
 
-function gated(args: string[], input: string, cwd: string): Gated {
+function gated(args: string[], input: string, cwd: string, name: string): Gated {
+  const fifo = join(cwd, name);
+  execFileSync('mkfifo', [fifo]);
   const env = { ...apiEnv(server) };
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args.map((a) => (a === 'INPUT' ? name : a))], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdin.on('error', () => {});
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
   const done = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -45,7 +53,34 @@ function gated(args: string[], input: string, cwd: string): Gated {
       resolve({ code, signal, stdout, stderr });
     });
   });
-  return { go: () => child.stdin.end(input), done };
+  let fd: number | undefined;
+  return {
+    pid: child.pid!,
+    async ready() {
+      const opened = await until(() => {
+        try {
+          fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK); // ENXIO until the run opens its end
+          return true;
+        } catch {
+          return child.exitCode !== null; // ended early: `done` tells why
+        }
+      });
+      expect(opened, `${name}: the run never opened its input`).toBe(true);
+    },
+    go() {
+      if (fd === undefined) return;
+      // the inputs here are a few kilobytes: the pipe holds them whole
+      writeSync(fd, input);
+      closeSync(fd);
+    },
+    done,
+  };
+}
+
+/** Polls `cond` every 5 ms, at most `ms`. */
+async function until(cond: () => boolean, ms = 60_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(5)) if (cond()) return true;
+  return cond();
 }
 
 /** Every address in a journal or cache file (the cache's lines start with a timestamp). */
@@ -77,9 +112,10 @@ describe('a stale journal lock taken over by many runs at once', () => {
       await writeFile(`${journal}.lock`, '4194303\n'); // beyond any pid in use here: a run killed long ago
       const before = server.requests.length;
       const runs = Array.from({ length: STARTERS }, (_, i) =>
-        gated(['validate', '-', '-o', `t${trial}-${i}.csv`, '--journal', journal], input, dir),
+        gated(['validate', 'INPUT', '-o', `t${trial}-${i}.csv`, '--journal', journal], input, dir, `t${trial}-${i}.txt`),
       );
-      await sleep(400); // every starter is up and waiting for its input
+      // every starter is up and waiting for its input: then they race for the lock
+      for (const r of runs) await r.ready();
       for (const r of runs) r.go();
       const results = await Promise.all(runs.map((r) => r.done));
       const won = results.filter((r) => r.code === 0);
@@ -91,7 +127,7 @@ describe('a stale journal lock taken over by many runs at once', () => {
       expect(countDuplicates(sent)).toEqual([]);
       expect(countDuplicates(await storedEmails(journal))).toEqual([]);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('runs sharing a cache that is mostly stale', () => {
@@ -112,12 +148,19 @@ describe('runs sharing a cache that is mostly stale', () => {
       await writeFile(cache, stale);
       const a = list(`a${trial}-`, 300);
       const b = list(`b${trial}-`, 300);
-      const first = gated(['validate', '-', '-o', `a${trial}.csv`, '--cache', cache], a.join('\n') + '\n', dir);
-      const second = gated(['validate', '-', '-o', `b${trial}.csv`, '--cache', cache], b.join('\n') + '\n', dir);
-      await sleep(400);
+      const first = gated(['validate', 'INPUT', '-o', `a${trial}.csv`, '--cache', cache], a.join('\n') + '\n', dir, `a${trial}.txt`);
+      const second = gated(['validate', 'INPUT', '-o', `b${trial}.csv`, '--cache', cache], b.join('\n') + '\n', dir, `b${trial}.txt`);
+      await first.ready();
+      await second.ready();
       first.go();
-      await sleep(40); // the second starts while the first is reading the cache
+      // The second starts while the first is reading the cache: it holds the
+      // cache's lock from before loading the file until after compacting it.
+      const lock = `${cache}.lock`;
+      const holder = (): string | undefined => (existsSync(lock) ? readFileSync(lock, 'utf8').trim() : undefined);
+      expect(await until(() => holder() === String(first.pid)), 'the first run never took the cache lock').toBe(true);
       second.go();
+      // the interleaving happened: the second had its input while the first still held the cache
+      expect(holder(), 'the first run let go of the cache before the second started').toBe(String(first.pid));
       const [ra, rb] = await Promise.all([first.done, second.done]);
       expect(ra.code, ra.stderr).toBe(0);
       expect(rb.code, rb.stderr).toBe(0);
@@ -125,7 +168,7 @@ describe('runs sharing a cache that is mostly stale', () => {
       const lost = [...a, ...b].filter((e) => !kept.has(e));
       expect(lost.length, `trial ${trial}: verdicts lost from the cache`).toBe(0);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('two addresses whose hashes collide', () => {

@@ -2,7 +2,9 @@ import { lstat, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openAtomic } from '../../src/write/atomic-file.js';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { startOf } from '../../src/owner.js';
+import { openAtomic, removeLeftovers } from '../../src/write/atomic-file.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -68,5 +70,48 @@ describe('an atomic file', () => {
     await write(f.stream, 'gone\n');
     expect(await f.commit()).toBe(true);
     expect((await lstat('/dev/null')).isCharacterDevice()).toBe(true);
+  });
+});
+
+describe('temp files and their owners', () => {
+  const name = (owner: string): string => `.out.csv.${owner}-0123456789ab.mailsift-tmp`;
+  const self = (): string => `${process.pid}-${startOf(process.pid) ?? '0'}`;
+
+  it('names the temp file after this process, and removes the leftovers of runs that are gone', async () => {
+    const parent = `${process.ppid}-${startOf(process.ppid) ?? '0'}`;
+    const leftovers = {
+      dead: name('4194303-12345'), // beyond any pid in use here
+      reused: name(`${process.ppid}-1`), // a live pid, but started at another time: not the run that wrote it
+      live: name(parent),
+      old: '.out.csv.0123456789ab.mailsift-tmp', // an older mailsift's name, whose owner cannot be told
+    };
+    for (const file of Object.values(leftovers)) await writeFile(at(file), 'partial');
+    const f = await openAtomic(at('out.csv'), 'out.csv');
+    const mine = (await readdir(dir)).filter((n) => n.includes(`.${self()}-`));
+    expect(mine).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual([leftovers.old, leftovers.live, ...mine].sort());
+    await f.discard();
+  });
+
+  it.runIf(existsSync('/proc/self/stat'))('tells a pid used again by another process from the owner', async () => {
+    await writeFile(at(name(`${process.pid}-1`)), 'partial');
+    await removeLeftovers(dir);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('a stream is written in place', () => {
+  it('a descriptor the process holds (/dev/fd/N) is appended to, never renamed over', async () => {
+    await writeFile(at('log.txt'), 'earlier\n');
+    const fd = openSync(at('log.txt'), 'a');
+    try {
+      const f = await openAtomic(`/dev/fd/${fd}`, 'the log');
+      await write(f.stream, 'rows\n');
+      expect(await f.commit()).toBe(true);
+      expect(await readFile(at('log.txt'), 'utf8')).toBe('earlier\nrows\n');
+      expect(await readdir(dir)).toEqual(['log.txt']);
+    } finally {
+      closeSync(fd);
+    }
   });
 });

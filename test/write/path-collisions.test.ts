@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,5 +48,32 @@ describe('refuseCollisions', () => {
     ['a device written twice (not a file anything replaces)', () => [{ flag: '-o', path: '/dev/null' }, { flag: '--summary', path: '/dev/null' }]],
   ])('lets %s through', async (_name, paths) => {
     expect(await refused(paths())).toBeUndefined();
+  });
+});
+
+describe('refuseCollisions with the descriptors the process holds', () => {
+  it('stdin reading the input file is the input: an output there is refused', async () => {
+    const fd = openSync(at('in.csv'), 'r');
+    try {
+      expect(await refused([{ flag: 'input', fd }, { flag: '-o', path: at('hard.csv') }])).toMatch(/^-o .*hard\.csv is the file stdin reads: writing it would destroy the input/);
+      expect(await refused([{ flag: 'input', fd }, { flag: 'stdout', fd }])).toMatch(/^stdout is the file stdin reads: the verdicts would be written into the input/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('stderr may not be the input, but may be an output or stdout (`> log 2>&1`)', async () => {
+    const fd = openSync(at('in.csv'), 'r');
+    try {
+      expect(await refused([{ flag: 'input', path: at('in.csv') }, { flag: 'stderr', fd }])).toMatch(/^stderr is the input file .*in\.csv: messages would be written into the input/);
+      expect(await refused([{ flag: 'input', path: at('s.json') }, { flag: 'stdout', fd }, { flag: 'stderr', fd }, { flag: '--summary', path: at('in.csv') }])).toMatch(/^stdout and --summary/);
+      expect(await refused([{ flag: 'input', path: at('s.json') }, { flag: 'stdout', fd }, { flag: 'stderr', fd }])).toBeUndefined();
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('a lock file names the flag to change', async () => {
+    expect(await refused([{ flag: 'input', path: at('in.csv') }, { flag: "--journal's lock file", path: at('in.csv'), give: '--journal' }])).toMatch(/^--journal's lock file .*in\.csv is the input file .*; give --journal another path$/);
   });
 });
