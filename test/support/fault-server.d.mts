@@ -50,8 +50,9 @@ export interface FaultServerOptions {
   fault?: (req: { path: string; emails: string[]; index: number }) => FaultAction | undefined;
   /** latency: every answer waits this long (after the rate-limit count, which is taken on arrival) */
   delayMs?: number;
-  /** K requests served at once; K more wait their turn; beyond 2K in the server, 503 with Retry-After: 1 */
+  /** K requests served at once; `queue` (default K) more wait their turn; beyond, 503 with Retry-After: 1 */
   capacity?: number;
+  queue?: number;
   /** more addresses than this → tooLargeStatus TOO_MANY_EMAILS */
   maxBatch?: number;
   tooLargeStatus?: 400 | 413;

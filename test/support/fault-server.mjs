@@ -62,7 +62,7 @@ export async function startFaultServer(options = {}) {
   let windowStart;
   let windowCount = 0;
   const sockets = new Set();
-  // --capacity K: K requests are served at once, K more wait their turn, the rest get 503
+  // --capacity K [--queue Q]: K requests are served at once, Q (default K) more wait their turn, the rest get 503
   let serving = 0;
   const waitingTurn = [];
   // requests in the server (waiting or served), over time: [ms since the first, count]
@@ -278,13 +278,13 @@ export async function startFaultServer(options = {}) {
     send(200, payload, rlHeaders);
   }
 
-  /** A turn to be served: at once below capacity, after a wait up to twice it, else false (503). */
+  /** A turn to be served: at once below capacity, after a wait while `queue` (default: capacity) wait, else false (503). */
   function takeTurn() {
     if (serving < o.capacity) {
       serving++;
       return Promise.resolve(true);
     }
-    if (serving + waitingTurn.length >= 2 * o.capacity) return Promise.resolve(false);
+    if (serving + waitingTurn.length >= o.capacity + (o.queue ?? o.capacity)) return Promise.resolve(false);
     return new Promise((resolve) => waitingTurn.push(() => resolve(true)));
   }
 
@@ -356,6 +356,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = num(); break;
       case '--delay-ms': o.delayMs = num(); break;
       case '--capacity': o.capacity = num(); break;
+      case '--queue': o.queue = num(); break;
       case '--max-batch': o.maxBatch = num(); break;
       case '--fail-503': o.failRate503 = num(); break;
       case '--reset-rate': o.resetRate = num(); break;

@@ -146,7 +146,8 @@ function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attemp
   const parts: string[] = [];
   for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
     const v = headers[name];
-    if (v !== undefined) parts.push(`${name}: ${Array.isArray(v) ? v.join(', ') : v}`);
+    // header values may carry obs-text, which reads as C1 controls
+    if (v !== undefined) parts.push(`${name}: ${cleanText(Array.isArray(v) ? v.join(', ') : v, API_TEXT_CAPS.message)}`);
   }
   if (attempt.kind !== 'ok') {
     const body = cleanText(text.slice(0, API_TEXT_CAPS.message + 1), API_TEXT_CAPS.message + 1).replace(/\s+/g, ' ').trim();

@@ -65,6 +65,19 @@ describe('AdaptiveLimit, round by round', () => {
     expect(limit.healthy).toBe(false);
   });
 
+  it('remembers where the server began to refuse: holds below it, and tries one more only now and then', () => {
+    const limit = new AdaptiveLimit();
+    const capacity = (i: number) => (i < 12 ? ok(200) : refused); // the 13th in flight and beyond: 503
+    const seen = rounds(limit, [...times(4, { sample: ok(200) }), { sample: capacity }, ...times(12, { sample: capacity })]);
+    // a round's answers are judged when the next round's first comes back: the refusals at 32 show at the 6th
+    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 32, 12]);
+    // never past 12 again but for a probe of 13, at most one round in four
+    const after = seen.slice(6);
+    expect(Math.max(...after)).toBe(13);
+    expect(after.filter((n) => n > 12).length).toBeLessThanOrEqual(after.length / 4);
+    expect(Math.min(...after)).toBeGreaterThanOrEqual(11);
+  });
+
   it('stays between 1 and 64', () => {
     const limit = new AdaptiveLimit();
     rounds(limit, times(20, { sample: ok(100) }));
@@ -84,8 +97,9 @@ interface ServerModel {
   latencyMs: number;
   /** requests per window, counted when they arrive; past it, 429 at once */
   plan?: { limit: number; windowMs: number; headers: boolean };
-  /** served at once; as many again wait their turn; beyond, 503 with Retry-After: 1 */
+  /** served at once; `queue` more wait their turn (as many again by default); beyond, 503 with Retry-After: 1 */
   capacity?: number;
+  queue?: number;
   /** every answer is a 503 */
   down?: boolean;
 }
@@ -95,7 +109,7 @@ interface ServerModel {
  * requests through one Governor to a model of the server, on a fake clock:
  * what the bench measures for real, here without waiting.
  */
-async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
+export async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
   const clock = new FakeClock(1_700_000_000_000);
   const changes: string[] = [];
   const gov = new Governor({ concurrency, clock, onLimit: (c) => changes.push(`${c.from}→${c.to}`) });
@@ -130,7 +144,7 @@ async function simulate(concurrency: ConcurrencySetting, server: ServerModel, re
     }
     if (server.capacity) {
       if (serving >= server.capacity) {
-        if (inServer() >= 2 * server.capacity) {
+        if (inServer() >= server.capacity + (server.queue ?? server.capacity)) {
           stats.status503++;
           return { status: 503, headers: { 'retry-after': '1' } };
         }
@@ -206,6 +220,15 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
   it('a server that queues past 6 and refuses past 12 (200 ms): ≤ 5% refused, within 1.3× its capacity', async () => {
     const r = await simulate('auto', { latencyMs: 200, capacity: 6 }, 200);
     const ideal = Math.ceil(200 / 6) * 200;
+    expect(r.status503 / r.sent).toBeLessThanOrEqual(0.05);
+    expect(r.ms / ideal).toBeLessThanOrEqual(1.3);
+  });
+
+  // issue 33: a second shape, with little room to queue: latency gives almost no warning before
+  // the refusals (the controller before it: 4.8% refused, 1.45× its capacity)
+  it('a server that queues past 10 and refuses past 12 (200 ms): ≤ 5% refused, within 1.3× its capacity', async () => {
+    const r = await simulate('auto', { latencyMs: 200, capacity: 10, queue: 2 }, 200);
+    const ideal = Math.ceil(200 / 10) * 200;
     expect(r.status503 / r.sent).toBeLessThanOrEqual(0.05);
     expect(r.ms / ideal).toBeLessThanOrEqual(1.3);
   });

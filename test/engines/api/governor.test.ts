@@ -146,6 +146,26 @@ describe('Governor', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('a server that refuses every request with Limit 0: the wait ends at its deadline, not later (issue 29.8)', async () => {
+    const { clock, gov } = setup(4);
+    const start = clock.now();
+    const deadline = start + 10 * 60_000;
+    let result: AcquireResult | undefined;
+    const refusing = { limit: 0, remaining: 0, resetAt: 0, retryAt: 0 };
+    void (async () => {
+      for (;;) {
+        const r = await gov.acquire(deadline);
+        if (!r.ok) return (result = r);
+        await sleep(clock, 50);
+        const now = clock.now();
+        r.permit.done({ answered: true, rateLimited: true, info: { ...refusing, resetAt: now + 1000, retryAt: now + 1000 } });
+      }
+    })();
+    await clock.runUntil(() => result !== undefined, 10_000);
+    expect(result).toEqual({ ok: false, reason: 'RATE_LIMITED' });
+    expect(clock.now()).toBeLessThanOrEqual(deadline);
+  });
+
   it('halt refuses every waiter and every later acquire', async () => {
     const { gov, ask, granted } = setup(1);
     ask(3);
