@@ -32,9 +32,11 @@ export async function* withoutTrailingBlanks<T>(source: AsyncIterable<T[]>, blan
       held = [];
       continue;
     }
-    const out = held.length ? held.concat(chunk.slice(0, last + 1)) : chunk.slice(0, last + 1);
-    held = chunk.slice(last + 1);
-    yield out;
+    // (the common chunk, ending in a row with text and nothing held, is handed on as it is)
+    const out = last === chunk.length - 1 ? chunk : chunk.slice(0, last + 1);
+    const before = held;
+    held = last === chunk.length - 1 ? [] : chunk.slice(last + 1);
+    yield before.length ? before.concat(out) : out;
   }
 }
 
