@@ -12,7 +12,10 @@ import { ZIP32_MAX, ZipStream } from './zip-stream.js';
 
 /** sheet XML buffered before it is handed to deflate */
 const CHUNK_CHARS = 64 * 1024;
-/** deflate's level: see bench/xlsx.bench.mjs */
+/**
+ * deflate's level: zlib's default. Level 1 saved no CPU worth its 25% larger
+ * files (`npm run bench xlsx`, 100k rows: 2.64 s against 2.70 s, under load).
+ */
 const LEVEL = 6;
 
 /** The limits the writer holds the output to: the format's, and a zip's without ZIP64. */
