@@ -36,6 +36,15 @@ describe('RunReporter', async () => {
     expect((await finish({ quiet: true }, { errors: 2 })).code).toBe(EXIT.rowErrors);
   });
 
+  it("the run's own DNS or SMTP failing is exit 4, said even with --quiet (issue 31.1)", async () => {
+    const { code, text } = await finish({ quiet: true }, { valid: 40, unknown: 60, invalid: 0, outage: { dns: 45, smtp: 1 } });
+    expect(code).toBe(EXIT.rowErrors);
+    expect(text.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^mailsift: DNS failed: the resolver answered nothing usable, so 45 rows could not be checked .*re-run with the same --journal checks them again$/),
+      expect.stringMatching(/^mailsift: the mailbox check failed: .*port 25.*, so 1 row could not be checked; they were not recorded as final/),
+    ]);
+  });
+
   it('on a terminal, animates and then leaves only the summary in colour', async () => {
     const tty = new FakeTty(true);
     const { text } = await finish({}, {}, 'errors>0', tty);

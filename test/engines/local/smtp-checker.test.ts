@@ -23,14 +23,19 @@ afterAll(async () => {
   await server.close();
 });
 
+/** for the checks whose timeout is the point (a silent banner, a reply that never comes, a filtered port) */
+const SHORT = { timeoutMs: 400, bannerTimeoutMs: 400 };
+
 function checker(over: Partial<SmtpCheckOptions> = {}) {
   const warnings: string[] = [];
   const c = new SmtpChecker({
     helo: 'checker.test',
     from: '',
     port: server.port,
-    timeoutMs: 400,
-    bannerTimeoutMs: 400,
+    // generous: a reply that comes at once must not turn into a timeout on a loaded machine;
+    // the tests of timeouts pass SHORT
+    timeoutMs: 3000,
+    bannerTimeoutMs: 3000,
     concurrency: 8,
     perHost: 2,
     retryDelayMs: 50,
@@ -115,14 +120,15 @@ describe('the SMTP check against a real server on loopback', () => {
     const banner = await c.checkDomain({ domain: 'b.test', hosts: ['blocked.test'], emails: ['ann@b.test'] });
     expect(banner.get('ann@b.test')).toMatchObject({ failure: 'blocked', note: expect.stringMatching(/554 5\.7\.1/) });
     expect(banner.get('ann@b.test')?.mailbox).toBeUndefined();
-    const silent = await c.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
+    const short = checker(SHORT).c;
+    const silent = await short.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
     expect(silent.get('ann@s.test')).toMatchObject({ failure: 'timeout' });
     expect(silent.get('ann@s.test')?.mailbox).toBeUndefined();
     const drop = await c.checkDomain({ domain: 'd.test', hosts: ['mx1.test'], emails: ['ann@d.test', 'drop-bob@d.test', 'cy@d.test'] });
     expect(drop.get('ann@d.test')?.mailbox).toBe('accepted');
     expect(drop.get('drop-bob@d.test')?.mailbox).toBeUndefined();
     expect(drop.get('cy@d.test')).toMatchObject({ failure: 'unreachable' });
-    const hang = await c.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
+    const hang = await short.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
     expect(hang.get('ann@h.test')?.mailbox).toBe('accepted');
     expect(hang.get('hang-bob@h.test')).toMatchObject({ failure: 'timeout' });
     const closing = await c.checkDomain({ domain: 'c.test', hosts: ['mx1.test'], emails: ['closing-ann@c.test'] });
@@ -203,6 +209,7 @@ describe('onSession (serve --metrics)', () => {
     const ended: string[] = [];
     let opened = 0;
     const { c } = checker({
+      ...SHORT,
       onSession: () => {
         opened++;
         return (outcome) => ended.push(outcome);
@@ -279,6 +286,7 @@ describe('real-server behaviour', () => {
         resolveHost: async (h) => filtered[h] ?? HOSTS[h] ?? [],
         blockRetestMs: 300,
         clock,
+        ...SHORT,
       });
       // one refused host first: a refusal is no evidence of a blocked network
       for (const h of ['w', 'x', 'y', 'z']) {
@@ -334,7 +342,7 @@ describe('real-server behaviour', () => {
   });
 
   it('waits for a slow banner (a tarpit) beyond the per-reply timeout', async () => {
-    const { c } = checker({ bannerTimeoutMs: undefined, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
+    const { c } = checker({ timeoutMs: 400, bannerTimeoutMs: undefined, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
     const found = await c.checkDomain({ domain: 'tarpit.test', hosts: ['tarpit.test'], emails: ['ann@tarpit.test'] });
     expect(found.get('ann@tarpit.test')?.mailbox).toBe('accepted');
   });
@@ -433,7 +441,7 @@ describe('real-server behaviour', () => {
   });
 
   it('counts every connection that opened as a session, the silent ones too', async () => {
-    const { c } = checker();
+    const { c } = checker(SHORT);
     const before = server.sessions.length;
     await c.checkDomain({ domain: 's1.test', hosts: ['mx1.test'], emails: ['ann@s1.test'] });
     await c.checkDomain({ domain: 's2.test', hosts: ['silent.test'], emails: ['ann@s2.test'] });
