@@ -5,7 +5,7 @@
 // test/docs/cli-docs.test.ts renders it again and compares.
 //
 //   node scripts/gen-cli-docs.mjs           (npm run docs builds dist/ first)
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HEADER = `# Command-line reference
@@ -86,6 +86,27 @@ function extras(choices, defaultValue, envVar) {
   return parts.length > 0 ? ` (${parts.join('; ')})` : '';
 }
 
+const EXIT_BEGIN = '<!-- exit codes: written by npm run docs from EXIT_MEANINGS in src/errors.ts; do not edit by hand -->';
+const EXIT_END = '<!-- end of exit codes -->';
+
+/** The exit-code table of README.md and docs/output.md, from the one table next to EXIT. */
+export function renderExitTable(rows) {
+  const lines = ['| code | meaning | what to do |', '|---|---|---|'];
+  for (const row of rows) lines.push(`| \`${row.code}\` | ${cell(row.meaning)} | ${cell(row.todo)} |`);
+  return lines.join('\n');
+}
+
+/** `markdown` with the text between the exit-code markers replaced by `table`; it must hold the markers. */
+export function withExitTable(markdown, table) {
+  const start = markdown.indexOf(EXIT_BEGIN);
+  const end = markdown.indexOf(EXIT_END);
+  if (start < 0 || end < start) throw new Error('no exit-code markers');
+  return `${markdown.slice(0, start + EXIT_BEGIN.length)}\n${table}\n${markdown.slice(end)}`;
+}
+
+/** The pages that hold the exit-code table. */
+export const EXIT_TABLE_PAGES = ['README.md', 'docs/output.md'];
+
 /** A table cell's text: pipes escaped, on one line. */
 const cell = (s) => String(s).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 const code = (s) => `\`${cell(s)}\``;
@@ -95,6 +116,12 @@ export const anchor = (heading) => heading.toLowerCase().replace(/[^\p{L}\p{N}\s
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { createProgram } = await import('../dist/cli/main.js');
   const target = fileURLToPath(new URL('../docs/cli.md', import.meta.url));
-  writeFileSync(target, renderCliReference(createProgram()));
+  writeFileSync(target, renderCliReference(createProgram(undefined, 'all')));
   process.stdout.write(`wrote ${target}\n`);
+  const { EXIT_MEANINGS } = await import('../dist/errors.js');
+  for (const page of EXIT_TABLE_PAGES) {
+    const path = fileURLToPath(new URL(`../${page}`, import.meta.url));
+    writeFileSync(path, withExitTable(readFileSync(path, 'utf8'), renderExitTable(EXIT_MEANINGS)));
+    process.stdout.write(`wrote the exit codes of ${path}\n`);
+  }
 }

@@ -104,3 +104,86 @@ export function writeError(label: string, err: unknown, after = ''): MailsiftErr
     cause: err,
   });
 }
+
+/**
+ * What each exit code means, the one source of every place that lists them:
+ * `help` for `mailsift validate --help all` (and `check` for `check --help
+ * all`, where it applies), `meaning` and `todo` for the tables of README.md
+ * and docs/output.md, which `npm run docs` writes (test/docs/cli-docs.test.ts
+ * fails while they differ).
+ */
+export interface ExitMeaning {
+  readonly code: number;
+  readonly help: string;
+  /** for `mailsift check`, when the code applies to it */
+  readonly check?: string;
+  readonly meaning: string;
+  readonly todo: string;
+}
+
+export const EXIT_MEANINGS: readonly ExitMeaning[] = [
+  {
+    code: EXIT.ok,
+    help: 'every row has a verdict',
+    check: 'a verdict was printed (whatever its status)',
+    meaning: 'every row has a verdict (and no `--fail-on` rule holds)',
+    todo: '—',
+  },
+  {
+    code: EXIT.unexpected,
+    help: 'an unexpected error (a bug: please report it)',
+    check: 'an unexpected error (a bug: please report it)',
+    meaning: 'unexpected error (a bug)',
+    todo: 'report it with the lines printed',
+  },
+  {
+    code: EXIT.usage,
+    help: 'usage or input error (bad flag, unreadable file, no address column, an output that is the input or another output, a path that cannot be written)',
+    check: 'usage error (a bad flag or value)',
+    meaning:
+      'usage or input error: bad flag or `--fail-on` rule, unreadable file, no address column, a text file without addresses or a binary file (the wrong file), malformed CSV, a row wider than the header found after the output began, invalid UTF-8, empty input (a header alone is not: exit 0 with a notice), an output that is the input or another output, an output path that cannot be written',
+    todo: 'read the one-line message',
+  },
+  {
+    code: EXIT.auth,
+    help: 'the API refused the key, or the API is configured and no key was found',
+    check: 'the API refused the key, or the API is configured and no key was found',
+    meaning: 'the API refused the key (401/403), or the API is configured (a base URL, or `--engine api`) and no key was found',
+    todo: 'check `MAILSIFT_API_KEY` / `--api-key-file` / `mailsift login`',
+  },
+  {
+    code: EXIT.rowErrors,
+    help: 'finished, but some rows carry an error, or the run\'s own means failed for some rows (DNS unusable, port 25 blocked): the causes are printed',
+    check: 'no verdict could be obtained (the error is printed)',
+    meaning:
+      'finished, but some rows have no verdict (`error` column set), or the run\'s own means failed for some rows (the DNS resolver unusable; outbound SMTP judged blocked or the SMTP proxy failing, with `--smtp`): said on stderr even with `--quiet`, and those rows are not journaled or cached as final',
+    todo: 'read the cause lines printed after the summary: fix a wrong URL, key or TLS setting first; for a failing or slow API, or DNS or port 25 that failed, re-run with the same `--journal`: only those rows are checked again',
+  },
+  {
+    code: EXIT.failOn,
+    help: 'finished, but a --fail-on rule holds',
+    meaning: 'finished, but a `--fail-on` rule holds (e.g. `invalid>5%`)',
+    todo: 'look at the list; the line before the exit says which rule',
+  },
+  {
+    code: EXIT.ioError,
+    help: 'a disk full (or quota, file-size limit, I/O error) writing an output or the journal',
+    meaning:
+      'a write failed for want of room or a device error (`ENOSPC`, `EDQUOT`, `EFBIG`, `EIO`) on the output, `--summary`, `--journal` or `--cache` (`EX_IOERR` of sysexits.h, as mail tools use); a path that cannot be written at all (missing directory, permission denied, read-only file system, a directory) is exit 2',
+    todo: 'make room or give another path, and run again; with `--journal` the re-run pays only for what the journal did not record',
+  },
+  {
+    code: EXIT.sigint,
+    help: 'interrupted (Ctrl-C) after flushing the journal (an existing output is left as it was)',
+    check: 'interrupted (Ctrl-C)',
+    meaning: 'interrupted (Ctrl-C) after flushing the journal, and the output so far where no output file was (an existing one is left as it was)',
+    todo: 're-run with the same `--journal` to finish',
+  },
+  {
+    code: EXIT.sigterm,
+    help: 'terminated (SIGTERM), the same clean-up as 130',
+    check: 'terminated (SIGTERM)',
+    meaning: 'terminated (SIGTERM), same clean-up as 130',
+    todo: 'as for 130',
+  },
+];

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
-import { EXIT } from '../errors.js';
+import { EXIT, EXIT_MEANINGS } from '../errors.js';
+import { exitStatusHelp, helpDepth, withHelp, type HelpDepth } from './help.js';
 import { printable } from '../format.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
@@ -22,25 +23,36 @@ const EXAMPLES = `
 Examples:
   $ mailsift check jane@example.com
   $ mailsift check --json jane@gmial.com | jq .details.suggestion
-  $ mailsift check --engine local --dns-server 127.0.0.1:5353 info@example.org
-  $ mailsift check --engine local --smtp --smtp-helo mx.example.com jane@example.com
-  $ MAILSIFT_API_KEY=... mailsift check --base-url https://api.example.com jane@example.com
-`;
+  $ mailsift check --engine local --smtp --smtp-helo mx.example.com ann@x.org`;
 
-const AFTER = `
+const reference = (): string => `
+More examples:
+  $ mailsift check --engine local --dns-server 127.0.0.1:5353 info@example.org
+  $ MAILSIFT_API_KEY=... mailsift check --base-url https://api.example.com \\
+      jane@example.com
+
 With an API key (MAILSIFT_API_KEY or --api-key-file) the address goes to
 POST /api/validate; without one, the offline engine answers.
-Exit status: 0 a verdict was printed (whatever its status), 2 usage error,
-3 the API refused the key, 4 no verdict could be obtained (the error is printed).`;
+
+${exitStatusHelp(EXIT_MEANINGS, 'check')}`;
+
+/** The flags the short --help lists, in few words. */
+const COMMON = {
+  '--json': ['--json', 'print the verdict as one JSON object'],
+  '--engine': ['--engine <api|local>', 'the API (when a key is set) or the offline engine'],
+  '--base-url': ['--base-url <url>', 'the API base address (env MAILSIFT_BASE_URL)'],
+  '--api-key-file': ['--api-key-file <file>', 'read the API key from this file'],
+  '--dns-server': ['--dns-server <ip[:port]>', 'offline engine: the DNS resolver'],
+  '--smtp': ['--smtp', "offline engine: ask the domain's mail server"],
+} as const;
 
 /** `check`'s declaration; `run` gets its address and parsed flags (main.ts plans and runs them). */
-export function checkCommand(run: (email: string, flags: CheckFlags) => Promise<void> = async () => {}): Command {
+export function checkCommand(run: (email: string, flags: CheckFlags) => Promise<void> = async () => {}, help: HelpDepth = 'short'): Command {
   const cmd = new Command('check')
     .description('validate one address and print its verdict')
-    .argument('<email>', 'the address to check')
-    .addHelpText('before', EXAMPLES)
-    .addHelpText('after', AFTER);
+    .argument('<email>', 'the address to check');
   for (const table of [CHECK_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
+  withHelp(cmd, help, { common: COMMON, examples: EXAMPLES, reference, more: 'All flags, exit codes' });
   return cmd.action(run);
 }
 
@@ -77,7 +89,7 @@ export function checkPlan(email: string, flags: CheckFlags, context: PlanContext
 
 /** `mailsift check ARGV…` planned in-process, as the CLI plans it: nothing sent. */
 export function planCheck(argv: readonly string[], context: PlanContext): Promise<Planned<CheckPlan>> {
-  return planWith(checkCommand(), argv, context, ([email], flags: CheckFlags) => checkPlan(email as string, flags, context));
+  return planWith(checkCommand(undefined, helpDepth(argv)), argv, context, ([email], flags: CheckFlags) => checkPlan(email as string, flags, context));
 }
 
 /** `mailsift check`: prints the verdict on stdout and returns the exit code (main.ts sets it). */

@@ -6,7 +6,7 @@ const SHELLS = { bash: bashCompletion, zsh: zshCompletion, fish: fishCompletion 
 /** `mailsift completion bash|zsh|fish`: prints a completion script built from the CLI's own command table. */
 export function completionCommand(program: Command): Command {
   return new Command('completion')
-    .description('print a shell completion script (bash, zsh or fish)')
+    .description('print a shell completion script: bash, zsh or fish')
     .addArgument(new Argument('<shell>', 'the shell').choices(Object.keys(SHELLS)))
     .addHelpText(
       'after',
@@ -15,7 +15,8 @@ Load it in the current shell, or save it where your shell looks for completions:
   $ source <(mailsift completion bash)
   $ source <(mailsift completion zsh)
   $ mailsift completion fish | source
-  $ mailsift completion bash > ~/.local/share/bash-completion/completions/mailsift`,
+  $ mailsift completion bash \\
+      > ~/.local/share/bash-completion/completions/mailsift`,
     )
     .action((shell: keyof typeof SHELLS) => {
       process.stdout.write(SHELLS[shell](program));

@@ -17,10 +17,10 @@ export function keysCommand(): Command {
       'after',
       `
 Examples:
-  $ mailsift keys create --keys-file keys.txt      # prints the new key once
-  $ mailsift keys list --keys-file keys.txt        # ids and hints, never whole keys
+  $ mailsift keys create --keys-file keys.txt   # prints the new key once
+  $ mailsift keys list --keys-file keys.txt     # ids and hints, not whole keys
   $ mailsift keys revoke 3f2a9c01d4e7 --keys-file keys.txt
-A running "mailsift serve" reads the keys file at start: restart it after a change.`,
+A running "mailsift serve" reads the keys file at start: restart it after one.`,
     );
   keys
     .command('create')

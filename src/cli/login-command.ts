@@ -10,15 +10,17 @@ import { checkKey, looksLikeKey, removeStoredKey, storeKey } from './credentials
  */
 export function loginCommands(): Command[] {
   const login = new Command('login')
-    .description('store the API key for later runs (read from a hidden prompt, or from stdin)')
+    .description('store the API key for later runs (hidden prompt, or stdin)')
     .addHelpText(
       'after',
       `
 Examples:
-  $ mailsift login                       # asks for the key; nothing is shown as you type
-  $ mailsift login < key.txt             # or pipe it in
-Where: $XDG_CONFIG_HOME/mailsift/credentials (default ~/.config/mailsift/credentials), mode 600.
-Lookup order: --api-key-file, MAILSIFT_API_KEY, then the stored key.`,
+  $ mailsift login              # asks for the key; nothing is shown as you type
+  $ mailsift login < key.txt    # or pipe it in
+Where: $XDG_CONFIG_HOME/mailsift/credentials
+  (default ~/.config/mailsift/credentials), mode 600.
+Lookup order: --api-key-file, MAILSIFT_API_KEY, then the stored key,
+which only a run that asks for the API (a base URL, --engine api) reads.`,
     )
     .option('--force', 'store the key even when it does not look like one')
     .action(async (flags: { force?: boolean }) => {

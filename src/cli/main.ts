@@ -10,6 +10,7 @@ import { checkCommand, checkPlan, runCheck } from './check-command.js';
 import { servePlan } from './plan-serve.js';
 import { validatePlan } from './plan-validate.js';
 import { VERSION } from '../version.js';
+import { helpDepth, type HelpDepth } from './help.js';
 import { printable } from '../format.js';
 
 /**
@@ -20,12 +21,8 @@ import { printable } from '../format.js';
 const EXAMPLES = `
 Examples:
   $ npx mailsift validate contacts.csv -o cleaned.csv
-  $ mailsift validate users.csv --only valid --format txt > good.txt
-  $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%' -o checked.csv
-  $ mailsift check someone@example.com
-  $ mailsift serve --port 8080
   $ source <(mailsift completion bash)                # also zsh, fish
-Run "mailsift <command> --help" for a command's examples and options.
+"mailsift <command> --help": its common flags; "--help all": every flag.
 `;
 
 /**
@@ -42,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
     if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
   });
   let ran: number | undefined;
-  const program = createProgram((code) => (ran = code));
+  const program = createProgram((code) => (ran = code), helpDepth(argv.slice(2)));
   let code: number;
   try {
     await program.parseAsync(argv);
@@ -58,12 +55,12 @@ export async function main(argv: string[]): Promise<void> {
  * The whole command tree, every flag and help text, without running anything:
  * main parses argv with it, and `npm run docs` writes docs/cli.md from it.
  */
-export function createProgram(exited: (code: number) => void = () => {}): Command {
+export function createProgram(exited: (code: number) => void = () => {}, help: HelpDepth = 'short'): Command {
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
     .showSuggestionAfterError(true)
-    .addHelpText('before', EXAMPLES)
+    .addHelpText('after', EXAMPLES)
     .exitOverride()
     .configureOutput(OUTPUT);
   // Each command declares its flags; what it runs is loaded only when it runs, from here,
@@ -73,9 +70,9 @@ export function createProgram(exited: (code: number) => void = () => {}): Comman
   program.addCommand(validateCommand(async (input, flags) => {
     const plan = await validatePlan(input, flags, processContext());
     exited(await (await import('./run-validate.js')).runValidate(plan));
-  }));
-  program.addCommand(checkCommand(async (email, flags) => exited(await runCheck(checkPlan(email, flags, processContext())))));
-  program.addCommand(serveCommand(async (flags) => exited(await (await import('./run-serve.js')).runServe(servePlan(flags, processContext())))));
+  }, help));
+  program.addCommand(checkCommand(async (email, flags) => exited(await runCheck(checkPlan(email, flags, processContext()))), help));
+  program.addCommand(serveCommand(async (flags) => exited(await (await import('./run-serve.js')).runServe(servePlan(flags, processContext()))), help));
   program.addCommand(keysCommand());
   for (const cmd of loginCommands()) program.addCommand(cmd);
   program.addCommand(completionCommand(program));

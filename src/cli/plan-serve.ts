@@ -1,5 +1,6 @@
 import type { SmtpSettings } from '../engines/local/index.js';
 import { UsageError } from '../errors.js';
+import { helpDepth } from './help.js';
 import { planWith, type PlanContext, type Planned } from './plan.js';
 import { serveCommand, type ServeFlags } from './serve-command.js';
 import { checkServeFlags, type ServeSettings } from './serve-config.js';
@@ -28,5 +29,5 @@ export function servePlan(flags: ServeFlags, context: PlanContext): ServePlan {
 
 /** `mailsift serve ARGV…` planned in-process, as the CLI plans it: nothing read, no port taken. */
 export function planServe(argv: readonly string[], context: PlanContext): Promise<Planned<ServePlan>> {
-  return planWith(serveCommand(async () => {}), argv, context, (_args, flags: ServeFlags) => servePlan(flags, context));
+  return planWith(serveCommand(async () => {}, helpDepth(argv)), argv, context, (_args, flags: ServeFlags) => servePlan(flags, context));
 }

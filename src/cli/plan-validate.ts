@@ -8,6 +8,7 @@ import type { TerminalFlags } from '../terminal/style.js';
 import { planOutput, type OutputPlan } from '../write/output-plan.js';
 import type { RowFilter } from '../write/row-filter.js';
 import { resolveEngine, type EngineChoice } from './api-config.js';
+import { helpDepth } from './help.js';
 import { planWith, type PlanContext, type Planned } from './plan.js';
 import { engineSettings, type EngineSettings } from './shared-options.js';
 import { smtpSettings, type ArgvSecret } from './smtp-flags.js';
@@ -87,6 +88,6 @@ export async function validatePlan(inputArg: string | undefined, flags: Validate
 
 /** `mailsift validate ARGV…` planned in-process, as the CLI plans it: nothing opened, nothing sent. */
 export function planValidate(argv: readonly string[], context: PlanContext): Promise<Planned<ValidatePlan>> {
-  const declared = validateCommand(async () => {});
+  const declared = validateCommand(async () => {}, helpDepth(argv));
   return planWith(declared, argv, context, ([input], flags: ValidateFlags) => validatePlan(input as string | undefined, flags, context));
 }

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
 import { durationMs, intIn, rateLimit, redisTarget } from './parse-flags.js';
 import { DNS_OPTIONS } from './shared-options.js';
+import { withHelp, type HelpDepth } from './help.js';
 import { SMTP_DEADLINE_OPTION, SMTP_OPTIONS } from './smtp-flags.js';
 import { DEFAULT_LEASE_MS } from '../serve/redis-smtp.js';
 import type { RateLimit } from '../serve/rate-limit.js';
@@ -58,14 +59,30 @@ export const SERVE_OPTIONS = {
 /** Everything `serve` takes, typed from the tables that declare it. */
 export type ServeFlags = FlagsOf<typeof SERVE_OPTIONS> & FlagsOf<typeof SMTP_OPTIONS> & FlagsOf<typeof SMTP_DEADLINE_OPTION>;
 
-export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command {
-  const cmd = new Command('serve')
-    .description('serve the validation API (POST /api/validate, /api/validate/bulk) from the offline engine')
-    .addHelpText(
-      'before',
-      '\nExamples:\n  $ mailsift serve --no-dns --port 8080\n  $ mailsift keys create --keys-file keys.txt && mailsift serve --keys-file keys.txt --rate-limit 600/60\n',
-    );
+const EXAMPLES = `
+Examples:
+  $ mailsift serve --no-dns --port 8080
+  $ mailsift keys create --keys-file keys.txt
+  $ mailsift serve --keys-file keys.txt --rate-limit 600/60`;
+
+/** The flags the short --help lists, in few words. */
+const COMMON = {
+  '--host': ['--host <host>', 'address to bind (default: 127.0.0.1)'],
+  '--port': ['--port <n>', 'port to listen on; 0 picks a free one (default: 8080)'],
+  '--keys-file': ['--keys-file <file>', 'accepted API keys (default: one random key)'],
+  '--rate-limit': ['--rate-limit <n/s>', 'per-key fixed window (default: 60/60)'],
+  '--shape': ['--shape <a|b>', 'response shape of the spec (default: a)'],
+  '--tls-cert': ['--tls-cert <file>', 'PEM certificate (with --tls-key): serve HTTPS'],
+  '--no-dns': ['--no-dns', 'no DNS lookups: a sandbox'],
+  '--smtp': ['--smtp', "ask the domain's mail server (RCPT TO)"],
+  '--redis': ['--redis <url>', 'share limits and answers with other instances'],
+  '--metrics': ['--metrics', 'serve GET /metrics (Prometheus)'],
+} as const;
+
+export function serveCommand(run: (flags: ServeFlags) => Promise<void>, help: HelpDepth = 'short'): Command {
+  const cmd = new Command('serve').description('serve the validation API from the offline engine');
   for (const table of [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION]) addOptions(cmd, table);
+  withHelp(cmd, help, { common: COMMON, examples: EXAMPLES });
   // the server is loaded when it runs, not for --help or --version (main.ts wires `run`)
   return cmd.action(run);
 }

@@ -9,53 +9,65 @@ import { concurrencySetting, durationMs, intIn, outputFormat, tokenList } from '
 import { MAX_IN_FLIGHT, type ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
+import { EXIT_MEANINGS } from '../errors.js';
+import { exitStatusHelp, withHelp, wrap, type HelpDepth } from './help.js';
 
 const EXAMPLES = `
 Examples:
-  $ mailsift validate contacts.csv -o cleaned.csv          # a verdict per row, columns kept
-  $ mailsift validate contacts.csv --only valid,risky --except disposable,typo,mailbox_full -o mailable.csv
-  $ mailsift validate users.csv --column email --only valid --format txt > good.txt
-  $ mailsift validate contacts.csv --columns status,is_valid -o checked.xlsx
-  $ mailsift validate contacts.xlsx --sheet Leads --split sorted/  # sorted/valid.csv, invalid.csv, ...
-  $ mailsift validate export.csv --encoding windows-1252 -o cleaned.csv
-  $ mailsift validate list.txt --format ndjson | jq -r 'select(.status=="invalid").email'
-  $ mailsift validate signups.csv --journal signups.journal --fail-on 'invalid>5%,errors>0' -o checked.csv
-  $ mailsift validate contacts.csv --dry-run                 # what would be sent; sends nothing
-  $ mailsift validate contacts.csv -o cleaned.csv --report report.html   # the job at a glance, in a browser
-  $ mailsift validate contacts.csv --engine local --smtp --smtp-helo mx.example.com -o checked.csv
-  $ MAILSIFT_API_KEY=... mailsift validate signups.csv --base-url https://api.example.com -o out.csv
-`;
+  $ mailsift validate contacts.csv -o cleaned.csv      # a verdict per row
+  $ mailsift validate users.csv --only valid --format txt > good.txt
+  $ mailsift validate signups.csv --journal signups.journal \\
+      --fail-on 'invalid>5%,errors>0' -o checked.csv   # a nightly job`;
 
-/** What a script author looks up after the options; the lists come from the code that uses them. */
-const AFTER = `
-Output columns (appended to the input's own; a text or stdin list gets "email" first):
-  ${VERDICT_COLUMNS.join(', ')}
+/** What `--help all` adds: more examples, then what a script author looks up; the lists come from the code that uses them. */
+const reference = (): string => `
+More examples:
+  $ mailsift validate contacts.csv --only valid,risky \\
+      --except disposable,typo,mailbox_full -o mailable.csv
+  $ mailsift validate contacts.csv --columns status,is_valid -o checked.xlsx
+  $ mailsift validate contacts.xlsx --sheet Leads --split sorted/
+  $ mailsift validate export.csv --encoding windows-1252 -o cleaned.csv
+  $ mailsift validate list.txt --format ndjson |
+      jq -r 'select(.status=="invalid").email'
+  $ mailsift validate contacts.csv --dry-run   # reports what it would send
+  $ mailsift validate contacts.csv -o cleaned.csv --report report.html
+  $ mailsift validate contacts.csv --engine local --smtp \\
+      --smtp-helo mx.example.com -o checked.csv
+  $ MAILSIFT_API_KEY=... mailsift validate signups.csv \\
+      --base-url https://api.example.com -o out.csv
+
+Output columns (after the input's own; a text or stdin list gets "email" first):
+${wrap('  ', VERDICT_COLUMNS.join(', '))}
   status is valid, invalid, risky or unknown; an unknown value is an empty cell.
   reason says why a row is not plainly valid (empty when it is):
-    invalid: ${REASON_TABLE.invalid.join(', ')}
-    risky:   ${REASON_TABLE.risky.join(', ')}
-    unknown: ${REASON_TABLE.unknown.join(', ')}
+${(['invalid', 'risky', 'unknown'] as const).map((s) => wrap(`    ${`${s}:`.padEnd(9)}`, REASON_TABLE[s].join(', '))).join('\n')}
 
---fail-on rules: METRIC OP N[%], comma-separated; the run exits 5 when one holds.
-  metrics: ${FAIL_ON_METRICS.join(', ')}
-  ops: > >= < <=   N% is a share of all rows, N a row count. e.g. 'invalid>5%,errors>0' or 'valid<80%'
+--fail-on rules: METRIC OP N[%], comma-separated; exit 5 when one holds.
+${wrap('  metrics: ', FAIL_ON_METRICS.join(', '))}
+  ops: > >= < <=   N% is a share of all rows, N a row count.
+  e.g. 'invalid>5%,errors>0' or 'valid<80%'
 
-Exit status:
-  0    every row has a verdict
-  1    an unexpected error (a bug: please report it)
-  2    usage or input error (bad flag, unreadable file, no address column,
-       an output that is the input or another output, a path that cannot be written)
-  3    the API refused the key, or the API is configured and no key was found
-  4    finished, but some rows carry an error (the causes are printed)
-  5    finished, but a --fail-on rule holds
-  74   a disk full (or quota, file-size limit, I/O error) writing an output or the journal
-  130  interrupted (Ctrl-C) after flushing the journal (an existing output is left as it was); 143 on SIGTERM
+${exitStatusHelp(EXIT_MEANINGS, 'help')}
 
 Environment:
-  MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never pass it as a flag
+  MAILSIFT_API_KEY    the API key (or --api-key-file FILE); never in a flag
   MAILSIFT_BASE_URL   the API's base address (or --base-url)
   NO_COLOR, TERM=dumb no colour; CI, or stderr not a terminal: no progress line
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy for the API requests`;
+
+/** The flags the short --help lists, in few words: what most runs use. */
+const COMMON = {
+  '--output': ['-o, --output <file>', 'write the verdicts here (default: stdout)'],
+  '--format': ['--format <format>', 'csv, json, ndjson, txt or xlsx (default: from -o)'],
+  '--column': ['--column <name|n>', 'the CSV column that holds the address'],
+  '--only': ['--only <list>', 'only rows with these statuses or reasons: valid,risky'],
+  '--except': ['--except <list>', 'leave out these: disposable,role,typo'],
+  '--journal': ['--journal <file>', 'resumable: a re-run sends nothing already answered'],
+  '--fail-on': ['--fail-on <rules>', "exit 5 when a rule holds: 'invalid>5%,errors>0'"],
+  '--engine': ['--engine <api|local>', 'the API (when a key is set) or the offline engine'],
+  '--dry-run': ['--dry-run', 'read and check the input; send nothing'],
+  '--quiet': ['-q, --quiet', 'nothing on stderr but errors'],
+} as const;
 
 // One parser per option, made once.
 const parseBatchSize = intIn(1, 1000);
@@ -116,13 +128,12 @@ export const VALIDATE_OPTIONS = {
 /** Everything `validate` takes, typed from the tables that declare it. */
 export type ValidateFlags = FlagsOf<typeof VALIDATE_OPTIONS> & EngineFlags & SmtpFlags;
 
-export function validateCommand(run: (input: string | undefined, flags: ValidateFlags) => Promise<void>): Command {
+export function validateCommand(run: (input: string | undefined, flags: ValidateFlags) => Promise<void>, help: HelpDepth = 'short'): Command {
   const cmd = new Command('validate')
-    .description('validate the addresses of a CSV file, a text file (one per line) or stdin')
-    .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)')
-    .addHelpText('before', EXAMPLES)
-    .addHelpText('after', AFTER);
+    .description('validate a CSV file, a text file (one address a line) or stdin')
+    .argument('[input]', 'a .csv file, a text file, or - for stdin (the default when stdin is piped)');
   for (const table of [VALIDATE_OPTIONS, ENGINE_OPTIONS, SMTP_OPTIONS]) addOptions(cmd, table);
+  withHelp(cmd, help, { common: COMMON, examples: EXAMPLES, reference, more: 'All flags, columns, exit codes' });
   // the pipeline is loaded when the command runs, not for --help or --version (main.ts wires `run`)
   return cmd.action(run);
 }

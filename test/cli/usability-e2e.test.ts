@@ -1,7 +1,7 @@
 // Issue 17 item 7, through the real binary: keys list/revoke, serve's start
 // lines, one error prefix, plurals, validate --help, shell completion.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -70,6 +70,17 @@ describe('messages', () => {
     }
   });
 
+  it('a key given as a flag is refused with where keys go, never echoed; a TTL without its unit asks for one (issues 31.5, 31.6)', async () => {
+    const key = 'sk_live_9f8e7d6c5b4a3f2e1d0c';
+    const r = await runCli(['validate', '-', '--api-key', key], { stdin: 'a@example.com\n' });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe('mailsift: --api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"\n');
+    const ttl = await runCli(['validate', '-', '--cache', join(dir, 'ttl.cache'), '--cache-ttl', '30'], { stdin: 'a@example.com\n' });
+    expect([ttl.code, ttl.stdout]).toEqual([2, '']);
+    expect(ttl.stderr).toMatch(/^mailsift: option '--cache-ttl <duration>' argument '30' is invalid\. a number alone is ambiguous: add a unit, e\.g\. 30d/);
+    expect(readdirSync(dir)).not.toContain('ttl.cache');
+  });
+
   // validate --help's exit codes, --fail-on metrics, output columns and environment: test/cli/plan.test.ts
 });
 
@@ -94,7 +105,7 @@ describe('completion', () => {
     expect(complete(script, 'mailsift validate -o out.csv --jou')).toEqual(['--journal']);
     expect(complete(script, 'mailsift completion ')).toEqual(['bash', 'zsh', 'fish']);
     // in sync: every long option validate --help shows is offered
-    const help = validateCommand(async () => {}).helpInformation();
+    const help = validateCommand(async () => {}, 'all').helpInformation(); // every long option validate --help all shows
     const longs = [...new Set(help.match(/^\s+(?:-\w, )?(--[\w-]+)/gm)!.map((l) => l.trim().replace(/^-\w, /, '')))];
     expect(longs.length).toBeGreaterThan(20);
     expect(complete(script, 'mailsift validate --').sort()).toEqual(expect.arrayContaining(longs));

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script, without types
-import { renderCliReference } from '../../scripts/gen-cli-docs.mjs';
+import { EXIT_TABLE_PAGES, renderCliReference, renderExitTable, withExitTable } from '../../scripts/gen-cli-docs.mjs';
+import { EXIT, EXIT_MEANINGS } from '../../src/errors.js';
 import { createProgram } from '../../src/cli/main.js';
 
 /**
@@ -12,17 +13,25 @@ import { createProgram } from '../../src/cli/main.js';
 describe('docs/cli.md', () => {
   it('is what npm run docs writes from the commander definitions', () => {
     const committed = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
-    const generated: string = renderCliReference(createProgram());
+    const generated: string = renderCliReference(createProgram(undefined, 'all'));
     if (committed !== generated) expect.fail('docs/cli.md is out of date: run npm run docs');
   });
 
   it('lists every command and every flag of --help', () => {
-    const generated: string = renderCliReference(createProgram());
+    const generated: string = renderCliReference(createProgram(undefined, 'all'));
     const all = (cmd: ReturnType<typeof createProgram>): ReturnType<typeof createProgram>[] => [cmd, ...cmd.commands.flatMap(all)];
     for (const cmd of all(createProgram())) {
       for (const option of cmd.options.filter((o) => !o.hidden)) expect(generated).toContain(`| \`${option.flags.replace(/\|/g, '\\|')}\` |`);
     }
     expect(generated).toContain('## mailsift keys revoke');
     expect(generated).not.toMatch(/\d{4}-\d{2}-\d{2}/); // no dates: the same source gives the same file
+  });
+
+  // issue 34.6: the exit codes were written by hand in four places, none from EXIT
+  it.each(EXIT_TABLE_PAGES as string[])('%s lists the exit codes as npm run docs writes them from the table next to EXIT', (page) => {
+    const committed = readFileSync(new URL(`../../${page}`, import.meta.url), 'utf8');
+    if (withExitTable(committed, renderExitTable(EXIT_MEANINGS)) !== committed) expect.fail(`${page}: the exit codes are out of date: run npm run docs`);
+    const codes = [...committed.matchAll(/^\| `(\d+)` \|/gm)].map((m) => Number(m[1]));
+    expect(codes).toEqual(Object.values(EXIT));
   });
 });

@@ -85,11 +85,13 @@ describe('validate through pipes', () => {
     expect(existsSync(`${journal}.lock`)).toBe(false);
   });
 
-  it.each([[[]], [['check']], [['serve']]])('mailsift %j --help leads with examples', async (cmd) => {
+  // issue 31.9: examples printed first scrolled off an 80×24 screen; the short help now fits one, examples included
+  it.each([[[]], [['check']], [['serve']]])('mailsift %j --help fits a screen, usage first, examples included', async (cmd) => {
     const r = await runCli([...cmd, '--help'], { env });
     expect(r.code).toBe(0);
-    expect(r.stdout.trimStart().slice(0, 9)).toBe('Examples:');
-    expect(r.stdout).toContain('Usage: mailsift');
+    expect(r.stdout).toMatch(/^Usage: mailsift/);
+    expect(r.stdout).toContain('\nExamples:\n');
+    expect(r.stdout.trimEnd().split('\n').length).toBeLessThanOrEqual(24);
   });
 
 });
