@@ -1,4 +1,3 @@
-import v8 from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { EXIT, MailsiftError } from '../errors.js';
 import { checkCommand } from './check-command.js';
@@ -67,7 +66,7 @@ export function createProgram(): Command {
   program.addCommand(validateCommand(async (input, flags) => {
     const plan = await (await import('./plan-validate.js')).validatePlan(input, flags, processContext());
     const { runValidate } = await import('./run-validate.js');
-    keepHeapNearLive();
+    await keepHeapNearLive();
     return runValidate(plan);
   }));
   program.addCommand(checkCommand());
@@ -93,8 +92,8 @@ export function createProgram(): Command {
  * start-up collect garbage more (about 50 million instructions, a tenth of
  * `node -e 0`, measured with callgrind on `mailsift --version`).
  */
-function keepHeapNearLive(): void {
-  v8.setFlagsFromString('--heap-growing-percent=100');
+async function keepHeapNearLive(): Promise<void> {
+  (await import('node:v8')).default.setFlagsFromString('--heap-growing-percent=100');
 }
 
 /**
