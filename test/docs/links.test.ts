@@ -21,6 +21,9 @@ function anchors(text: string): Set<string> {
   return out;
 }
 
+/** package.json's repository, as the README's absolute links name its files */
+const REPOSITORY = /^https:\/\/(?:github\.com\/mailsift\/mailsift\/blob\/main|raw\.githubusercontent\.com\/mailsift\/mailsift\/main)\/(.+)$/;
+
 const withoutCode = (text: string): string => text.replace(/^```[\s\S]*?^```/gm, '');
 
 /**
@@ -32,10 +35,13 @@ describe('links in the docs', () => {
   it.each(pages)('%s links to files and headings that exist', (page) => {
     const text = readFileSync(join(root, page), 'utf8');
     const broken: string[] = [];
-    for (const [, target] of withoutCode(text).matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^[a-z]+:/.test(target!)) continue; // http:, mailto:
-      const [path, fragment] = target!.split('#') as [string, string | undefined];
-      const file = path === '' ? join(root, page) : join(root, dirname(page), path);
+    for (const [, link] of withoutCode(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+      // the README links to the repository absolutely (it is also the package's page on the registry)
+      const inRepo = REPOSITORY.exec(link!);
+      const target = inRepo ? inRepo[1]! : link!;
+      if (!inRepo && /^[a-z]+:/.test(target)) continue; // other http:, mailto:
+      const [path, fragment] = target.split('#') as [string, string | undefined];
+      const file = path === '' ? join(root, page) : inRepo ? join(root, path) : join(root, dirname(page), path);
       if (!existsSync(file)) {
         broken.push(`${target} (no file ${relative(root, file)})`);
         continue;
@@ -45,6 +51,12 @@ describe('links in the docs', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('README.md, also the package page on the registry, links to the repository absolutely', () => {
+    const text = withoutCode(readFileSync(join(root, 'README.md'), 'utf8'));
+    const relativeLinks = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/.test(t) && !t.startsWith('#'));
+    expect(relativeLinks).toEqual([]);
   });
 });
 
