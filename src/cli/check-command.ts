@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { EXIT } from '../errors.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
+import { resultObject } from '../write/verdict-columns.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 import { parseDnsServer } from '../engines/local/dns.js';
 import { apiSettings, localSettings, resolveEngine, type EngineChoice } from './api-config.js';
@@ -105,10 +106,7 @@ const yesNo = (b: boolean | undefined) => (b === undefined ? '' : b ? 'yes' : 'n
  * aligned on a terminal; an unknown value is empty.
  */
 export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }): string {
-  if (how.json) {
-    const { email, isValid, status, confidence, provider, details, error } = v;
-    return `${JSON.stringify({ email, isValid, status, reason: reasonOf(v), confidence, provider, details, error }, null, 2)}\n`;
-  }
+  if (how.json) return `${JSON.stringify(resultObject(v, reasonOf(v)), null, 2)}\n`;
   const d = v.details;
   const rows: [string, string][] = [
     ['email', v.email],

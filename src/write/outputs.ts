@@ -134,7 +134,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
         for (const w of writers) await w.begin();
       },
       // `--only` already kept the other statuses from reaching here
-      row: (fields, v) => byStatus.get(v.status)?.row(fields, v),
+      row: (fields, v, reason) => byStatus.get(v.status)?.row(fields, v, reason),
       drain: async (force) => {
         for (const w of writers) await w.drain(force);
       },

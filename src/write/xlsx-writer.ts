@@ -42,11 +42,11 @@ export async function createXlsxWriter(
     begin: async () => {
       sheet.addRow(columnNames(columns, header)).commit();
     },
-    row: (fields, v) => {
+    row: (fields, v, reason) => {
       const cells: (string | number | boolean | null)[] = [];
       for (const c of columns.order) {
         if (c === 'input') for (const f of fields) cells.push(f === '' ? null : f);
-        else cells.push(verdictValue(v, c) ?? null);
+        else cells.push(verdictValue(v, c, reason) ?? null);
       }
       sheet.addRow(cells).commit();
     },
