@@ -4,6 +4,7 @@ import { exitStatusHelp, helpDepth, withHelp, type HelpDepth } from './help.js';
 import { printable } from '../format.js';
 import { reasonOf } from '../reason.js';
 import type { Verdict } from '../verdict.js';
+import { resultObject } from '../write/verdict-columns.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 import { apiSettings, localSettings, resolveEngine, type EngineChoice } from './api-config.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
@@ -132,10 +133,7 @@ const yesNo = (b: boolean | undefined) => (b === undefined ? '' : b ? 'yes' : 'n
  * aligned on a terminal; an unknown value is empty.
  */
 export function formatVerdict(v: Verdict, how: { json: boolean; tty: boolean }): string {
-  if (how.json) {
-    const { email, isValid, status, confidence, provider, details, error } = v;
-    return `${JSON.stringify({ email, isValid, status, reason: reasonOf(v), confidence, provider, details, error }, null, 2)}\n`;
-  }
+  if (how.json) return `${JSON.stringify(resultObject(v, reasonOf(v)), null, 2)}\n`;
   const d = v.details;
   const rows: [string, string][] = [
     ['email', v.email],

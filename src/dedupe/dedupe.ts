@@ -1,5 +1,5 @@
 import type { Verdict } from '../verdict.js';
-import { VerdictMemo, type KeyHash } from '../codec/verdict-memo.js';
+import { VerdictMemo, type KeyHash } from './verdict-memo.js';
 
 /**
  * What `take` says of a row's address: its verdict now (a duplicate);

@@ -260,7 +260,7 @@ class Pipeline {
     const reason = reasonOf(v);
     this.options.onRow?.(v, reason);
     const duplicate = this.filter.unique === true && this.duplicates.has(row);
-    if (this.tally.written(v, reason, this.filter, duplicate)) this.options.writer.row(row.fields, v);
+    if (this.tally.written(v, reason, this.filter, duplicate)) this.options.writer.row(row.fields, v, reason);
   };
 
   private async release(): Promise<void> {

@@ -1,5 +1,5 @@
 import { addressKey } from '../codec/address-key.js';
-import { VerdictMemo, type KeyHash } from '../codec/verdict-memo.js';
+import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { TailPool } from '../codec/verdict-encoding.js';

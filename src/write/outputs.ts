@@ -92,9 +92,9 @@ async function openOne(
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
   const noting = (w: RowWriter): RowWriter => ({
     ...w,
-    row: (fields, v) => {
+    row: (fields, v, reason) => {
       rows = true;
-      w.row(fields, v);
+      w.row(fields, v, reason);
     },
     drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
   });
@@ -150,7 +150,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
         for (const w of writers) await w.begin();
       },
       // `--only` already kept the other statuses from reaching here
-      row: (fields, v) => byStatus.get(v.status)?.row(fields, v),
+      row: (fields, v, reason) => byStatus.get(v.status)?.row(fields, v, reason),
       drain: async (force) => {
         for (const w of writers) await w.drain(force);
       },

@@ -1,4 +1,4 @@
-import { isReason, reasonOf, REASONS, statusesOf, type Reason } from '../reason.js';
+import { isReason, REASONS, statusesOf, type Reason } from '../reason.js';
 import { STATUSES, type Status, type Verdict } from '../verdict.js';
 
 /** A status or a reason: what `--only` and `--except` name. */
@@ -30,8 +30,8 @@ export function parseTokens(value: string): Set<RowToken> | string {
   return set;
 }
 
-/** Whether the filter's status and reason rules let `v` through (--unique is the pipeline's). */
-export function keeps(filter: RowFilter, v: Verdict, reason: Reason | '' = reasonOf(v)): boolean {
+/** Whether the filter's status and reason rules let `v`, whose reason is `reason`, through (--unique is the pipeline's). */
+export function keeps(filter: RowFilter, v: Verdict, reason: Reason | ''): boolean {
   const { only, except } = filter;
   if (!only && !except) return true;
   const has = (set: ReadonlySet<RowToken>): boolean => set.has(v.status) || (reason !== '' && set.has(reason));

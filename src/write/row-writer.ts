@@ -3,13 +3,14 @@ import type { Verdict } from '../verdict.js';
 import { csvCell, defusedCsvCell } from './csv-cell.js';
 import type { Sink } from './sink.js';
 import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
-import { cellText, inputKeys, inputObject, resultObject, verdictCsv, verdictValue } from './verdict-columns.js';
+import { inputKeys, inputObject, resultObject, verdictCell, verdictCsv } from './verdict-columns.js';
+import type { Reason } from '../reason.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
 export interface RowWriter {
   begin(): Promise<void>;
-  /** buffers one row; `drain()` passes buffered rows on */
-  row(fields: readonly string[], verdict: Verdict): void;
+  /** buffers one row, with its reason (see reasonOf: worked out once, by the pipeline); `drain()` passes buffered rows on */
+  row(fields: readonly string[], verdict: Verdict, reason: Reason | ''): void;
   /** passes buffered rows on once there are enough of them, or now with `force` */
   drain(force?: boolean): Promise<void>;
   /** `summary` is embedded by formats that carry it (JSON) */
@@ -35,7 +36,7 @@ export function createRowWriter(
   options: TextOptions = {},
 ): RowWriter {
   const keys = options.emailColumn === undefined ? undefined : inputKeys(header, options.emailColumn);
-  const result = (fields: readonly string[], v: Verdict) => JSON.stringify(resultObject(v, keys && inputObject(keys, fields)));
+  const result = (fields: readonly string[], v: Verdict, reason: Reason | '') => JSON.stringify(resultObject(v, reason, keys && inputObject(keys, fields)));
   /** an input cell: as read, unless asked to defuse it */
   const inputCell = options.escapeFormulas ? defusedCsvCell : csvCell;
   /** what every text format shares: rows buffered in the sink, flushed at the end */
@@ -51,12 +52,12 @@ export function createRowWriter(
         // the input's header cells are input cells; the verdict columns' names are ours
         begin: async () => sink.write((options.bom ? '\ufeff' : '') + columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
         row: columns.standard
-          ? (fields, v) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, defusedCsvCell) + '\n')
-          : (fields, v) => {
+          ? (fields, v, reason) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, reason) + '\n')
+          : (fields, v, reason) => {
               const cells: string[] = [];
               for (const c of columns.order) {
                 if (c === 'input') for (const f of fields) cells.push(inputCell(f));
-                else cells.push(defusedCsvCell(cellText(verdictValue(v, c))));
+                else cells.push(verdictCell(v, c, reason));
               }
               sink.write(cells.join(',') + '\n');
             },
@@ -66,13 +67,13 @@ export function createRowWriter(
       // inside a (then invalid) cell would split it in two.
       return writer({ row: (_fields, v) => sink.write(v.email.replace(/[\r\n]+/g, ' ') + '\n') });
     case 'ndjson':
-      return writer({ row: (fields, v) => sink.write(result(fields, v) + '\n') });
+      return writer({ row: (fields, v, reason) => sink.write(result(fields, v, reason) + '\n') });
     case 'json': {
       let first = true;
       return writer({
         begin: async () => sink.write('{"results":['),
-        row: (fields, v) => {
-          sink.write((first ? '\n' : ',\n') + result(fields, v));
+        row: (fields, v, reason) => {
+          sink.write((first ? '\n' : ',\n') + result(fields, v, reason));
           first = false;
         },
         end: async (summary) => {

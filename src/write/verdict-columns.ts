@@ -1,4 +1,5 @@
-import { reasonOf } from '../reason.js';
+import type { Reason } from '../reason.js';
+import { defusedCsvCell } from './csv-cell.js';
 import type { Verdict } from '../verdict.js';
 
 /** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
@@ -19,61 +20,80 @@ export function isVerdictColumn(name: string): name is VerdictColumn {
 export const cellText = (v: CellValue): string => (v === undefined ? '' : String(v));
 
 /**
- * The value of one appended column, by name. The columns of the verdict itself
- * are named here; every other column is the detail of the same name in
- * camelCase (`catch_all` → `details.catchAll`), so a column added to
- * VERDICT_COLUMNS is selectable (`--columns`) and written to Excel without a
- * change here. verdictCsv stays the fast path for the full CSV row; a unit
- * test holds the two to the same cells.
+ * The value of each appended column: the verdict's own fields, the row's
+ * reason (worked out once, as the row leaves the pipeline, and handed on with
+ * it), and the details by name. Adding a column to VERDICT_COLUMNS asks for
+ * its value here; every writer (CSV, --columns, Excel, JSON's reason) reads
+ * it from this one table.
  */
-export function verdictValue(v: Verdict, column: VerdictColumn): CellValue {
-  switch (column as string) {
-    case 'status':
-      return v.status;
-    case 'reason':
-      return reasonOf(v) || undefined;
-    case 'is_valid':
-      return v.isValid;
-    case 'confidence':
-      return v.confidence;
-    case 'provider':
-      return v.provider;
-    case 'error':
-      return v.error?.code;
-    default: {
-      const value = (v.details as Record<string, unknown>)[camel(column)];
-      return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
-    }
-  }
-}
+const VALUES: Record<VerdictColumn, (v: Verdict, reason: Reason | '') => CellValue> = {
+  status: (v) => v.status,
+  reason: (_v, reason) => reason || undefined,
+  is_valid: (v) => v.isValid,
+  confidence: (v) => v.confidence,
+  provider: (v) => v.provider,
+  syntax: (v) => v.details.syntax,
+  domain: (v) => v.details.domain,
+  mx: (v) => v.details.mx,
+  disposable: (v) => v.details.disposable,
+  role: (v) => v.details.role,
+  free: (v) => v.details.free,
+  suggestion: (v) => v.details.suggestion,
+  smtp: (v) => v.details.smtp,
+  catch_all: (v) => v.details.catchAll,
+  error: (v) => v.error?.code,
+};
 
-const camel = (column: string): string => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+/** The columns whose text comes from elsewhere (an API's provider, domain, suggestion, error code): they are defused. */
+const FROM_ELSEWHERE: ReadonlySet<VerdictColumn> = new Set(['provider', 'domain', 'suggestion', 'error']);
 
-/**
- * The appended cells as CSV text (leading comma included); an unknown value is
- * an empty cell. Only the cells that come from outside (provider, domain,
- * suggestion, error code) can need quoting or defusing; the rest are statuses,
- * booleans and numbers.
- */
-export function verdictCsv(v: Verdict, quote: (s: string) => string): string {
-  const d = v.details;
-  return `,${v.status},${reasonOf(v)},${cellText(v.isValid)},${cellText(v.confidence)},${quote(v.provider)},${cellText(d.syntax)},` +
-    `${d.domain === undefined ? '' : quote(d.domain)},${cellText(d.mx)},${cellText(d.disposable)},${cellText(d.role)},` +
-    `${cellText(d.free)},${d.suggestion === undefined ? '' : quote(d.suggestion)},${cellText(d.smtp)},${cellText(d.catchAll)},` +
-    `${v.error ? quote(v.error.code) : ''}`;
+/** The value of one appended column, by name; `reason` is the row's (see reasonOf). */
+export function verdictValue(v: Verdict, column: VerdictColumn, reason: Reason | ''): CellValue {
+  return VALUES[column](v, reason);
 }
 
 /**
- * The result object of JSON/NDJSON output: the spec's Shape A bulk item, plus
- * `reason` (empty for a plainly valid row), `input` (the row's other cells, by
- * column name, when the input has any) and `error`.
+ * Each appended column as a CSV cell; an unknown value is an empty cell. Only
+ * the text from elsewhere can need quoting or defusing; the rest are statuses,
+ * reasons, booleans and numbers.
  */
-export function resultObject(v: Verdict, input?: Record<string, string>): Record<string, unknown> {
+const CELLS = Object.fromEntries(
+  VERDICT_COLUMNS.map((column) => {
+    const value = VALUES[column];
+    const cell = FROM_ELSEWHERE.has(column)
+      ? (v: Verdict, reason: Reason | ''): string => {
+          const x = value(v, reason);
+          return x === undefined ? '' : defusedCsvCell(String(x));
+        }
+      : (v: Verdict, reason: Reason | ''): string => cellText(value(v, reason));
+    return [column, cell];
+  }),
+) as Record<VerdictColumn, (v: Verdict, reason: Reason | '') => string>;
+const ROW_CELLS = VERDICT_COLUMNS.map((column) => CELLS[column]);
+
+/** One appended column as a CSV cell. */
+export function verdictCell(v: Verdict, column: VerdictColumn, reason: Reason | ''): string {
+  return CELLS[column](v, reason);
+}
+
+/** Every appended column as CSV text, leading comma included: the full row's tail. */
+export function verdictCsv(v: Verdict, reason: Reason | ''): string {
+  let text = '';
+  for (let i = 0; i < ROW_CELLS.length; i++) text += ',' + ROW_CELLS[i]!(v, reason);
+  return text;
+}
+
+/**
+ * The result object of JSON/NDJSON output and of `check --json`: the spec's
+ * Shape A bulk item, plus `reason` (empty for a plainly valid row), `input`
+ * (the row's other cells, by column name, when the input has any) and `error`.
+ */
+export function resultObject(v: Verdict, reason: Reason | '', input?: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {
     email: v.email,
     isValid: v.isValid ?? null,
     status: v.status,
-    reason: reasonOf(v),
+    reason,
     confidence: v.confidence ?? null,
     provider: v.provider,
     details: v.details,

@@ -127,7 +127,7 @@ export async function createXlsxWriter(
       addRow(() => names.reduce((out, name, i) => cell(out, i, name), ''));
       await flush();
     },
-    row: (fields, v) => {
+    row: (fields, v, reason) => {
       if (fields.length + appended > limits.columns) {
         failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, rowNumber);
         return;
@@ -137,7 +137,7 @@ export async function createXlsxWriter(
         let col = 0;
         for (const c of columns.order) {
           if (c === 'input') for (const f of fields) out = cell(out, col++, f);
-          else out = cell(out, col++, verdictValue(v, c));
+          else out = cell(out, col++, verdictValue(v, c, reason));
         }
         return out;
       });

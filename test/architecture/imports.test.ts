@@ -23,20 +23,21 @@ const LAYERS: Record<string, number> = {
   durable: 0,
   // which process owns a temp file or a lock, and whether it is gone
   owner: 0,
-  // the one address key, the one encoding of a verdict, the compact memo on both;
-  // the reason a verdict gives
+  // the one address key, the one encoding of a verdict; the reason a verdict gives
   codec: 1,
   reason: 1,
   // the one Redis client (ioredis loaded on first use) and its URLs, for the stores and serve
   redis: 1,
+  // deduplication: every address of a run in a compact memo, which the journal
+  // resumes into (stores/) and the pipeline asks
+  dedupe: 1.5,
   // the stages' parts: readers, writers, engines, the journal and caches
   read: 2,
   write: 2,
   engines: 2,
   stores: 2,
   report: 2,
-  // the core: deduplication and the pipeline that runs the stages in order
-  dedupe: 3,
+  // the core: the pipeline that runs the stages in order
   pipeline: 4,
   // the edges beside the CLI: the terminal, the API server
   terminal: 5,

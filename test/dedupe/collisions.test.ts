@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/codec/address-key.js';
 import { Dedupe } from '../../src/dedupe/dedupe.js';
-import { VerdictMemo } from '../../src/codec/verdict-memo.js';
+import { VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openCache } from '../../src/stores/cache.js';
 import { openJournal } from '../../src/stores/journal.js';

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { addressKey, domainOf } from '../../src/codec/address-key.js';
-import { VerdictMemo, type Claimed, type KeyHash } from '../../src/codec/verdict-memo.js';
+import { VerdictMemo, type Claimed, type KeyHash } from '../../src/dedupe/verdict-memo.js';
 import type { Verdict } from '../../src/verdict.js';
 import { seeded } from '../support/fault-server.js';
 

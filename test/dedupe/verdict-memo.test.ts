@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/codec/address-key.js';
-import { VerdictMemo } from '../../src/codec/verdict-memo.js';
+import { VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import type { Verdict } from '../../src/verdict.js';
 
 const verdict = (email: string, status: Verdict['status']): Verdict => ({

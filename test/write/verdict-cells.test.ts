@@ -6,6 +6,7 @@ import { resolveColumns } from '../../src/write/output-plan.js';
 import { createRowWriter } from '../../src/write/row-writer.js';
 import { Sink } from '../../src/write/sink.js';
 import { cellText, VERDICT_COLUMNS, verdictCsv, verdictValue } from '../../src/write/verdict-columns.js';
+import { reasonOf } from '../../src/reason.js';
 
 const verdicts: Verdict[] = [
   {
@@ -18,8 +19,8 @@ const verdicts: Verdict[] = [
 describe('verdictValue (for --columns and Excel)', () => {
   it('gives, column by column, the cells of the full CSV row', () => {
     for (const v of verdicts) {
-      const byName = VERDICT_COLUMNS.map((c) => defusedCsvCell(cellText(verdictValue(v, c)))).join(',');
-      expect(',' + byName).toBe(verdictCsv(v, defusedCsvCell));
+      const byName = VERDICT_COLUMNS.map((c) => defusedCsvCell(cellText(verdictValue(v, c, reasonOf(v))))).join(',');
+      expect(',' + byName).toBe(verdictCsv(v, reasonOf(v)));
     }
   });
 });
@@ -32,7 +33,7 @@ describe('--columns CSV rows', () => {
     const sink = new Sink(stream, 'test');
     const writer = createRowWriter('csv', sink, header, columns, { escapeFormulas });
     await writer.begin();
-    for (const [fields, v] of rows) writer.row(fields, v);
+    for (const [fields, v] of rows) writer.row(fields, v, reasonOf(v));
     await sink.flush();
     return out;
   }

@@ -20,8 +20,8 @@ describe('the Excel writer', () => {
     const dest = new Writable({ write: (chunk: Buffer, _enc, done) => (chunks.push(chunk), done()) });
     const writer = await createXlsxWriter(dest, 'test.xlsx', ['=phone', 'email'], ALL_COLUMNS);
     await writer.begin();
-    writer.row(['+1 555 0100', '=HYPERLINK("http://x")'], verdict);
-    writer.row(['@SUM(A1)', '-1+2'], { ...verdict, provider: '=cmd', details: { suggestion: '=a@b.test' } });
+    writer.row(['+1 555 0100', '=HYPERLINK("http://x")'], verdict, '');
+    writer.row(['@SUM(A1)', '-1+2'], { ...verdict, provider: '=cmd', details: { suggestion: '=a@b.test' } }, '');
     await writer.end(emptySummary('local'));
     const ExcelJS = (await import('exceljs')).default;
     const book = new ExcelJS.Workbook();
@@ -41,7 +41,7 @@ describe('the Excel writer', () => {
       const writer = await createXlsxWriter(dest, 'test.xlsx', ['email', 'note'], ALL_COLUMNS);
       await writer.begin();
       for (let i = 0; i < 20_000; i++) {
-        writer.row([`a${i}@b.test`, `${i} ${Math.random()}`], verdict);
+        writer.row([`a${i}@b.test`, `${i} ${Math.random()}`], verdict, '');
         if (i % 100 === 0) await writer.drain();
       }
       await writer.end(emptySummary('local'));

@@ -6,6 +6,7 @@ import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
 import { networkFailure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
+import { parseJsonBody, parseText } from './json-body.js';
 
 export interface HttpConfig {
   /** scheme and host, e.g. https://api.example.com */
@@ -95,15 +96,16 @@ export class ApiHttp {
       return failed(err, false);
     }
     const info = parseRateLimitHeaders(res.headers, this.clock.now(), this.skew);
-    let text: string;
+    let bytes: Uint8Array;
     try {
-      text = await res.body.text();
+      bytes = await res.body.bytes();
     } catch (err) {
       // socket closed mid-body: the headers still count for the rate limit
       return failed(err, true, info);
     }
-    const attempt = describeStatus(classify(res.statusCode, text), res.statusCode, url);
-    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, text)}`);
+    // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody)
+    const attempt = describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url);
+    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
     return { attempt, answered: true, info, status: res.statusCode };
   }
 
@@ -113,7 +115,11 @@ export class ApiHttp {
 }
 
 export function classify(status: number, text: string): Attempt {
-  const body = parseJson(text);
+  return classifyBody(status, parseText(text));
+}
+
+/** classify() of a body already parsed (undefined: not JSON). */
+function classifyBody(status: number, body: unknown): Attempt {
   const code = errorCodeOf(body);
   if (status >= 200 && status < 300) {
     return body === undefined ? { kind: 'retryable', code: 'SERVER_ERROR', detail: 'malformed JSON in the response' } : { kind: 'ok', body };
@@ -154,14 +160,6 @@ function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attemp
     if (body) parts.push(`body: ${body.length > API_TEXT_CAPS.message ? `${body.slice(0, API_TEXT_CAPS.message)}…` : body}`);
   }
   return parts.length ? ` · ${parts.join(' · ')}` : '';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 function errorCodeOf(body: unknown): string | undefined {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatVerdict } from '../../../src/cli/check-command.js';
 import { checkOffline } from '../../../src/engines/local/index.js';
+import { errorVerdict } from '../../../src/verdict.js';
+import { resultObject } from '../../../src/write/verdict-columns.js';
 
 describe('check output', () => {
   const verdict = checkOffline('marta@gmial.com');
@@ -29,5 +31,15 @@ describe('check output', () => {
       provider: 'mailsift-local',
       details: { syntax: true, domain: 'gmial.com', disposable: false, role: false, free: false, suggestion: 'marta@gmail.com' },
     });
+  });
+
+  it('--json of a verdict without an answer writes what validate writes: isValid and confidence null, the error', () => {
+    const unknown = errorVerdict('ann@b.test', 'TIMEOUT', 'no answer in 30 s');
+    const printed = JSON.parse(formatVerdict(unknown, { json: true, tty: false }));
+    expect(printed).toEqual({
+      email: 'ann@b.test', isValid: null, status: 'unknown', reason: 'api_error', confidence: null, provider: '', details: {},
+      error: { code: 'TIMEOUT', message: 'no answer in 30 s' },
+    });
+    expect(printed).toEqual(JSON.parse(JSON.stringify(resultObject(unknown, 'api_error'))));
   });
 });

@@ -1,6 +1,6 @@
 import type { Verdict } from '../verdict.js';
-import { VerdictEncoder } from './verdict-encoding.js';
-import { domainOf } from './address-key.js';
+import { VerdictEncoder } from '../codec/verdict-encoding.js';
+import { domainOf } from '../codec/address-key.js';
 
 /**
  * What `claim()` found for an address, and its ticket: 'new' (first sight: it
