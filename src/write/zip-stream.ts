@@ -38,6 +38,8 @@ export interface ZipEntryStream {
   write(bytes: Buffer): Promise<void>;
   /** bytes handed to write() so far */
   readonly size: number;
+  /** Resolves when deflate has room again (at once when it has): whoever writes next waits here, not only the last writer. */
+  ready(): Promise<void>;
   /** Ends the entry: the rest of its data, then its data descriptor. */
   end(): Promise<void>;
 }
@@ -97,7 +99,12 @@ export class ZipStream {
     // pipe() pauses deflate while the output is full, and so deflate's own write() says "wait"
     deflate.pipe(this.out, { end: false });
     const broken = this.broken;
+    /** the wait for deflate's 'drain', shared: the pipeline may drain while a drain waits, and one listener serves both */
+    let room: Promise<void> | undefined;
+    const ready = (): Promise<void> =>
+      deflate.writableNeedDrain && !broken() ? (room ??= waitDrain(deflate, broken).finally(() => (room = undefined))) : Promise.resolve();
     return {
+      ready,
       get size() {
         return entry.size;
       },
@@ -105,7 +112,8 @@ export class ZipStream {
         if (broken()) return;
         entry.crc = crc32(bytes, entry.crc);
         entry.size += bytes.length;
-        if (!deflate.write(bytes)) await waitDrain(deflate, broken);
+        deflate.write(bytes);
+        await ready();
       },
       end: async () => {
         deflate.end();

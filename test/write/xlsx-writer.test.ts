@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -119,6 +120,34 @@ describe('the Excel writer: what it writes', () => {
     expect(xml).not.toContain('t="str"');
     expect(xml).not.toContain('<f>');
     expect(xml).not.toContain('r="A3"'); // an empty cell is left out
+  });
+});
+
+describe('the Excel writer: backpressure', () => {
+  it('holds back every caller of drain() while the output is full, not only the one whose rows filled it', async () => {
+    // the pipeline drains from several places at once; one that finds nothing to write must wait too, or reading goes on
+    const held: (() => void)[] = [];
+    let blocked = false;
+    const dest = new Writable({ highWaterMark: 1024, write: (_chunk, _enc, done) => (blocked ? held.push(done) : done()) });
+    const writer = await createXlsxWriter(dest, 'slow.xlsx', ['email', 'note'], ALL_COLUMNS);
+    await writer.begin();
+    blocked = true;
+    // incompressible text, so deflate's output fills the blocked output and deflate fills up behind it
+    for (let i = 0; i < 3000; i++) writer.row([`a${i}@b.test`, randomBytes(32).toString('hex')], verdict);
+    let settled = 0;
+    const first = writer.drain(true).then(() => settled++);
+    const second = writer.drain().then(() => settled++); // nothing left to write
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    // deflate works on the thread pool: wait (bounded) until its output has reached the blocked output
+    for (let i = 0; i < 200_000 && held.length === 0; i++) await turn();
+    expect(held.length).toBeGreaterThan(0);
+    for (let i = 0; i < 100; i++) await turn();
+    expect(settled).toBe(0);
+    blocked = false;
+    while (held.length) held.shift()!();
+    await Promise.all([first, second]);
+    expect(settled).toBe(2);
+    await writer.end(emptySummary('local'));
   });
 });
 
