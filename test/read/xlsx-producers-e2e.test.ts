@@ -72,7 +72,7 @@ describe('workbooks from real producers', () => {
   }, 150_000);
 
   it('end to end: the binary validates a LibreOffice workbook, every row once and in order', async () => {
-    const r = await runCli(['validate', new URL('libreoffice-40.xlsx', FIXTURES).pathname, '--engine', 'local', '--dns-server', '127.0.0.1:9', '--dns-timeout', '50', '--columns', 'status', '-q']);
+    const r = await runCli(['validate', new URL('libreoffice-40.xlsx', FIXTURES).pathname, '--engine', 'local', '--no-dns', '--columns', 'status', '-q']);
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout);
     expect(rows.map((row) => row.slice(0, -1))).toEqual(contacts(40).shown);

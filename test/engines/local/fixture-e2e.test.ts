@@ -14,7 +14,9 @@ describe('mailsift validate fixtures/contacts.csv without working DNS', () => {
     const broken = await startDnsServer({ broken: true });
     const r = await run(['validate', 'fixtures/contacts.csv', '--dns-server', broken.address]);
     await broken.close();
-    expect(r.code).toBe(0);
+    // the run's own DNS failed: exit 4, and said so (issue 31.1)
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^mailsift: DNS failed: .* could not be checked/m);
     const rows = parse(r.stdout, { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(20);
     const byId = new Map(rows.map((row) => [row.id, row]));
