@@ -45,8 +45,9 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     code = exitCodeFor(err);
   }
-  // a failed write to stdout (above) is not undone by a run that went well
-  if (!process.exitCode) process.exitCode = code;
+  // the run's own code (74 for stdout on a full disk) is the more precise; but a failed
+  // write to stdout (above) is not undone by a run that thought it went well
+  if (code !== EXIT.ok || !process.exitCode) process.exitCode = code;
 }
 
 /**
