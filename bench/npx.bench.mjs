@@ -119,7 +119,7 @@ function startVerdaccio(bin, port) {
       '    access: $all',
       '    publish: $authenticated',
       '    proxy: npmjs',
-      'logs: { type: stdout, format: pretty, level: error }',
+      'log: { type: stdout, format: pretty, level: error }',
       'server: { keepAliveTimeout: 60 }',
       '',
     ].join('\n'),
