@@ -1,17 +1,19 @@
 // `npm run bench throughput`: the pipeline's own cost. 1M addresses (BENCH_ROWS)
 // through a loopback server in its own process, output to a file; mailsift
 // against the strongest minimal client we could write (bench/minimal-client.mjs:
-// keep-alive pool, the same 1000-address batches and requests in flight, the
-// same CSV rows), over node:http and over undici — the faster of the two is the
-// baseline. Runs alternate, so that machine noise hits all alike; best of
-// BENCH_ROUNDS (3), and peak RSS.
+// keep-alive pool, the same 1000-address batches, 8 requests in flight as
+// issue 33's yardstick, the same CSV rows), over node:http and over undici —
+// the faster of the two is the baseline. mailsift runs pinned at 8 in flight
+// and with its default (--concurrency auto). Runs alternate, so that machine
+// noise hits all alike; best of BENCH_ROUNDS (3), and peak RSS. Keep each
+// session's figures in docs/development.md (the table under "How fast").
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, OUT, ROOT, addressFile, cpuTicksOf, median, ratio, startServerProcess, timed } from './lib.mjs';
 
 const N = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONCURRENCY = 4;
+const CONCURRENCY = 8;
 const server = await startServerProcess(join(ROOT, 'bench', 'minimal-server.mjs'));
 const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
 
@@ -25,16 +27,19 @@ async function withServerCpu(fn) {
 try {
   const big = await addressFile(N);
   const small = await addressFile(N / 10);
-  const ours = (input, out) => () =>
-    withServerCpu(() => timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, out), '--concurrency', String(CONCURRENCY), '--no-progress', '-q'], env));
+  const ours = (input, out, concurrency = String(CONCURRENCY)) => () =>
+    withServerCpu(() => timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, out), '--concurrency', concurrency, '--no-progress', '-q'], env));
   const minimal = (transport) => () =>
     withServerCpu(() => timed(process.execPath, [join(ROOT, 'bench', 'minimal-client.mjs'), server.url, 'bench-key', big, join(OUT, `baseline-${transport}.csv`), String(CONCURRENCY), transport]));
-  const kinds = { http: minimal('http'), undici: minimal('undici'), mailsift: ours(big, 'mailsift.csv'), small: ours(small, 'mailsift-small.csv') };
-  const runs = { http: [], undici: [], mailsift: [], small: [] };
+  const kinds = {
+    http: minimal('http'), undici: minimal('undici'), mailsift: ours(big, 'mailsift.csv'),
+    auto: ours(big, 'mailsift-auto.csv', 'auto'), small: ours(small, 'mailsift-small.csv'),
+  };
+  const runs = { http: [], undici: [], mailsift: [], auto: [], small: [] };
   for (let i = 0; i < ROUNDS; i++) {
     // The order turns each round, so that no one always runs after the same neighbour.
-    const order = ['http', 'undici', 'mailsift'];
-    for (let k = 0; k < i % 3; k++) order.push(order.shift());
+    const order = ['http', 'undici', 'mailsift', 'auto'];
+    for (let k = 0; k < i % 4; k++) order.push(order.shift());
     for (const kind of [...order, 'small']) {
       const r = await kinds[kind]();
       if (r.code !== 0) throw new Error(`${kind} exited ${r.code}: ${r.stderr}`);
@@ -43,8 +48,8 @@ try {
   }
   // Not a benchmark unless the rows are the same.
   const written = readFileSync(join(OUT, 'mailsift.csv'));
-  for (const t of ['http', 'undici']) {
-    if (!written.equals(readFileSync(join(OUT, `baseline-${t}.csv`)))) throw new Error(`mailsift's CSV differs from the ${t} client's`);
+  for (const t of ['baseline-http', 'baseline-undici', 'mailsift-auto']) {
+    if (!written.equals(readFileSync(join(OUT, `${t}.csv`)))) throw new Error(`mailsift's CSV differs from ${t}.csv`);
   }
 
   const best = (rs) => Math.min(...rs.map((r) => r.ms));
@@ -52,8 +57,8 @@ try {
   const base = runs[baseKind];
   const b = best(base);
   const o = best(runs.mailsift);
-  const paired = base.map((r, i) => r.ms / runs.mailsift[i].ms);
-  const peak = Math.max(...runs.mailsift.map((r) => r.peakMb));
+  const paired = (rs) => base.map((r, i) => (r.ms / rs[i].ms).toFixed(2)).join(', ');
+  const peak = Math.max(...runs.mailsift.map((r) => r.peakMb), ...runs.auto.map((r) => r.peakMb));
   const smallPeak = Math.max(...runs.small.map((r) => r.peakMb));
   const s = (ms) => (ms / 1000).toFixed(2);
   const line = (name, rs) =>
@@ -62,11 +67,14 @@ try {
   console.log(`rows                         ${N}, ${ROUNDS} rounds, ${CONCURRENCY} requests in flight`);
   line('minimal client, node:http', runs.http);
   line('minimal client, undici', runs.undici);
-  line('mailsift', runs.mailsift);
+  line(`mailsift --concurrency ${CONCURRENCY}`, runs.mailsift);
+  line('mailsift --concurrency auto', runs.auto);
   console.log(`throughput ratio             ${ratio(b, o)} best against best (baseline: the ${baseKind} client)  (goal >= 0.85); ` +
-    `per round ${paired.map((x) => x.toFixed(2)).join(', ')}`);
+    `per round ${paired(runs.mailsift)}`);
+  console.log(`  with --concurrency auto    ${ratio(b, best(runs.auto))} best against best; per round ${paired(runs.auto)}`);
   const cpu = (rs) => Math.min(...rs.map((r) => r.cpuMs));
-  console.log(`CPU time ratio               ${ratio(cpu(base), cpu(runs.mailsift))} least against least (client processes only)`);
+  console.log(`CPU time ratio               ${ratio(cpu(base), cpu(runs.mailsift))} least against least (client processes only); ` +
+    `with auto ${ratio(cpu(base), cpu(runs.auto))}`);
   console.log(`peak RSS at ${N} rows     ${peak.toFixed(0)} MB, the highest of ${ROUNDS} runs  (goal <= 200)`);
   console.log(`peak RSS at ${N / 10} rows      ${smallPeak.toFixed(0)} MB; so about ${Math.round(((median(runs.mailsift.map((r) => r.peakMb)) - median(runs.small.map((r) => r.peakMb))) * 1048576) / (N * 0.9))} bytes per distinct address (medians)`);
 } finally {

@@ -169,6 +169,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       filter: plan.filter,
       onProgress: (p) => Object.assign(progress, p),
       onRow: report?.onRow,
+      explainFailures: choice.engine === 'api' ? (f) => failureLines(f, { baseUrlSource: choice.baseUrlSource, journal: stores.journal }) : undefined,
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses
       dedupe: new Dedupe({ resumed: journal?.memo }),
@@ -181,11 +182,6 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
 
     const { summary } = result;
     const signalled = interrupts.exitCode();
-    if (signalled !== undefined && !result.complete) summary.interrupted = true;
-    const failures = validator.stats().failures ?? [];
-    if (failures.length && choice.engine === 'api') {
-      summary.failures = failureLines(failures, { baseUrlSource: choice.baseUrlSource, journal: stores.journal });
-    }
     if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
       notice(`${plan.summary} left as it was: only a complete run replaces an output`);
     }

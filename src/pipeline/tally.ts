@@ -1,5 +1,6 @@
 import { emptySummary, type Summary } from '../summary.js';
 import type { ValidatorStats } from '../engines/validator.js';
+import type { FailureCount } from '../engines/failure.js';
 import type { Verdict } from '../verdict.js';
 import { REASONS, type Reason } from '../reason.js';
 import { keeps, type RowFilter } from '../write/row-filter.js';
@@ -16,6 +17,14 @@ export interface RunProgress {
   addressesReused: number;
   /** true once the whole input has been read: the totals above are then final */
   inputDone: boolean;
+}
+
+/** How a run ended, and how its failures read to a person: what the summary says beyond the counts. */
+export interface RunEnd {
+  /** the run stopped (Ctrl-C, SIGTERM) before every row was written */
+  interrupted: boolean;
+  /** the engine's failures, one entry per cause, with advice (the CLI knows the flags to name) */
+  explainFailures?: (failures: readonly FailureCount[]) => Summary['failures'];
 }
 
 /**
@@ -77,9 +86,11 @@ export class Tally {
     return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, addressesReused, inputDone };
   }
 
-  /** The run's summary: the rows' counts with the engine's own. */
-  summary(stats: ValidatorStats): Summary {
+  /** The run's summary, whole: the rows' counts with the engine's own, and how the run ended. */
+  summary(stats: ValidatorStats, end: RunEnd = { interrupted: false }): Summary {
     const s = this.counts;
+    if (end.interrupted) s.interrupted = true;
+    if (stats.failures?.length && end.explainFailures) s.failures = end.explainFailures(stats.failures);
     s.requests = stats.requests;
     s.retries = stats.retries;
     s.rateLimited = stats.rateLimited;

@@ -39,6 +39,20 @@ describe('failures explained', () => {
     expect(r.stderr + r.stdout).not.toContain(KEY);
   });
 
+  it('--format json carries the same summary as --summary: its failures included (issue 34.2: the summary is built whole before it is written)', async () => {
+    const summary = join(dir, 'json-summary.json');
+    const r = await runCli(['validate', '--retries', '0', '--summary', summary, '--format', 'json'], {
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'http://127.0.0.1:1' },
+      stdin,
+    });
+    expect(r.code).toBe(4);
+    const embedded = JSON.parse(r.stdout).summary;
+    expect(embedded.failures).toEqual([expect.objectContaining({ kind: 'connect', addresses: 3 })]);
+    const { elapsedMs: _a, ...fromJson } = embedded;
+    const { elapsedMs: _b, ...fromFile } = JSON.parse(readFileSync(summary, 'utf8'));
+    expect(fromJson).toEqual(fromFile);
+  });
+
   it('a base URL with a path: one 404 line with the full URL and "check --base-url"', async () => {
     server = await startFaultServer({ apiKey: KEY });
     const r = await runCli(['validate', '--base-url', `${server.url}/v1`], { env: { MAILSIFT_API_KEY: KEY }, stdin });
