@@ -71,5 +71,5 @@ export function zipKind(zip: ZipFile, officeDocument: string | undefined): strin
   if (zip.entry('word/document.xml')) return 'a Word document (.docx)';
   if (zip.entry('ppt/presentation.xml')) return 'a PowerPoint presentation (.pptx)';
   if (zip.entry('mimetype') && zip.entry('content.xml')) return 'an OpenDocument file (.ods, .odt): save it as .xlsx or CSV';
-  return 'a zip archive, not an Excel workbook';
+  return 'a zip archive';
 }

@@ -135,7 +135,8 @@ async function sheetList(
   const officeDocument = rootRels.find((r) => r.type.endsWith('/officeDocument'))?.target;
   // a Word file or any other zip is the wrong file, not a damaged workbook
   const other = zipKind(zip, officeDocument);
-  if (other !== undefined) throw new UsageError(`${name} is ${other}, not an Excel workbook (.xlsx) or a list of addresses`);
+  // (an XlsxError, as for any zip that cannot be read as a workbook)
+  if (other !== undefined) throw new XlsxError(`${name} is ${other}, not an Excel workbook (.xlsx) or a list of addresses`);
   const bookPath = officeDocument ?? 'xl/workbook.xml';
   const bookEntry = zip.entry(bookPath);
   if (!bookEntry) throw fail('no workbook part (is it a spreadsheet?)');

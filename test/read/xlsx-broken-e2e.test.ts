@@ -33,7 +33,6 @@ const corrupt: [string, Buffer, RegExp][] = [
   ['a zip cut short', zip(parts()).subarray(0, 3000), /no zip directory at its end \(the file is cut short/],
   ['a zip with no sheet', zip(parts().filter((p) => p.name !== SHEET)), /the sheet "Sheet1" \(xl\/worksheets\/sheet1\.xml\) is missing/],
   ['a workbook that lists no sheet', withPart('xl/workbook.xml', (p) => ({ ...p, data: '<workbook><sheets/></workbook>' })), /the workbook has no worksheet/],
-  ['a zip that is no spreadsheet', zip([{ name: 'hello.txt', data: 'hello' }]), /no workbook part/],
   ['a checksum that does not match', withPart('xl/sharedStrings.xml', (p) => ({ ...p, data: String(p.data).replace('user5@', 'user6@'), crcOf: p.data })), /fails its checksum/],
 ];
 
@@ -71,6 +70,12 @@ describe('a corrupt .xlsx', () => {
     expect(error).toBeInstanceOf(XlsxError);
     expect((error as Error).message).toMatch(/^book\.xlsx: not a readable \.xlsx: /);
     expect((error as Error).message).toMatch(message);
+  });
+
+  it('a zip that is no spreadsheet is the wrong file, named as what it is (still an XlsxError)', async () => {
+    const error = await readAll(file('hello.xlsx', zip([{ name: 'hello.txt', data: 'hello' }]))).then(() => undefined, (err: unknown) => err);
+    expect(error).toBeInstanceOf(XlsxError);
+    expect((error as Error).message).toBe('book.xlsx is a zip archive, not an Excel workbook (.xlsx) or a list of addresses');
   });
 
   it('validateFile rejects with the XlsxError, it does not hang', async () => {
