@@ -96,6 +96,28 @@ describe('the import graph of src/', () => {
     expect(upward).toEqual([]);
   });
 
+  it('keeps the rooms of a folder apart: the two engines never import each other, and the shared interface neither', () => {
+    // engines/api/ and engines/local/ meet only in what engines/ holds at its root (the Validator interface,
+    // the failure type); those root files import neither engine
+    const roomOf = (file: string): string | undefined => {
+      const parts = file.split('/');
+      return parts.length > 2 ? parts[1] : undefined;
+    };
+    const crossing: string[] = [];
+    for (const [from, tos] of g) {
+      for (const to of tos) {
+        if (folderOf(from) !== folderOf(to)) continue;
+        const a = roomOf(from);
+        const b = roomOf(to);
+        if (b !== undefined && a !== b) crossing.push(`${from} -> ${to}`);
+      }
+    }
+    expect(crossing).toEqual([]);
+    // the rule has something to hold: both engines exist and import the shared interface
+    expect([...g.keys()].some((f) => f.startsWith('engines/api/'))).toBe(true);
+    expect([...g.keys()].some((f) => f.startsWith('engines/local/'))).toBe(true);
+  });
+
   it('has no circle', () => {
     const circles: string[] = [];
     const state = new Map<string, 'open' | 'done'>();
