@@ -91,3 +91,22 @@ describe('paths named in the docs', () => {
     expect([...new Set(missing)], `${page} names files that are not there`).toEqual([]);
   });
 });
+
+/**
+ * A page that describes a folder file by file names every file in it: a file
+ * added to engines/api/ without a line in docs/api-engine.md is a file a
+ * newcomer cannot place.
+ */
+describe('pages that list a folder', () => {
+  const LISTS: [page: string, folder: string][] = [
+    ['docs/api-engine.md', 'src/engines/api'],
+    ['docs/offline-engine.md', 'src/engines/local/smtp'],
+    ['src/serve/README.md', 'src/serve'],
+  ];
+  it.each(LISTS)('%s names every file of %s', (page, folder) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    const named = new Set([...text.matchAll(/`([^`\n]+)`/g)].map(([, span]) => span!.split('/').pop()!));
+    const files = readdirSync(join(root, folder)).filter((f) => f.endsWith('.ts'));
+    expect(files.filter((f) => !named.has(f)), `${page} does not name these files of ${folder}`).toEqual([]);
+  });
+});
