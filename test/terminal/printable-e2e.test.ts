@@ -31,7 +31,8 @@ describe('what mailsift prints on stderr', () => {
 
   it('advises a sheet whose name holds control characters by its number, which can be typed', async () => {
     const book = new ExcelJS.Workbook();
-    book.addWorksheet('Notes').addRow(['no addresses here']);
+    const notes = book.addWorksheet('Notes');
+    for (const line of ['note', 'no addresses here', 'nor here']) notes.addRow([line]);
     const leads = book.addWorksheet('Le\u202Eads');
     leads.addRow(['email']);
     for (let i = 0; i < 5; i++) leads.addRow([`u${i}@example.com`]);
