@@ -40,7 +40,7 @@ export function renderReport(tally: ReportTally, meta: ReportMeta): string {
   const title = `mailsift report: ${meta.input === '-' ? 'stdin' : printable(meta.input)}`;
   const body = meta.dryRun
     ? [overview(tally, meta), domains(tally, meta), duplicates(meta.summary)]
-    : [overview(tally, meta), statuses(tally), reasons(tally), nextSteps(tally), domains(tally, meta), typos(tally), duplicates(meta.summary)];
+    : [overview(tally, meta), statuses(meta.summary), reasons(tally, meta.summary), nextSteps(tally, meta.summary.total), domains(tally, meta), typos(tally), duplicates(meta.summary)];
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -90,49 +90,50 @@ function overview(t: ReportTally, meta: ReportMeta): Html {
         item('Errors', count(s.errors), 'errors'),
       ];
   return html`<header>
-<h1>mailsift report ${d ? html`<span class="badge warn">dry run: nothing was sent</span>` : ''}${s.interrupted ? html`<span class="badge warn">stopped early: ${count(t.rows)} rows</span>` : ''}</h1>
+<h1>mailsift report ${d ? html`<span class="badge warn">dry run: nothing was sent</span>` : ''}${s.interrupted ? html`<span class="badge warn">stopped early: ${count(s.total)} rows</span>` : ''}</h1>
 <p class="sub">${userText(input)} · ${ENGINE_NAME[meta.engine]}${meta.output ? html` · verdicts in ${userText(meta.output)}` : ''}</p>
 ${outageLines(s).map((line) => html`<p class="notice" role="alert" data-figure="outage">${line}</p>`)}
 </header>
 <section aria-label="overview"><dl class="grid">${items}</dl></section>`;
 }
 
-function statuses(t: ReportTally): Html {
-  const rows = t.rows;
-  const segments = STATUSES.map((status) => ({ label: status, rows: t.statuses[status], tone: status }));
+function statuses(s: Summary): Html {
+  const rows = s.total;
+  const segments = STATUSES.map((status) => ({ label: status, rows: s[status], tone: status }));
   const line = (status: Status) => html`<tr>
 <td><span class="swatch ${status}"></span>${status}</td>
-<td class="n" data-figure="${status}">${count(t.statuses[status])}</td>
-<td class="n">${percent(t.statuses[status], rows)}</td>
-<td class="chart">${bar(t.statuses[status], rows, status)}</td></tr>`;
+<td class="n" data-figure="${status}">${count(s[status])}</td>
+<td class="n">${percent(s[status], rows)}</td>
+<td class="chart">${bar(s[status], rows, status)}</td></tr>`;
   return html`<section><h2>Statuses</h2>
 ${stackedBar(segments, rows, 'rows by status')}
 <table><thead><tr><th>status</th><th class="n">rows</th><th class="n">share</th><th class="chart"></th></tr></thead>
 <tbody>${STATUSES.map(line)}</tbody></table></section>`;
 }
 
-function reasons(t: ReportTally): Html {
+function reasons(t: ReportTally, s: Summary): Html {
   if (!t.reasonsGiven) return html`<section><h2>Reasons</h2><p class="muted">This build of mailsift gives no reasons.</p></section>`;
-  const list = t.reasons();
+  // the summary's counts, most first
+  const list = Object.entries(s.reasons).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const max = list[0]?.[1] ?? 0;
   const statusOf = new Map(t.byGroup().map((g) => [g.reason, g.status]));
   const line = ([reason, rows]: [string, number]) => {
     const status = statusOf.get(reason) ?? 'unknown';
     return html`<tr><td><code>${reason}</code></td><td class="muted">${status}</td>
-<td class="n" data-figure="reason.${reason}">${count(rows)}</td><td class="n">${percent(rows, t.rows)}</td>
+<td class="n" data-figure="reason.${reason}">${count(rows)}</td><td class="n">${percent(rows, s.total)}</td>
 <td class="chart">${bar(rows, max, status)}</td></tr>`;
   };
   return html`<section><h2>Reasons</h2>
 ${list.length === 0 ? html`<p class="muted">No row needs a reason: every one is plainly valid.</p>`
     : html`<table><thead><tr><th>reason</th><th>status</th><th class="n">rows</th><th class="n">share</th><th class="chart"></th></tr></thead>
 <tbody>${list.map(line)}</tbody></table>`}
-<p class="note">Why a row is not plainly valid; shares are of all ${count(t.rows)} rows.</p></section>`;
+<p class="note">Why a row is not plainly valid; shares are of all ${count(s.total)} rows.</p></section>`;
 }
 
 /** statuses, then reasons as the docs list them: a card's flags in a stable order */
 const TOKEN_ORDER: readonly string[] = [...STATUSES, ...REASONS];
 
-function nextSteps(t: ReportTally): Html {
+function nextSteps(t: ReportTally, total: number): Html {
   const byAction = new Map<Action, { rows: number; items: Html[]; tokens: Set<string> }>(ACTIONS.map((a) => [a, { rows: 0, items: [], tokens: new Set() }]));
   /** the cards a --only token would pick rows of: a token on two cards selects neither exactly */
   const cardsOf = new Map<string, Set<Action>>();
@@ -157,7 +158,7 @@ function nextSteps(t: ReportTally): Html {
       : exact.length === 0 ? html`<p class="get">Get them: ${sharedText}</p>`
         : html`<p class="get">Get them: <code>--only ${exact.join(',')} -o ${action}.csv</code>${shared.length ? html`, and ${sharedText}` : ''}</p>`;
     return html`<div class="step ${action}"><h3>${ACTION_TITLE[action]}</h3>
-<div class="big" data-figure="action.${action}">${count(rows)}</div><div class="muted">${percent(rows, t.rows)} of rows</div>
+<div class="big" data-figure="action.${action}">${count(rows)}</div><div class="muted">${percent(rows, total)} of rows</div>
 ${items.length ? html`<ul>${items}</ul>${get}` : html`<p class="muted">none</p>`}</div>`;
   };
   return html`<section><h2>Next steps</h2><div class="steps">${ACTIONS.map(card)}</div>
@@ -181,6 +182,7 @@ const withFlags = (advice: string): Html[] => advice.split(/(--[a-z][a-z-]*)/).m
 function domains(t: ReportTally, meta: ReportMeta): Html {
   const top = t.domains.top(TOP_DOMAINS);
   const verdicts = !meta.dryRun; // a dry run has no statuses to break out
+  const total = meta.dryRun ? meta.dryRun.rows : meta.summary.total;
   const line = (d: (typeof top)[number]) => {
     // past the exact slots, what is sure is the rows counted since the domain took its slot
     const own = d.rows - d.over;
@@ -190,7 +192,7 @@ function domains(t: ReportTally, meta: ReportMeta): Html {
       rows: status === 'valid' ? own - d.invalid - d.risky - d.unknown : d[status],
       tone: status,
     }));
-    return html`<tr><td class="name">${domainText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, t.rows)}</td>
+    return html`<tr><td class="name">${domainText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, total)}</td>
 ${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
 <td class="chart">${stackedBar(segments, own, `${printable(d.domain)} by status`, 'mini')}</td>` : ''}</tr>`;
   };

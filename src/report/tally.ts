@@ -23,14 +23,16 @@ export interface TypoExample {
 }
 
 /**
- * What `--report` shows, counted row by row as the rows leave the pipeline in
- * input order — every row, duplicates included, before --only filters, as the
- * summary counts them. Pure and bounded: the domains in `TopDomains`' fixed
- * number of slots, typo pairs up to TYPO_PAIRS, reasons by their fixed vocabulary.
+ * What `--report` shows beyond the summary's counts, counted row by row as the
+ * rows leave the pipeline in input order — every row, duplicates included,
+ * before --only filters. The rows, statuses and reasons themselves are the
+ * Summary's (the pipeline's Tally counts them once); this adds what the
+ * summary has no room for: each reason's rows by status and by whether a
+ * suggestion would fix them, the domains, the typos. Pure and bounded: the
+ * domains in `TopDomains`' fixed number of slots, typo pairs up to TYPO_PAIRS,
+ * reasons by their fixed vocabulary.
  */
 export class ReportTally {
-  rows = 0;
-  readonly statuses: Record<Status, number> = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
   /**
    * rows by reason ('' for none), then by status and whether a suggestion
    * would fix them (GROUP_SLOT): the reasons chart and the next steps are two
@@ -55,8 +57,6 @@ export class ReportTally {
 
   /** One row, as it leaves in order; `reason` as the verdict's reason column has it ('' for none). */
   add(v: Verdict, reason?: string): void {
-    this.rows++;
-    this.statuses[v.status]++;
     if (reason !== undefined) this.reasonsGiven = true;
     const suggestion = v.details.suggestion;
     const fixable = suggestion !== undefined && suggestion !== '' && v.status !== 'valid';
@@ -85,15 +85,6 @@ export class ReportTally {
       // one example per misspelling, so that the examples show different ones
       if (this.typoExamples.length < TYPO_EXAMPLES) this.typoExamples.push({ email: v.email, suggestion, status: v.status });
     } else this.typoOtherRows++;
-  }
-
-  /** rows by reason, most first ('' — no reason — left out) */
-  reasons(): [reason: string, rows: number][] {
-    const byReason = new Map<string, number>();
-    for (const { reason, rows } of this.byGroup()) {
-      if (reason !== '') byReason.set(reason, (byReason.get(reason) ?? 0) + rows);
-    }
-    return [...byReason].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   }
 
   /** rows by status, reason and fixable (a suggestion for a row not valid as written), in status order then most first */

@@ -4,10 +4,24 @@ import { ReportTally } from '../../src/report/tally.js';
 import { emptySummary, type Summary } from '../../src/summary.js';
 import { verdict } from './verdict.js';
 
-const meta = (summary: Partial<Summary> = {}, more: Partial<ReportMeta> = {}): ReportMeta => ({
+/**
+ * The summary as the pipeline's Tally would count the tally's rows: the report
+ * reads its rows, statuses and reasons from the summary, never from its own tally.
+ */
+function summaryOf(t: ReportTally): Partial<Summary> {
+  const s: Partial<Summary> & { reasons: Record<string, number> } = { total: 0, valid: 0, invalid: 0, risky: 0, unknown: 0, reasons: {} };
+  for (const g of t.byGroup()) {
+    s.total! += g.rows;
+    s[g.status]! += g.rows;
+    if (g.reason !== '') s.reasons[g.reason] = (s.reasons[g.reason] ?? 0) + g.rows;
+  }
+  return s;
+}
+
+const meta = (t: ReportTally, summary: Partial<Summary> = {}, more: Partial<ReportMeta> = {}): ReportMeta => ({
   input: 'contacts.csv',
   engine: 'local',
-  summary: { ...emptySummary('local'), ...summary },
+  summary: { ...emptySummary('local'), ...summaryOf(t), ...summary },
   finishedAt: new Date('2026-11-25T12:00:00Z'),
   version: '9.9.9',
   output: 'cleaned.csv',
@@ -37,7 +51,7 @@ function sampleTally(): ReportTally {
 
 describe('renderReport', () => {
   it('shows the tally\'s figures and the summary\'s, and shares every row out to a next step', () => {
-    const page = renderReport(sampleTally(), meta({ total: 11, duplicates: 2, prechecked: 1, errors: 0, elapsedMs: 83_000 }));
+    const page = renderReport(sampleTally(), meta(sampleTally(), { duplicates: 2, prechecked: 1, errors: 0, elapsedMs: 83_000 }));
     const f = figures(page);
     expect(f).toMatchObject({ total: 11, valid: 6, invalid: 2, risky: 2, unknown: 1, duplicates: 2, prechecked: 1, errors: 0, 'duplicates.rows': 2 });
     expect(f).toMatchObject({ 'reason.syntax': 1, 'reason.role': 1, 'reason.disposable': 1, 'reason.domain_not_found': 1, 'reason.dns_error': 1 });
@@ -49,7 +63,7 @@ describe('renderReport', () => {
   });
 
   it('says how to get each card\'s rows: the --only flags that pick exactly them', () => {
-    const page = renderReport(sampleTally(), meta({ total: 11 }));
+    const page = renderReport(sampleTally(), meta(sampleTally()));
     expect(page).toContain('<code>--only valid,role -o send.csv</code>');
     expect(page).toContain('<code>--only domain_not_found -o fix.csv</code>');
     expect(page).toContain('<code>--only dns_error -o retry.csv</code>');
@@ -57,14 +71,14 @@ describe('renderReport', () => {
     // a misspelt domain's rows of a reason that also has rows without a suggestion: no flag picks just those
     const t = sampleTally();
     t.add(verdict('z@nowhere.test', 'invalid', { domain: 'nowhere.test' }), 'domain_not_found');
-    const mixed = renderReport(t, meta({ total: 12 }));
+    const mixed = renderReport(t, meta(t));
     expect(mixed).toContain('<code>--only syntax,disposable -o suppress.csv</code>, and the <code>domain_not_found</code> rows without a suggestion');
     expect(mixed).toContain('Get them: the <code>domain_not_found</code> rows with a suggestion');
     expect(mixed).not.toContain('-o fix.csv');
   });
 
   it('stands alone: no script, nothing fetched, and a policy that forbids both', () => {
-    const page = renderReport(sampleTally(), meta({ total: 11 }));
+    const page = renderReport(sampleTally(), meta(sampleTally()));
     expect([...tagsOf(page)].filter((t) => !OWN_TAGS.has(t))).toEqual([]);
     expect(page).not.toMatch(/\b(src|href|xlink:href)\s*=/i);
     expect(page).not.toMatch(/url\(|@import|https?:/i);
@@ -80,7 +94,7 @@ describe('renderReport', () => {
     t.add(verdict('ctl@\u0001\u001b[31m.test', 'invalid'), 'syntax');
     // a reason is the caller's token, but goes through the same escaping
     t.add(verdict('r@x.test', 'risky'), '<b>odd</b>');
-    const page = renderReport(t, meta({ total: 5 }, { input: `"><iframe src=//evil>.csv`, output: `</style><script>x</script>` }));
+    const page = renderReport(t, meta(t, { total: 5 }, { input: `"><iframe src=//evil>.csv`, output: `</style><script>x</script>` }));
     expect([...tagsOf(page)].filter((tag) => !OWN_TAGS.has(tag))).toEqual([]);
     expect(page).not.toContain('<script');
     expect(page).not.toContain('<img');
@@ -98,7 +112,7 @@ describe('renderReport', () => {
   it('neutralises bidirectional controls in file names and domains: a right-to-left override cannot make .csv read as .jpg', () => {
     const t = new ReportTally();
     t.add(verdict('a@x\u202Emoc.test', 'valid', { domain: 'x\u202Emoc.test' }), '');
-    const page = renderReport(t, meta({ total: 1 }, { input: 'invoice\u202Egpj.csv', output: 'out\u2067.csv' }));
+    const page = renderReport(t, meta(t, { total: 1 }, { input: 'invoice\u202Egpj.csv', output: 'out\u2067.csv' }));
     expect(page).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
     expect(page).toContain('invoice\\u202Egpj.csv');
     expect(page).toContain('x\\u202Emoc.test');
@@ -108,7 +122,7 @@ describe('renderReport', () => {
     const t = new ReportTally();
     for (let i = 0; i < 10_050; i++) t.add(verdict(`a@d${i}.test`, 'valid'), '');
     for (let i = 0; i < 5; i++) t.add(verdict('a@big.test', 'invalid'), 'domain_not_found');
-    const page = renderReport(t, meta({ total: t.rows }));
+    const page = renderReport(t, meta(t));
     expect(page).toContain('more than 10,000 distinct domains');
     expect(page).toContain('A count marked ≥ is at least that many rows');
     expect(page).not.toContain('slots');
@@ -120,7 +134,7 @@ describe('renderReport', () => {
     t.add(verdict('a@x.test', 'unknown', { domain: 'x.test' }));
     t.add(verdict('nope', 'invalid', { syntax: false }));
     const dryRun = { rows: 2, distinctAddresses: 1, duplicates: 0, prechecked: 1, alreadyKnown: 0, toSend: 1, engine: 'api' as const, batchSize: 1000, requests: 1, concurrency: 4 };
-    const page = renderReport(t, meta({ total: 2, prechecked: 1 }, { engine: 'api', dryRun, output: undefined }));
+    const page = renderReport(t, meta(t, { prechecked: 1 }, { engine: 'api', dryRun, output: undefined }));
     expect(page).toContain('dry run: nothing was sent');
     expect(figures(page)).toMatchObject({ total: 2, distinct: 1, prechecked: 1, toSend: 1, requests: 1 });
     expect(page).not.toContain('<h2>Statuses');
@@ -131,12 +145,12 @@ describe('renderReport', () => {
   it('shows an internationalised domain in its ASCII form, with the Unicode form beside it', () => {
     const t = new ReportTally();
     t.add(verdict('j@xn--bcher-kva.de', 'valid', { domain: 'xn--bcher-kva.de' }), '');
-    expect(renderReport(t, meta({ total: 1 }))).toContain('<bdi>xn--bcher-kva.de</bdi> <span class="muted">(<bdi>bücher.de</bdi>)</span>');
+    expect(renderReport(t, meta(t))).toContain('<bdi>xn--bcher-kva.de</bdi> <span class="muted">(<bdi>bücher.de</bdi>)</span>');
   });
 
   it('without reasons from its caller, says so instead of drawing an empty chart', () => {
     const t = new ReportTally();
     t.add(verdict('a@x.test', 'valid'));
-    expect(renderReport(t, meta({ total: 1 }))).toContain('gives no reasons');
+    expect(renderReport(t, meta(t))).toContain('gives no reasons');
   });
 });

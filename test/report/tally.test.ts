@@ -60,10 +60,9 @@ describe('ReportTally', () => {
     t.add(verdict('not an address', 'invalid', { syntax: false }), 'syntax');
     t.add(verdict('', 'invalid', { syntax: false }), 'syntax');
 
-    expect(t.rows).toBe(8);
-    expect(t.statuses).toEqual({ valid: 3, invalid: 3, risky: 2, unknown: 0 });
+    // every row in exactly one group (the rows and statuses themselves are the summary's)
+    expect(t.byGroup().reduce((n, g) => n + g.rows, 0)).toBe(8);
     expect(t.reasonsGiven).toBe(true);
-    expect(t.reasons()).toEqual([['syntax', 2], ['domain_not_found', 1], ['role', 1], ['typo', 1]]);
     expect(t.byGroup()).toEqual([
       { status: 'valid', reason: '', fixable: false, rows: 3 },
       { status: 'invalid', reason: 'syntax', fixable: false, rows: 2 },
@@ -87,7 +86,6 @@ describe('ReportTally', () => {
     const t = new ReportTally();
     t.add(verdict('a@x.test', 'risky'));
     expect(t.reasonsGiven).toBe(false);
-    expect(t.reasons()).toEqual([]);
     expect(t.byGroup()).toEqual([{ status: 'risky', reason: '', fixable: false, rows: 1 }]);
   });
 
