@@ -84,7 +84,11 @@ export class RateWindow {
     const stale = info.resetAt !== undefined && info.resetAt <= now;
     if (info.resetAt !== undefined && !stale) {
       this.longestWindowMs = Math.max(this.longestWindowMs, info.resetAt - now);
-      if (this.resetAt === undefined || info.resetAt > this.resetAt + 1000) {
+      // Estimates of one window's reset differ by less than a second (delta-seconds are
+      // rounded up); a second or more later is the next window, even when its answer comes
+      // before our own roll: a request that reached the server after the reset (a loaded
+      // machine) tells the next window's Remaining, and it was read as this one's (a 429).
+      if (this.resetAt === undefined || info.resetAt >= this.resetAt + 1000) {
         this.resetAt = info.resetAt;
         this.lowestRemaining = Infinity;
       } else {

@@ -60,6 +60,18 @@ describe('RateWindow: what lying headers are allowed to do (issue 29.8, 29.9)', 
     expect(drain(w, reopens, 0)).toBe(10);
   });
 
+  it('an answer from the next window, read before the reset is due here, counts for that window', () => {
+    // 3 per whole second; the window ends at NOW + 1000
+    const w = probed({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 1000) / 1000) });
+    expect(drain(w, NOW, 0)).toBe(2);
+    const late = w.sent(); // left before the reset, reached the server just after it
+    // its answer tells the next window: 2 left there, reset a second later
+    const at = NOW + 1005;
+    w.observe(late, { answered: true, info: parseRateLimitHeaders({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 2000) / 1000) }, at) }, at, 2);
+    // two in flight from before may land there too: none left, not a full window of 3
+    expect(drain(w, NOW + 1000 + MARGIN, 2)).toBe(0);
+  });
+
   it('with no rate-limit headers at all, nothing holds requests back', () => {
     const w = probed({});
     expect(drain(w, NOW, 0, 500)).toBe(500);
