@@ -18,7 +18,9 @@ export const CONNECT_TIMEOUT_MS = 3000;
  * retries, command timeout).
  */
 export async function connectRedis(target: RedisTarget, flag: string, options: RedisOptions = {}): Promise<Redis> {
-  const { Redis } = await import('ioredis');
+  // the default export, module.exports: all that node and the bundle (a CommonJS package in a
+  // chunk of its own) both give; here it is the Redis class
+  const Redis = (await import('ioredis')).default as unknown as typeof import('ioredis').Redis;
   let started = false;
   const client = new Redis(target.url, {
     lazyConnect: true,

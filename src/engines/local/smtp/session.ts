@@ -272,7 +272,8 @@ function direct(o: SessionOptions): Promise<Socket> {
 async function viaProxy(o: SessionOptions): Promise<Socket> {
   const p = o.proxy!;
   // loaded only with a proxy: most runs never need it
-  const { SocksClient } = await import('socks');
+  // module.exports as the default export: what node and the bundle (scripts/bundle.mjs) both give
+  const { SocksClient } = (await import('socks')).default;
   try {
     const { socket } = await SocksClient.createConnection({
       proxy: { host: p.host, port: p.port, type: 5, userId: p.userId, password: p.password },
