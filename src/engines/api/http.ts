@@ -15,7 +15,12 @@ export interface HttpConfig {
   apiKey: string;
   timeoutMs: number;
   concurrency: number;
-  dispatcher?: Dispatcher;
+  /**
+   * an undici Dispatcher (an Agent, a ProxyAgent) to send through; typed as an
+   * object so that the library's published types do not need undici's, which
+   * is bundled into mailsift rather than installed beside it
+   */
+  dispatcher?: object;
   /** --verbose: one line per request and per answer (the key shown redacted) */
   log?: (line: string) => void;
 }
@@ -56,7 +61,7 @@ export class ApiHttp {
     this.origin = url.origin;
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.ownsDispatcher = !config.dispatcher;
-    this.dispatcher = config.dispatcher ?? apiDispatcher(this.origin, config.concurrency);
+    this.dispatcher = (config.dispatcher as Dispatcher | undefined) ?? apiDispatcher(this.origin, config.concurrency);
   }
 
   async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
