@@ -4,11 +4,12 @@ import { converse, failureOf, nothing, type Attempt, type DialogueOptions, type 
 import { isIpLiteralName, privateAddress } from './guard.js';
 import { HostHealth } from './hosts.js';
 import { Outbound } from './outbound.js';
-import { showProxy, type SocksProxy } from './proxy.js';
+import { showProxy } from './proxy.js';
 import type { Reply } from './reply.js';
 import { SessionError, SmtpSession } from './session.js';
 import { MemorySessionBudget, type SessionBudget, type SessionLease } from './stores.js';
 import type { SmtpFailure } from '../../../verdict.js';
+import type { SmtpCheckOptions } from './check-options.js';
 
 /** RFC 5321 §4.5.3.2.1 allows a server 5 minutes for its greeting; tarpits pause 10-30 s */
 export const DEFAULT_BANNER_TIMEOUT_MS = 60_000;
@@ -16,21 +17,14 @@ export const DEFAULT_HOST_BUDGET_MS = 120_000;
 /** MX hosts tried for one domain, best preference first */
 const MAX_MX = 5;
 
-export interface DialOptions extends DialogueOptions {
-  port: number;
-  timeoutMs: number;
-  bannerTimeoutMs?: number;
-  hostBudgetMs?: number;
-  hostBudgetWindowMs?: number;
-  publicOnly?: boolean;
-  blockRetestMs?: number;
-  proxy?: SocksProxy;
-  concurrency: number;
-  perHost: number;
-  budget?: SessionBudget;
-  resolveHost: (host: string) => Promise<string[]>;
-  onWarning: (message: string) => void;
-  onSession?: () => (outcome: SessionOutcome) => void;
+/** The checker's options the dialler uses, declared once in check-options.ts. */
+export interface DialOptions
+  extends DialogueOptions,
+    Pick<
+      SmtpCheckOptions,
+      | 'port' | 'timeoutMs' | 'bannerTimeoutMs' | 'hostBudgetMs' | 'hostBudgetWindowMs' | 'publicOnly' | 'blockRetestMs'
+      | 'proxy' | 'concurrency' | 'perHost' | 'budget' | 'resolveHost' | 'onWarning' | 'onSession'
+    > {
   clock: Clock;
   /** a connection opened (the run's `sessions`) */
   onOpened: () => void;
