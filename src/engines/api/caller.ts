@@ -2,7 +2,7 @@ import { AuthError } from '../../errors.js';
 import type { ErrorCode } from '../../verdict.js';
 import type { ValidatorStats } from '../validator.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
-import { sleep, systemClock, type Clock } from './clock.js';
+import { sleep, systemClock, type Clock } from '../clock.js';
 import type { ConcurrencySetting, LimitChange } from './concurrency-limit.js';
 import { FirstAnswer } from './first-answer.js';
 import { Governor } from './governor.js';

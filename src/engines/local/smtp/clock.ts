@@ -1,27 +1,13 @@
-/**
- * Time as the mailbox check sees it: what it has learnt of hosts and of the
- * network ages by `now`, and its own waits (greylisting's retry, a busy host's
- * pause, a session slot's budget) are `setTimer`s, so that tests drive them
- * with a fake clock (test/support/fake-clock.ts) instead of sleeping. The
- * shape is the API engine's Clock; the sockets' reply timeouts stay on the
- * real clock (they time real I/O).
+/*
+ * The mailbox check's waits on the engines' Clock (../../clock.ts): what it has
+ * learnt of hosts and of the network ages by `now`, and its own waits
+ * (greylisting's retry, a busy host's pause, a session slot's budget) are
+ * timers on it. The sockets' reply timeouts stay on the real clock (they time
+ * real I/O).
  */
-export interface Clock {
-  now(): number;
-  /** runs `fn` after `ms`; returns a cancel function */
-  setTimer(fn: () => void, ms: number): () => void;
-}
+import type { Clock } from '../../clock.js';
 
-/** setTimeout fires at once past this (2^31 - 1 ms, about 24.8 days): longer waits are clamped. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimer(fn, ms) {
-    const t = setTimeout(fn, Math.min(Math.max(0, ms), MAX_TIMER_MS));
-    return () => clearTimeout(t);
-  },
-};
+export { systemClock, type Clock } from '../../clock.js';
 
 /** Waits `ms` on `clock`; ends early (without an error) when any signal aborts. */
 export function pause(clock: Clock, ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
