@@ -216,15 +216,7 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
     await sleep(FIFO_POLL_MS, undefined, { signal }).catch(() => {});
   }
   const stream = new Socket({ fd, readable: false, writable: true });
-  const done = (): Promise<void> => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
-  return {
-    stream,
-    commit: async () => (await done(), true),
-    discard: async () => {
-      stream.destroy();
-      await done();
-    },
-  };
+  return asItIs(stream, () => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {})));
 }
 
 /** Puts `temp` at `target` unless a file is there; false when one is (temp is left for the caller to remove). */
@@ -252,13 +244,17 @@ async function direct(target: string, label: string): Promise<AtomicFile> {
   } catch (err) {
     throw writeError(label, err);
   }
-  const closed = (): Promise<unknown> => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {}));
+  return asItIs(stream, () => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {})));
+}
+
+/** A FIFO or a device, written in place: committed once `settled`, discarded by cutting the stream off. */
+function asItIs(stream: Writable, settled: () => Promise<unknown>): AtomicFile {
   return {
     stream,
-    commit: async () => (await closed(), true),
+    commit: async () => (await settled(), true),
     discard: async () => {
       stream.destroy();
-      await closed();
+      await settled();
     },
   };
 }
