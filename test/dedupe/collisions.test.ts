@@ -64,9 +64,9 @@ describe('a hash that collides for every key', () => {
     });
     expect(out.map((v) => v.email)).toEqual(rows.map((r) => r.email));
     for (const v of out) expect(v.status).toBe(statusOf(v.email));
-    // 'ann@X.IO' is 'ann@x.io' (the domain is case-insensitive); 'Ann@x.io' is not
-    expect(sent.sort()).toEqual(emails.filter((e) => e !== 'ann@X.IO').sort());
-    expect(summary.duplicates).toBe(emails.length + 1);
+    // 'ann@X.IO' and 'Ann@x.io' are 'ann@x.io' (the address key ignores ASCII case)
+    expect(sent.sort()).toEqual(emails.filter((e) => e !== 'ann@X.IO' && e !== 'Ann@x.io').sort());
+    expect(summary.duplicates).toBe(emails.length + 2);
   });
 
   describe('stores', () => {

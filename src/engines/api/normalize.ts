@@ -1,5 +1,6 @@
 import { STATUSES, type Details, type Status, type Verdict } from '../../verdict.js';
 import { API_TEXT_CAPS, capText } from './api-text.js';
+import { addressKey } from '../../codec/address-key.js';
 
 /**
  * Turns one bulk (or single) response body into verdicts. The spec documents two
@@ -117,8 +118,9 @@ function isVerdict(v: Verdict | undefined): v is Verdict {
 
 /**
  * Matches the verdicts of a response to the addresses asked, by address — exact
- * first, then case-insensitively (some servers echo addresses lower-cased) —
- * never by position. Returns the verdicts re-addressed to the asked spelling and
+ * first, then as the same address in another spelling (some servers echo
+ * addresses lower-cased, or the domain as its A-label: compared by the address
+ * key, lower-cased) — never by position. Returns the verdicts re-addressed to the asked spelling and
  * the addresses the response left out.
  */
 export function matchResults(
@@ -151,16 +153,17 @@ export function matchResults(
   if (unmatched.length === 0) return { matched, missing: unmatched };
 
   // Only now the case-insensitive pass, over what is left: most responses never need it.
+  const looseKey = (email: string): string => addressKey(email).toLowerCase();
   const loose = new Map<string, Verdict[]>();
   for (const v of [...exact.values(), ...extra]) {
-    const k = v.email.toLowerCase();
+    const k = looseKey(v.email);
     const list = loose.get(k);
     if (list) list.push(v);
     else loose.set(k, [v]);
   }
   const missing: string[] = [];
   for (const email of unmatched) {
-    const v = loose.get(email.toLowerCase())?.shift();
+    const v = loose.get(looseKey(email))?.shift();
     if (v) matched.push({ ...v, email });
     else missing.push(email);
   }
