@@ -20,7 +20,8 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import { ReportFile } from './report-file.js';
-import { printable } from '../format.js';
+import { plural, printable } from '../format.js';
+import type { Unused } from '../stores/unused.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${printable(line)}\n`);
@@ -81,7 +82,13 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
     const columns = resolveColumns(plan.output.columns, input.kind);
-    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
+    const job = {
+      engine: choice.engine,
+      baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined,
+      dnsServer: plan.engineSettings.dnsServer,
+      dns: plan.engineSettings.dns,
+      smtp: smtp !== undefined,
+    };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
@@ -95,8 +102,10 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       return interrupts.exitCode() ?? EXIT.ok;
     }
 
-    const { known, journal } = await openStores(stores, job);
+    const { known, journal, cache } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
+    sayUnused('--journal', journal, notice);
+    sayUnused('--cache', cache, notice);
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
     let summaryFile: SummaryFile | undefined;
@@ -193,6 +202,22 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     say(interruptedAdvice(stores.journal, validator.engine));
     return signalled;
   });
+}
+
+/**
+ * What a store read and will not reuse, said once per store: damage (even with
+ * --quiet: a disk, or a hand, changed the file), then records of the first
+ * format and records resting on less than this run asks for (notices).
+ */
+function sayUnused(flag: string, store: { path: string; unused: Unused } | undefined, notice: (line: string) => void): void {
+  if (store === undefined) return;
+  const { damaged, older, weaker } = store.unused;
+  const where = `${flag} ${store.path}`;
+  if (damaged > 0) {
+    say(`${where}: ${plural(damaged, 'damaged record', 'damaged records')} (failing the checksum or the format) ignored: ${damaged === 1 ? 'its address is' : 'their addresses are'} asked again`);
+  }
+  if (older > 0) notice(`${where}: ${plural(older, 'address', 'addresses')} recorded by an older mailsift, without a checksum, ${older === 1 ? 'is' : 'are'} asked again`);
+  if (weaker > 0) notice(`${where}: ${plural(weaker, 'verdict rests', 'verdicts rest')} on less than this run asks for (made with --no-dns, or without --smtp): asked again`);
 }
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
