@@ -129,14 +129,31 @@ const RANK: Record<Finality, number> = { never: 0, 'resume-only': 1, final: 2 };
  * whose mailbox check timed out might be a mailbox the server refuses.
  */
 export function finalityOf(v: Verdict): Finality {
-  const reason = reasonOf(v);
-  let f: Finality = reason === '' ? 'final' : FINALITY[reason];
-  const weaker = (g: Finality): void => void (RANK[g] < RANK[f] && (f = g));
+  return weakest(v).finality;
+}
+
+/**
+ * The reason that makes `v` never final (see Finality), or undefined when it
+ * is final, or final for a journal: what `serve` tells its clients in the
+ * result's error object.
+ */
+export function undeterminedBy(v: Verdict): Reason | undefined {
+  const w = weakest(v);
+  return w.finality === 'never' && w.reason !== '' ? w.reason : undefined;
+}
+
+/** The least final of the reasons that apply to `v`: its own, and the causes behind checks that could not tell. */
+function weakest(v: Verdict): { finality: Finality; reason: Reason | '' } {
+  const own = reasonOf(v);
+  let w: { finality: Finality; reason: Reason | '' } = { finality: own === '' ? 'final' : FINALITY[own], reason: own };
+  const weaker = (reason: Reason): void => {
+    if (RANK[FINALITY[reason]] < RANK[w.finality]) w = { finality: FINALITY[reason], reason };
+  };
   const d = v.details;
-  if (v.error) weaker(FINALITY.api_error);
-  if (d.dnsFailure === 'unanswered') weaker(FINALITY.dns_error);
-  if (d.smtpFailure !== undefined) weaker(FINALITY[SMTP_REASON[d.smtpFailure]]);
-  return f;
+  if (v.error) weaker('api_error');
+  if (d.dnsFailure === 'unanswered') weaker('dns_error');
+  if (d.smtpFailure !== undefined) weaker(SMTP_REASON[d.smtpFailure]);
+  return w;
 }
 
 /** Whether a store of this kind keeps and reuses `v` (see Finality): the journal of a job, or a cache across jobs. */
