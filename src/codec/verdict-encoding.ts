@@ -20,7 +20,7 @@ import type { Details, DnsFailure, MailboxTrouble, SmtpFailure, Status, Verdict 
  * three more characters (added later still) carry the causes behind a row's
  * reason, '-' where none: dnsFailure (n nxdomain, z null MX, h no mail host,
  * u unanswered), smtpFailure (u unreachable, t timeout, g greylisted, b
- * blocked), mailbox (f full, d disabled); trailing '-' are left off.
+ * blocked, s sender refused, 8 no SMTPUTF8), mailbox (f full, d disabled); trailing '-' are left off.
  */
 export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, (string | null)?, string?];
 
