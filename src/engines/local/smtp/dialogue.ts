@@ -181,6 +181,9 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             step = 'starttls';
           } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
             toNullPath(mail);
+          } else if (outcome === 'sender' && mail.code < 500) {
+            // <> deferred for a while: asked again later, like any 4xx
+            return stop('temporary', mail);
           } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
           break;
         }

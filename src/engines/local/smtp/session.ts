@@ -219,7 +219,7 @@ export class SmtpSession {
       const t = tlsConnect({
         socket: plain,
         // SNI only for a name, never for an address (RFC 6066 §3)
-        ...(servername && !/^[\d.]+$|:/.test(servername) ? { servername } : {}),
+        ...(servername && !/^[\d.]+$|:/.test(servername) ? { servername: servername.replace(/\.$/, '') } : {}),
         rejectUnauthorized: false,
         minVersion: 'TLSv1',
         ciphers: 'DEFAULT:@SECLEVEL=0',
