@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { SmtpChecker, type SmtpCheckOptions } from '../../../src/engines/local/smtp/checker.js';
 import { startSocksServer, type TestSocksServer } from '../../support/socks5-server.js';
 
@@ -222,6 +222,38 @@ describe('STARTTLS (RFC 3207)', () => {
     const found = await checker(server.port, { tls: 'require' }).checkDomain(job('ann'));
     expect(found.get('ann@corp.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/no STARTTLS/) });
     expect(server.sessions.flat().some((l) => /^(MAIL|RCPT)/.test(l))).toBe(false);
+  });
+
+  it('a failed TLS handshake leaves the rows undetermined, never refused', async () => {
+    // offers STARTTLS, says 220, then answers the handshake with plain text
+    const commands: string[] = [];
+    const raw: Server = createServer((socket) => {
+      socket.write('220 raw ESMTP\r\n');
+      let buffer = '';
+      socket.on('data', (chunk) => {
+        buffer += chunk.toString('latin1');
+        for (let nl; (nl = buffer.indexOf('\r\n')) >= 0; ) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 2);
+          commands.push(line);
+          if (line.startsWith('EHLO')) socket.write('250-raw\r\n250 STARTTLS\r\n');
+          else if (line === 'STARTTLS') {
+            socket.write('220 go ahead\r\n');
+            socket.once('data', () => socket.end('this is no TLS\r\n'));
+            return;
+          } else socket.write('250 ok\r\n');
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const found = await checker((raw.address() as AddressInfo).port).checkDomain(job('ann'));
+      expect(found.get('ann@corp.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/TLS/) });
+      expect(commands).toEqual(['EHLO checker.test', 'STARTTLS']);
+    } finally {
+      await new Promise((r) => raw.close(r));
+    }
   });
 
   describe('through a SOCKS5 proxy', () => {

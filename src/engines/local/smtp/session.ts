@@ -86,9 +86,8 @@ export class SmtpSession {
   /** every socket of the session (the plain one, then the TLS one over it): all destroyed at the end */
   private readonly sockets: Socket[] = [];
   /** the listener that reads replies off the plain socket, removed when TLS takes it over */
-  private readonly onData = (chunk: string) => this.read_(chunk);
-  /** true once STARTTLS succeeded */
-  secure = false;
+  private readonly onData = (chunk: string) => this.receive(chunk);
+  private tls = false;
 
   private constructor(
     socket: Socket,
@@ -102,7 +101,8 @@ export class SmtpSession {
     this.watch(socket);
   }
 
-  private read_(chunk: string): void {
+  /** What the server sent: replies, each owed to a command, or a protocol failure. */
+  private receive(chunk: string): void {
     let got: Reply[];
     try {
       got = this.parser.push(chunk);
@@ -250,7 +250,12 @@ export class SmtpSession {
     tls.setEncoding('latin1');
     tls.on('data', this.onData);
     this.watch(tls);
-    this.secure = true;
+    this.tls = true;
+  }
+
+  /** true once STARTTLS succeeded */
+  get secure(): boolean {
+    return this.tls;
   }
 
   /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
