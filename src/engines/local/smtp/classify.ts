@@ -7,7 +7,9 @@ import type { Reply } from './reply.js';
  *   full       the mailbox exists but takes nothing now (552, 452 4.2.2)
  *   too-many   this transaction has too many recipients: ask again in a new one
  *   temporary  greylisting and other 4xx: ask again once, later
- *   closing    421: the server is ending the session
+ *   closing    421, or a refusal that says the session ends for too many
+ *              errors (Exim's "Too many failed recipients" before it drops
+ *              the connection): the rest are asked again later
  *   sender     the server refused our reverse path (X.1.7, X.1.8, "Sender
  *              address rejected", "Sender verify failed"): says nothing about
  *              the mailbox; asked again with the null reverse path
@@ -108,6 +110,9 @@ const FULL = /mailbox (is )?full|over ?quota|quota exceeded|exceeded (storage|qu
 
 const TOO_MANY = /too many recipients|recipient limit|too many rcpt/i;
 
+/** anti-harvest limits: Exim's common ACL ("Too many failed recipients"), Postfix's smtpd_hard_error_limit ("421 4.7.0 Error: too many errors") */
+const TOO_MANY_ERRORS = /too many (failed|invalid|bad|unknown|rejected) (recipients|rcpts?|addresses)|too many errors/i;
+
 /** STARTTLS wanted: Postfix and Sendmail `530 5.7.0 Must issue a STARTTLS command first`, Exim `530 Must issue a STARTTLS command first` */
 const TLS_WANTED = /starttls|\btls\b|encryption (needed|required)/i;
 
@@ -176,7 +181,7 @@ const REFUSAL: Record<About, RcptOutcome> = {
 /** The outcome of a `RCPT TO` reply; anything else (1xx, 3xx, 252) is unclear. The table-driven test (test/engines/local/smtp-replies.test.ts) pins each kind. */
 export function classifyRcpt(r: Reply): RcptOutcome {
   if (r.code === 250 || r.code === 251) return 'accepted';
-  if (r.code === 421) return 'closing';
+  if (r.code === 421 || (r.code >= 400 && TOO_MANY_ERRORS.test(ownWords(r)))) return 'closing';
   // RFC 5321 §4.5.3.1.10: 452 for too many recipients; some servers say 552 5.5.3,
   // OpenSMTPD says "451 4.5.3 Too many recipients"
   if ((r.code === 451 || r.code === 452 || r.code === 552) && (/^[45]\.5\.3$/.test(r.enhanced ?? '') || TOO_MANY.test(ownWords(r)))) return 'too-many';
