@@ -64,6 +64,7 @@ export function postfixMissing(): string | undefined {
   if (process.platform !== 'linux') return 'not Linux';
   if (!existsSync(POSTFIX)) return `${POSTFIX} is not installed (apt-get install postfix postgrey)`;
   if (!existsSync(POSTGREY)) return `${POSTGREY} is not installed (apt-get install postgrey)`;
+  if (spawnSync('openssl', ['version']).status !== 0) return 'openssl is not installed (apt-get install openssl): the lab makes a certificate for STARTTLS';
   if (userInfo().uid !== 0) return 'not root (Postfix binds port 25 and runs as its own users)';
   if (spawnSync('id', ['postfix']).status !== 0) return 'no postfix user';
   return undefined;
