@@ -110,13 +110,24 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
   const stop = async () => {
     for (const s of sockets) s.destroy();
     if (holder) await new Promise((r) => holder!.close(r));
-    if (started) spawnSync(POSTFIX, ['-c', etc, 'stop'], { stdio: 'ignore', timeout: 20_000 });
+    if (started) {
+      const master = masterPid(dir);
+      spawnSync(POSTFIX, ['-c', etc, 'stop'], { stdio: 'ignore', timeout: 20_000 });
+      // start-fg runs the master as a child of postfix-script, which the SIGTERM below
+      // does not reach: when `postfix stop` fails or times out (a loaded machine), the
+      // master would live on, holding the lab's addresses for every later run
+      if (master !== undefined) await endProcess(master);
+    }
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
     if (!process.env.MAILSIFT_KEEP_LAB) rmSync(dir, { recursive: true, force: true });
   };
 
   try {
+    // a lab still running (an earlier run's, another worktree's) would answer in this one's place
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES)]) {
+      if (await listening(addr, 25)) throw new Error(`${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`);
+    }
     // postgrey first: Postfix asks it for every RCPT on the greylisting host
     greyPort = await freePort();
     writeFileSync(join(dir, 'grey-empty'), '');
@@ -334,6 +345,45 @@ function freePort(): Promise<number> {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
     });
+  });
+}
+
+/** The lab's master daemon, from the pid file it writes in its queue directory. */
+function masterPid(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'spool', 'pid', 'master.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** SIGTERM (the master ends its daemons), then SIGKILL after 5 s; bounded. */
+async function endProcess(pid: number): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** Whether something accepts connections on host:port now. */
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s: Socket = connect({ host, port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
   });
 }
 
