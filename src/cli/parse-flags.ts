@@ -4,6 +4,7 @@ import { parseRateLimit, type RateLimit } from '../serve/rate-limit.js';
 import { parseRedisUrl, type RedisTarget } from '../redis/url.js';
 import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
+import type { TlsMode } from '../engines/local/smtp/dialogue.js';
 
 /**
  * commander argument parsers: each turns a flag's text into its typed value,
@@ -104,4 +105,13 @@ export function outputFormat(value: string): OutputFormat {
   const v = value.toLowerCase();
   if ((OUTPUT_FORMATS as readonly string[]).includes(v)) return v as OutputFormat;
   throw new InvalidArgumentError(`expected ${OUTPUT_FORMATS.join(', ')}`);
+}
+
+export const SMTP_TLS_MODES: readonly TlsMode[] = ['opportunistic', 'require'];
+
+/** --smtp-tls: STARTTLS when offered, or required of every mail server */
+export function smtpTls(value: string): TlsMode {
+  const v = value.trim().toLowerCase();
+  if ((SMTP_TLS_MODES as readonly string[]).includes(v)) return v as TlsMode;
+  throw new InvalidArgumentError(`expected ${SMTP_TLS_MODES.join(' or ')}`);
 }
