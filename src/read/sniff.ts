@@ -74,6 +74,8 @@ export function sepLine(head: string): { prefix: string; delimiter: string; leng
 /** One address the way lists hold it: a bare address, a name-addr (`Jane <jane@x.com>`) or a `mailto:` URI. */
 const BARE = /^(?:mailto:)?[^\s,;<>()"@]+@[^\s,;<>()"@]+$/i;
 const NAME_ADDR = /^[^<>@]*<\s*(?:mailto:)?[^\s<>@]+@[^\s<>@]+\s*>$/i;
+/** a quoted local part may hold spaces and commas (`"john,smith"@example.com`) */
+const QUOTED = /^"[^"\r\n]*"@[^\s,;<>()"@]+$/;
 /** An address anywhere in a line (prose, a header): to say how many lines hold one. */
 const ANY_ADDRESS = /[^\s,;<>()"':@]+@[^\s,;<>()"':@]+\.[a-z]/i;
 /** The header line a bare list may keep (`cut -f3 users.csv`). */
@@ -82,7 +84,7 @@ export const LIST_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
 /** Whether a line of a text is one address, as a list holds them (surrounding spaces aside). */
 export function isAddressLine(line: string): boolean {
   const t = line.trim();
-  return BARE.test(t) || NAME_ADDR.test(t);
+  return BARE.test(t) || NAME_ADDR.test(t) || QUOTED.test(t);
 }
 
 /** What a text is: a table (with its delimiter), a list of addresses, or something else, named. */
