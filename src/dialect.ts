@@ -135,8 +135,9 @@ const tables = new Map<string, string | undefined>();
  * undefined as U+FFFD, and would write U+FFFD back as another byte: such a
  * byte from 0x80 to 0x9F is given the C1 control of its number instead, as
  * Windows and the WHATWG decoders do for Windows-1252's 0x81, 0x8D, 0x8F, 0x90
- * and 0x9D (no address holds one, so no verdict changes). Another undefined
- * byte stays U+FFFD, and is written back as `?` (counted as lost).
+ * and 0x9D; another (Mac Roman's Apple logo, which iconv-lite lacks) a
+ * private-use character of its own, U+F700 + the byte, as Windows gives some.
+ * No address holds either, so no verdict changes, and every byte comes back.
  */
 export async function singleByteTable(encoding: string): Promise<string | undefined> {
   const key = encodingKey(encoding);
@@ -148,8 +149,13 @@ export async function singleByteTable(encoding: string): Promise<string | undefi
   // a multi-byte encoding decodes the 256 bytes to fewer characters, or some of them to other bytes
   if (chars.length === 256 && chars.every((c, b) => c === '\ufffd' || iconv.encode(c, encoding).equals(all.subarray(b, b + 1)))) {
     const used = new Set(chars);
-    const c1 = (b: number): boolean => b >= 0x80 && b <= 0x9f && !used.has(String.fromCharCode(b));
-    table = chars.map((c, b) => (c === '\ufffd' && c1(b) ? String.fromCharCode(b) : c)).join('');
+    const stand = (b: number): string => {
+      const c1 = String.fromCharCode(b);
+      if (b >= 0x80 && b <= 0x9f && !used.has(c1)) return c1;
+      const own = String.fromCharCode(0xf700 + b);
+      return used.has(own) ? '\ufffd' : own;
+    };
+    table = chars.map((c, b) => (c === '\ufffd' ? stand(b) : c)).join('');
   }
   tables.set(key, table);
   return table;

@@ -104,8 +104,12 @@ export function classifyText(head: string, complete: boolean): TextShape {
   const lines = sampleLines(head, complete);
   const known = knownKind(lines);
   if (known !== undefined) return { kind: 'other', what: known };
-  const delimiter = tableDelimiter(head, complete);
+  // a head of one unended line (a pipe's first bytes, or a file without line breaks) is judged as it is;
+  // the reader and the address check see more
+  const unended = !complete && !/[\r\n]/.test(head);
+  const delimiter = tableDelimiter(head, complete || unended);
   if (delimiter !== undefined) return { kind: 'table', delimiter };
+  if (unended) return { kind: 'list' };
   const body = lines.length > 1 && LIST_HEADER.test(lines[0]!) ? lines.slice(1) : lines;
   const addresses = body.filter(isAddressLine).length;
   if (addresses * 2 > body.length) return { kind: 'list' };

@@ -50,6 +50,13 @@ describe("a text's kind, by its content whatever its name", () => {
     expect(classifyText('a@x.com\nb@x.com\nSome pro', false)).toEqual({ kind: 'list' });
     expect(classifyText('a@x.com\nSome prose\nmore', false).kind).toBe('other');
   });
+
+  it('leaves a head of one unended line to the reader (a pipe that trickles, a file without line breaks)', () => {
+    expect(classifyText('a@x.com', false)).toEqual({ kind: 'list' });
+    expect(classifyText('x'.repeat(64 * 1024), false)).toEqual({ kind: 'list' });
+    expect(classifyText('name,email', false)).toEqual({ kind: 'table', delimiter: ',' });
+    expect(classifyText('{"email":"a@x.com"', false).kind).toBe('other');
+  });
 });
 
 describe('lines', () => {
