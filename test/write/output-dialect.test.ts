@@ -44,7 +44,7 @@ describe('the CSV writer in a dialect', () => {
 
   it('quotes what a letter as delimiter would split (a sep= line may name any character)', async () => {
     const out = await written({ ...DEFAULT_DIALECT, delimiter: 'a' }, ['n', 'e'], [['x', 'y']], ALL_COLUMNS);
-    expect(out.toString('utf8').split('\n')[1]).toBe('xaya"valid"aatruea0.95ap;q,ratrueab.testaaaaaaaa');
+    expect(out.toString('utf8').split('\n')[1]).toBe('xaya"valid"aatruea0.95ap;q,ratrueab.testatruea"false"a"false"atrueaaaa');
   });
 
   it.each<[string, string, string]>([
