@@ -105,15 +105,17 @@ function expectRowForRow(run: Run, rows: string[][], p: Producer, status: string
   expect(run.r.stderr).toBe('');
   expect(run.r.code).toBe(0);
   const out = outputOf(run.out!, p);
-  expect(out.bom).toBe(p.bom);
-  expect(out.sep).toBe(p.sep);
-  expect(new Set(out.eols)).toEqual(new Set([typeof p.eol === 'string' ? p.eol : p.eol[0]]));
+  // row for row, cell for cell, first
   expect(out.rows).toHaveLength(rows.length);
   const width = rows[0]!.length;
   expect(out.rows.map((r) => r.slice(0, width))).toEqual(asBytes(rows, p.encoding));
   expect(out.rows[0]!.slice(width, width + 2)).toEqual(['status', 'reason']);
   expect(out.rows.slice(1).map((r) => r[width])).toEqual(status);
   expect(out.rows.every((r) => r.length === width + 15)).toBe(true);
+  // then the dialect: a spreadsheet opens the output as it opened the input
+  expect(out.bom).toBe(p.bom);
+  expect(out.sep).toBe(p.sep);
+  expect(new Set(out.eols)).toEqual(new Set([typeof p.eol === 'string' ? p.eol : p.eol[0]]));
 }
 
 const CONTACTS: string[][] = [
