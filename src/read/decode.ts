@@ -213,8 +213,6 @@ function incompleteTail(bytes: Buffer): number {
  * line. A line longer than MAX_LINE is an input error naming it, before it is
  * held whole.
  */
-const LINE_END = /\r\n|\n|\r/g;
-
 export async function* splitLines(chunks: AsyncIterable<string>, name = 'the input'): AsyncGenerator<string[]> {
   let rest = '';
   let lineNo = 0;
@@ -222,14 +220,19 @@ export async function* splitLines(chunks: AsyncIterable<string>, name = 'the inp
     const text = rest + chunk;
     const lines: string[] = [];
     let start = 0;
-    LINE_END.lastIndex = 0;
-    for (let m = LINE_END.exec(text); m !== null; m = LINE_END.exec(text)) {
-      const i = m.index;
+    // the next LF and the next CR, each looked for again only once passed
+    // (indexOf: a regex over the text made reading a list a third slower)
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
+    while (lf >= 0 || cr >= 0) {
+      const i = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
       // a CR last in the chunk may be the first half of a CRLF: wait for the next chunk
-      if (m[0] === '\r' && i === text.length - 1) break;
+      if (i === cr && i === text.length - 1) break;
       if (i - start > MAX_LINE) throw tooLong(name, 'line', lineNo + lines.length + 1);
       lines.push(text.slice(start, i));
-      start = LINE_END.lastIndex;
+      start = i === cr && lf === i + 1 ? i + 2 : i + 1;
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
     }
     rest = text.slice(start);
     lineNo += lines.length;
