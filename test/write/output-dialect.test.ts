@@ -6,7 +6,7 @@ import { DEFAULT_DIALECT, encoderFor, type Dialect } from '../../src/dialect.js'
 import { reasonOf } from '../../src/reason.js';
 import type { Verdict } from '../../src/verdict.js';
 import { cellWriters } from '../../src/write/csv-cell.js';
-import { appendedPrefix, ALL_COLUMNS, outputDialect, resolveColumns, type Columns } from '../../src/write/output-plan.js';
+import { appendedPrefix, ALL_COLUMNS, columnNames, outputDialect, resolveColumns, type Columns } from '../../src/write/output-plan.js';
 import { createRowWriter } from '../../src/write/row-writer.js';
 import { Sink } from '../../src/write/sink.js';
 import { inputKeys, inputObject } from '../../src/write/verdict-columns.js';
@@ -87,6 +87,12 @@ describe('names that collide', () => {
     [['email', 'reason'], ['status'], '', []],
   ])('input %j, appended %j: prefix %j', (header, appended, prefix, clashes) => {
     expect(appendedPrefix(['input', ...(appended as Columns['order'])], header)).toEqual({ prefix, clashes });
+  });
+
+  it('the .xlsx header takes the prefix as the CSV one does; a text input has no name to collide with', () => {
+    const header = ['email', 'Status'];
+    expect(columnNames(resolveColumns(['status', 'reason'], 'xlsx', header), header)).toEqual(['email', 'Status', 'mailsift_status', 'mailsift_reason']);
+    expect(columnNames(resolveColumns(['email', 'status'], 'text', ['email']), ['email'])).toEqual(['email', 'status']);
   });
 
   it('every input cell keeps a JSON key of its own, __proto__ included', () => {
