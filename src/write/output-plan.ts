@@ -153,6 +153,12 @@ export function planOutput(flags: OutputFlags, stdoutIsTTY = process.stdout.isTT
     ...(flags.outputEncoding === undefined ? {} : { encoding: flags.outputEncoding }),
     ...(flags.bom === undefined ? {} : { bom: flags.bom }),
   };
+  // A terminal shows UTF-8, and a BOM or UTF-16's zero bytes as garbage: the
+  // input's encoding is for a file a spreadsheet opens
+  if (!file && flags.split === undefined && stdoutIsTTY) {
+    dialect.encoding ??= 'utf-8';
+    dialect.bom ??= false;
+  }
   if (format !== 'csv') {
     const given = [
       ['--bom', flags.bom === true], ['--no-bom', flags.bom === false], ['--output-delimiter', dialect.delimiter !== undefined],

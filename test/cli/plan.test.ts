@@ -135,6 +135,7 @@ describe('validate: plans', () => {
     ['the dialect flags, typed', ['in.csv', '--output-delimiter', 'tab', '--output-eol', 'CRLF', '--output-encoding', 'utf-16le', '--bom'], {},
       { output: { dialect: { delimiter: '\t', eol: '\r\n', encoding: 'utf-16le', bom: true } } }],
     ['--no-bom', ['in.csv', '--no-bom', '--output-delimiter', '|'], {}, { output: { dialect: { bom: false, delimiter: '|' } } }],
+
     ['defaults of the option table, typed', ['in.csv'], {}, {
       batching: { batchSize: 1000, concurrency: 'auto' }, stores: { cacheTtlMs: 30 * 86_400_000 },
       engineSettings: { timeoutMs: 30_000, retries: 5, dnsTimeoutMs: 2000, dns: true, verbose: false }, terminal: { progress: true, color: true }, dryRun: false }],
@@ -153,6 +154,13 @@ describe('validate: plans', () => {
   ];
   it.each(cases)('%s', async (_name, argv, env, expected) => {
     expect(planOf(await planValidate(argv, context(env)))).toMatchObject(expected);
+  });
+
+  it('writes UTF-8 without a BOM to a terminal, whatever the input (its delimiter and line ends kept); a flag still wins', async () => {
+    const tty = context({}, { stdoutIsTTY: true });
+    expect(planOf(await planValidate(['in.csv'], tty)).output.dialect).toEqual({ encoding: 'utf-8', bom: false });
+    expect(planOf(await planValidate(['in.csv', '--output-encoding', 'utf-16le', '--bom'], tty)).output.dialect).toEqual({ encoding: 'utf-16le', bom: true });
+    expect(planOf(await planValidate(['in.csv', '-o', 'out.csv'], tty)).output.dialect).toEqual({});
   });
 
   it('--help shows the short help instead of planning a run; --help all the whole reference', async () => {
