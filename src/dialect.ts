@@ -36,13 +36,13 @@ export function unicodeEncoding(name: string): string | undefined {
 }
 
 /** Text to bytes in one encoding; `lost` counts the characters it had no bytes for (written as `?`). */
-export interface TextEncoder {
+export interface CharsetEncoder {
   encode(text: string): Buffer;
   lost: number;
 }
 
 /** Bytes to text, a chunk at a time (a character may span chunks). */
-export interface TextDecoderStream {
+export interface CharsetDecoder {
   write(bytes: Buffer): string;
   end(): string;
 }
@@ -55,7 +55,7 @@ const QUESTION = 0x3f;
  * singleByteTable) so that a cell read from Windows-1252 comes out as the same
  * bytes. A character the encoding cannot hold is written `?` and counted.
  */
-export async function encoderFor(encoding: string): Promise<TextEncoder> {
+export async function encoderFor(encoding: string): Promise<CharsetEncoder> {
   const unicode = unicodeEncoding(encoding);
   if (unicode === 'utf-8') return { encode: (text) => Buffer.from(text, 'utf8'), lost: 0 };
   if (unicode === 'utf-16le') return { encode: (text) => Buffer.from(text, 'utf16le'), lost: 0 };
@@ -65,7 +65,7 @@ export async function encoderFor(encoding: string): Promise<TextEncoder> {
   if (table !== undefined) {
     const bytes = new Int16Array(0x10000).fill(-1);
     for (let b = 0; b < 256; b++) if (table.charCodeAt(b) !== 0xfffd) bytes[table.charCodeAt(b)] = b;
-    const encoder: TextEncoder = {
+    const encoder: CharsetEncoder = {
       encode(text) {
         const out = Buffer.allocUnsafe(text.length);
         let n = 0;
@@ -89,7 +89,7 @@ export async function encoderFor(encoding: string): Promise<TextEncoder> {
   // UTF-32 holds every character; a multi-byte legacy encoding (Shift_JIS, GBK)
   // writes `?` for what it cannot hold: counted by the question marks that
   // were not in the text
-  const encoder: TextEncoder = {
+  const encoder: CharsetEncoder = {
     encode(text) {
       const out = iconv.encode(text, encoding);
       if (unicode === undefined) {
@@ -108,7 +108,7 @@ export async function encoderFor(encoding: string): Promise<TextEncoder> {
  * decoded by its exact table (every byte a character of its own, so that the
  * encoder gives the same bytes back); others by iconv-lite.
  */
-export async function decoderFor(encoding: string): Promise<TextDecoderStream> {
+export async function decoderFor(encoding: string): Promise<CharsetDecoder> {
   const table = unicodeEncoding(encoding) === undefined ? await singleByteTable(encoding) : undefined;
   if (table !== undefined) {
     const units = new Uint16Array(256);

@@ -7,7 +7,7 @@ import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
 import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
-import { DEFAULT_DIALECT, encoderFor, unicodeEncoding, type Dialect, type TextEncoder } from '../dialect.js';
+import { DEFAULT_DIALECT, encoderFor, unicodeEncoding, type Dialect, type CharsetEncoder } from '../dialect.js';
 import { createXlsxWriter } from './xlsx-writer.js';
 
 /**
@@ -85,7 +85,7 @@ interface Opened {
   /** whether a row has been handed to the writer: a run that fails before its first puts nothing on stdout */
   started(): boolean;
   /** a CSV's encoder, when not UTF-8: it counts what it could not hold */
-  encoder?: TextEncoder;
+  encoder?: CharsetEncoder;
 }
 
 async function openOne(

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { TextEncoder } from '../dialect.js';
+import type { CharsetEncoder } from '../dialect.js';
 import { writeError, type MailsiftError } from '../errors.js';
 
 const BUFFER_SIZE = 256 * 1024;
@@ -31,7 +31,7 @@ export class Sink {
     /** what the output is called in an error: a file name, or "stdout" */
     label: string,
     /** another encoding than UTF-8 (a CSV in its input's encoding) */
-    private readonly encoder?: TextEncoder,
+    private readonly encoder?: CharsetEncoder,
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {

@@ -94,17 +94,7 @@ function cellsFor(delimiter: string): CsvCells {
   return cells;
 }
 
-/** One appended column as a CSV cell. */
-export function verdictCell(v: Verdict, column: VerdictColumn, reason: Reason | '', delimiter = ','): string {
-  return cellsFor(delimiter).cell[column](v, reason);
-}
-
-/** Every appended column as CSV text, leading delimiter included: the full row's tail (see csvRowTail for a writer's loop). */
-export function verdictCsv(v: Verdict, reason: Reason | '', delimiter = ','): string {
-  return cellsFor(delimiter).tail(v, reason);
-}
-
-/** The row's tail writer of a delimiter, looked up once by a writer rather than per row. */
+/** Every appended column as CSV text in a file of `delimiter`, leading delimiter included: the full row's tail. Looked up once by a writer, not per row. */
 export function csvRowTail(delimiter: string): (v: Verdict, reason: Reason | '') => string {
   return cellsFor(delimiter).tail;
 }
