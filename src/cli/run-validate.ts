@@ -96,7 +96,8 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
     if (plan.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache) }, job);
+      const { known, journal } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache), readOnly: true }, job);
+      if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
       cleanUp.defer(() => known?.close());
       const report = plan.report === undefined ? undefined : await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
       cleanUp.defer(() => report?.discard()); // nothing once it is written
@@ -106,6 +107,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
 
     const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
+    if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, false));
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
     let summaryFile: SummaryFile | undefined;
@@ -206,6 +208,20 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
 }
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
+/** A journal begun longer ago than --cache-ttl: what became of it, in one line. */
+function journalTooOld(path: string, began: number, ttlMs: number, dryRun: boolean): string {
+  const when = new Date(began).toISOString().slice(0, 16).replace('T', ' ');
+  return `--journal ${path} holds a job begun ${when} UTC, longer ago than --cache-ttl ${flagDuration(ttlMs)}: its verdicts are too old to reuse, ${
+    dryRun ? 'so a run would begin it afresh' : 'so it is begun afresh'
+  } (a journal resumes one job; --cache reuses verdicts across runs)`;
+}
+
+/** Milliseconds as the duration flags spell them (30d, 12h, 90m), in the largest unit that divides them. */
+function flagDuration(ms: number): string {
+  const unit = ([['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const).find(([, size]) => ms > 0 && ms % size === 0);
+  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
+}
+
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }

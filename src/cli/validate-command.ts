@@ -17,8 +17,8 @@ const EXAMPLES = `
 Examples:
   $ mailsift validate contacts.csv -o cleaned.csv      # a verdict per row
   $ mailsift validate users.csv --only valid --format txt > good.txt
-  $ mailsift validate signups.csv --journal signups.journal \\
-      --fail-on 'invalid>5%,errors>0' -o checked.csv   # a nightly job`;
+  $ mailsift validate signups.csv -o checked.csv --cache verdicts.cache \\
+      --journal "signups-$(date +%F).journal" --fail-on 'invalid>5%'   # nightly`;
 
 /** What `--help all` adds: more examples, then what a script author looks up; the lists come from the code that uses them. */
 const reference = (): string => `
@@ -124,7 +124,7 @@ export const VALIDATE_OPTIONS = {
     new Option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')),
   /** milliseconds */
   cacheTtl: spec<number>(() =>
-    new Option('--cache-ttl <duration>', 'how long a cached verdict is reused, with its unit: 30d, 12h, 90m, 3600s')
+    new Option('--cache-ttl <duration>', 'how long a cached verdict is reused, with its unit: 30d, 12h, 90m, 3600s; a --journal begun longer ago is begun afresh')
       .argParser(parseCacheTtl)
       .default(CACHE_TTL_DEFAULT_MS, '30d')),
   dryRun: spec<boolean | undefined>(() => new Option('--dry-run', 'read and check the input, report what would be sent, send nothing')),

@@ -10,7 +10,8 @@ import { binaryKind } from './file-kind.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
-import { isOle2, isZip, xlsxRecords, type SheetShape } from './xlsx.js';
+import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
+import { formulasNotice, noColumnButFormulas, uncalculatedAddresses } from './formula-cells.js';
 
 export interface OpenInputOptions {
   /** a path, or '-' for stdin */
@@ -113,18 +114,30 @@ async function openWorkbook(
   size.read = 0;
   delete size.total;
   const shape: SheetShape = {};
-  const records = xlsxRecords(spooled?.path ?? options.path, name, {
-    ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
-    signal: opening.signal,
-    progress: size,
-    shape,
-  });
+  const path = spooled?.path ?? options.path;
+  const sheet = options.sheet === undefined ? {} : { sheet: options.sheet };
+  const records = xlsxRecords(path, name, { ...sheet, signal: opening.signal, progress: size, shape });
   const close = (): void => {
     void records.return(undefined).catch(() => {});
     void spooled?.remove().catch(() => {});
   };
   try {
-    const input = await fromRecords(records, name, options.column, 'xlsx', shape, options.onNotice);
+    // Known before any row is read, so an address column that would read
+    // as empty is exit 2 before the first request, wherever in the sheet it is.
+    const formulas = await xlsxFormulaCells(path, name, { ...sheet, signal: opening.signal });
+    let input: Input;
+    try {
+      input = await fromRecords(records, name, options.column, 'xlsx', shape, options.onNotice);
+    } catch (err) {
+      if (formulas.count > 0 && err instanceof UsageError && err.message.startsWith('no address column found')) {
+        throw noColumnButFormulas(name, formulas, 'no address column found');
+      }
+      throw err;
+    }
+    if (formulas.inColumn(input.emailColumn) > 0) {
+      throw uncalculatedAddresses(name, input.header[input.emailColumn] ?? '', input.emailColumn, formulas);
+    }
+    if (formulas.count > 0) options.onNotice?.(formulasNotice(name, formulas));
     input.close = close;
     input.bytes = size;
     return input;
