@@ -24,7 +24,8 @@ import type { Details, DnsFailure, MailboxTrouble, SmtpFailure, Status, Verdict 
  * it is then null when there is none. Up to three more characters carry the
  * causes behind a row's reason, '-' where none: dnsFailure (n nxdomain, z null
  * MX, h no mail host, u unanswered), smtpFailure (u unreachable, t timeout, g
- * greylisted, b blocked), mailbox (f full, d disabled); trailing '-' are left off.
+ * greylisted, b blocked, s sender refused, 8 no SMTPUTF8), mailbox (f full, d
+ * disabled); trailing '-' are left off.
  *
  * checksum = CRC-32 of the line's text before `,"` and the checksum itself, as
  * 8 lower-case hex digits. A line whose checksum does not hold is damaged: its
@@ -103,7 +104,7 @@ const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 const tri = (b: boolean | undefined): string => (b === undefined ? '-' : b ? '1' : '0');
 
 const DNS_CODE: Record<DnsFailure, string> = { nxdomain: 'n', 'null-mx': 'z', 'no-mail-host': 'h', unanswered: 'u' };
-const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b' };
+const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b', 'sender-refused': 's', 'no-utf8': '8' };
 const MAILBOX_CODE: Record<MailboxTrouble, string> = { full: 'f', disabled: 'd' };
 const inverse = <K extends string>(codes: Record<K, string>): Record<string, K> =>
   Object.fromEntries(Object.entries(codes).map(([k, c]) => [c, k])) as Record<string, K>;
@@ -113,7 +114,7 @@ const CODE_MAILBOX = inverse(MAILBOX_CODE);
 const LETTER_EVIDENCE = inverse(EVIDENCE_LETTER);
 /** the code with its evidence letter, and the mailbox field as the encoder writes it (no trailing '-') */
 const CODE_FIELD = /^[viru][01-]{6}[sdma]$/;
-const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgb-][fd-]?)?)?$/;
+const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgbs8-][fd-]?)?)?$/;
 /** a code of the first format */
 const OLDER_CODE = /^[viru][01-]{6}$/;
 
