@@ -109,13 +109,12 @@ const BY_REASON = {
   smtp_timeout: 'never',
   greylisted: 'never',
   smtp_blocked: 'never',
-  api_error: 'never',
-  unverifiable: 'resume-only',
-  // reasons the vocabulary is gaining: a sender the mail server refused (tried with <> too) and a
-  // non-ASCII mailbox on a server without SMTPUTF8 leave the mailbox undetermined; an empty cell is
-  // never sent, so nothing of it is kept
+  // about the check's own sender address, or what this server could be asked: nothing said of the mailbox
   smtp_sender_refused: 'never',
   smtp_no_utf8: 'never',
+  api_error: 'never',
+  unverifiable: 'resume-only',
+  // an empty cell (a reason the vocabulary is gaining) is never sent: nothing of it is kept
   empty: 'never',
 } as const;
 
