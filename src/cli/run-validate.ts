@@ -20,7 +20,8 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import { ReportFile } from './report-file.js';
-import { printable } from '../format.js';
+import { plural, printable } from '../format.js';
+import type { Unused } from '../stores/unused.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${printable(line)}\n`);
@@ -90,7 +91,13 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
       notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
     }
-    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
+    const job = {
+      engine: choice.engine,
+      baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined,
+      dnsServer: plan.engineSettings.dnsServer,
+      dns: plan.engineSettings.dns,
+      smtp: smtp !== undefined,
+    };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
@@ -105,9 +112,11 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       return interrupts.exitCode() ?? EXIT.ok;
     }
 
-    const { known, journal } = await openStores(stores, job);
+    const { known, journal, cache } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, false));
+    sayUnused('--journal', journal, notice);
+    sayUnused('--cache', cache, notice);
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
     let summaryFile: SummaryFile | undefined;
@@ -207,7 +216,22 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   });
 }
 
-/** `path` when it names something that exists (or is `-`, refused later), else undefined. */
+/**
+ * What a store read and will not reuse, said once per store: damage (even with
+ * --quiet: a disk, or a hand, changed the file), then records of the first
+ * format and records resting on less than this run asks for (notices).
+ */
+function sayUnused(flag: string, store: { path: string; unused: Unused } | undefined, notice: (line: string) => void): void {
+  if (store === undefined) return;
+  const { damaged, older, weaker } = store.unused;
+  const where = `${flag} ${store.path}`;
+  if (damaged > 0) {
+    say(`${where}: ${plural(damaged, 'damaged record', 'damaged records')} (failing the checksum or the format) ignored: ${damaged === 1 ? 'its address is' : 'their addresses are'} asked again`);
+  }
+  if (older > 0) notice(`${where}: ${plural(older, 'address', 'addresses')} recorded by an older mailsift, without a checksum, ${older === 1 ? 'is' : 'are'} asked again`);
+  if (weaker > 0) notice(`${where}: ${plural(weaker, 'verdict rests', 'verdicts rest')} on less than this run asks for (made with --no-dns, or without --smtp): asked again`);
+}
+
 /** A journal begun longer ago than --cache-ttl: what became of it, in one line. */
 function journalTooOld(path: string, began: number, ttlMs: number, dryRun: boolean): string {
   const when = new Date(began).toISOString().slice(0, 16).replace('T', ' ');
@@ -222,6 +246,7 @@ function flagDuration(ms: number): string {
   return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
 }
 
+/** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }

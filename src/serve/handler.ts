@@ -28,6 +28,8 @@ export interface HandlerContext {
   redisState?: () => 'connected' | 'unreachable';
   /** what GET /readyz reports about the mailbox check */
   smtpState?: () => 'ok' | 'blocked' | 'off';
+  /** what GET /readyz reports about DNS (asking also lets the engine test it again while unusable) */
+  dnsState?: () => 'ok' | 'unusable' | 'off';
 }
 
 const ROUTES = new Set(['/api/validate', '/api/validate/bulk']);
@@ -198,12 +200,14 @@ async function handle(
 
 /**
  * GET /healthz: the process answers. GET /readyz: whether to send it traffic,
- * 503 once it is draining; with --redis the body says whether the shared store
- * answers, with --smtp whether outbound SMTP works (`smtp: blocked` while it is
- * judged blocked; it is tried again later) — "degraded" is still 200, since every instance loses Redis at once
- * and a load balancer that dropped them all would turn a Redis blip into an
- * outage; `?strict` makes it 503 for those who want that. GET /metrics: the
- * Prometheus text format.
+ * 503 once it is draining, and 503 `unavailable` while DNS is unusable (every
+ * answer that needs DNS would be undetermined; DNS is asked again meanwhile,
+ * so the instance comes back by itself); with --redis the body says whether the
+ * shared store answers, with --smtp whether outbound SMTP works (`smtp:
+ * blocked` while it is judged blocked; it is tried again later) — "degraded"
+ * is still 200, since every instance loses Redis at once and a load balancer
+ * that dropped them all would turn a Redis blip into an outage; `?strict`
+ * makes it 503 for those who want that. GET /metrics: the Prometheus text format.
  */
 async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -221,12 +225,14 @@ async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, ctx.closing());
   const redis = ctx.redisState?.() ?? 'not configured';
   const smtp = ctx.smtpState?.();
+  const dns = ctx.dnsState?.();
   // outbound SMTP judged blocked (tried again later): requests are still answered, from DNS and the lists
   const degraded = redis === 'unreachable' || smtp === 'blocked';
-  const status = ctx.closing() ? 'draining' : degraded ? 'degraded' : 'ready';
+  const status = ctx.closing() ? 'draining' : dns === 'unusable' ? 'unavailable' : degraded ? 'degraded' : 'ready';
   const strict = /[?&]strict(=|&|$)/.test(req.url ?? '');
-  const code = status === 'draining' || (status === 'degraded' && strict) ? 503 : 200;
-  return sendJson(res, code, { status, redis, ...(smtp && smtp !== 'off' ? { smtp } : {}) }, ctx.closing());
+  const code = status === 'draining' || status === 'unavailable' || (status === 'degraded' && strict) ? 503 : 200;
+  const body = { status, redis, ...(smtp && smtp !== 'off' ? { smtp } : {}), ...(dns && dns !== 'off' ? { dns } : {}) };
+  return sendJson(res, code, body, ctx.closing());
 }
 
 /**
