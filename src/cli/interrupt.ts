@@ -28,6 +28,13 @@ export interface Interrupts {
   exitCode(): number | undefined;
   /** the input is open and requests may go out: from now on a signal lets those in flight answer */
   sending(): void;
+  /**
+   * The reader of the output left (`| head -1`): stop as a first signal does —
+   * nothing more is sent, the requests in flight may answer (and reach the
+   * journal) for the grace period, then are abandoned — but quietly, with no
+   * exit code of its own.
+   */
+  readerGone(): void;
   /** stop listening (at the end of a run) and cancel the timers */
   dispose(): void;
 }
@@ -115,6 +122,12 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
         later(flushMs, () => forceExit(code!));
       }
       reading = false;
+    },
+    readerGone() {
+      if (stop.signal.aborted) return;
+      const reason = new Error('the reader of the output has gone');
+      stop.abort(reason);
+      later(o.graceMs, () => abandon.abort(reason));
     },
     dispose() {
       target.off('SIGINT', onInt);

@@ -159,6 +159,10 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     const { gone } = output;
     if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
+    // The reader of the output gone (`| head`): what nobody reads is not paid for. The API
+    // client's queued requests are held back as after Ctrl-C, those in flight still reach the journal.
+    if (gone.aborted) interrupts.readerGone();
+    gone.addEventListener('abort', () => interrupts.readerGone(), { once: true });
 
     result = await validateStream({
       input,
@@ -173,8 +177,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses
       dedupe: new Dedupe({ resumed: journal?.memo }),
-      // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
-      stop: AbortSignal.any([stop, gone]),
+      stop,
       cancel: abandon,
     });
     await cleanUp.run();
