@@ -211,7 +211,7 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
     // no reader yet
     if (signal?.aborted) {
       const code = (signal.reason as { exitCode?: number } | undefined)?.exitCode ?? EXIT.sigint;
-      throw new MailsiftError(`${code === EXIT.sigterm ? 'terminated' : 'interrupted'} while waiting for a reader of ${label}; nothing was sent`, code);
+      throw new MailsiftError(`${code === EXIT.sigint ? 'interrupted' : 'terminated'} while waiting for a reader of ${label}; nothing was sent`, code);
     }
     await sleep(FIFO_POLL_MS, undefined, { signal }).catch(() => {});
   }
