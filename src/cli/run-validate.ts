@@ -95,7 +95,19 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       return interrupts.exitCode() ?? EXIT.ok;
     }
 
-    const { known, journal } = await openStores(stores, job);
+    let cacheLost: string | undefined;
+    const { known, journal, cache } = await openStores(
+      {
+        ...stores,
+        // said at once, even with --quiet: a run that goes on without its cache leaves the next ones to pay again
+        onCacheLost: (line) => {
+          cacheLost = line;
+          if (reporter) reporter.say(`warning: ${line}`);
+          else say(`warning: ${line}`);
+        },
+      },
+      job,
+    );
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
@@ -184,6 +196,11 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     if (gone.aborted) return EXIT.ok; // the reader went away (`| head`): end quietly
 
     const { summary } = result;
+    if (cacheLost !== undefined && cache) {
+      // the output is whole and every row has its verdict: exit 0, with the loss in the summary
+      summary.cacheLost = { cache: cache.path, unstored: cache.unstored ?? 0 };
+      summary.warnings = [...(summary.warnings ?? []), cacheLost];
+    }
     const signalled = interrupts.exitCode();
     if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
       notice(`${plan.summary} left as it was: only a complete run replaces an output`);

@@ -22,6 +22,8 @@ export interface Cache extends KnownVerdicts {
   readonly fresh: number;
   /** true when opening rewrote the file without its stale lines */
   readonly compacted: boolean;
+  /** verdicts not stored because the store went away mid-run (Redis); absent for a file, whose failed write ends the run */
+  readonly unstored?: number;
 }
 
 /**

@@ -10,6 +10,8 @@ export interface StoreOptions {
   cache?: string;
   /** --cache-ttl, milliseconds (the CLI's parser reads the flag) */
   cacheTtlMs: number;
+  /** told once when a Redis cache stops answering mid-run (the run goes on without it) */
+  onCacheLost?: (line: string) => void;
 }
 
 export interface Stores {
@@ -36,7 +38,7 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
       ? undefined
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, onLost: flags.onCacheLost })
         : await openCache(flags.cache, { ttlMs, binding });
   } catch (err) {
     await journal?.close();

@@ -1,5 +1,5 @@
 import { addressKey } from '../codec/address-key.js';
-import { MailsiftError, EXIT, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { connectRedis } from '../redis/client.js';
 import { describeRedisError, maskPasswordInArgv, parseRedisUrl } from '../redis/url.js';
 import type { Verdict } from '../verdict.js';
@@ -37,6 +37,11 @@ export interface RedisCacheOptions {
   ttlMs: number;
   binding: JobBinding;
   now?: () => number;
+  /**
+   * told once, in one line, when Redis stops answering mid-run: the run goes on
+   * without the cache (see record)
+   */
+  onLost?: (line: string) => void;
 }
 
 export async function openRedisCache(url: string, o: RedisCacheOptions): Promise<Cache> {
@@ -75,10 +80,16 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
 
   const ttlSeconds = Math.max(1, Math.ceil(o.ttlMs / 1000));
   let closed = false;
+  /** Redis stopped answering: nothing more is sent to it this run */
+  let lost = false;
+  let unstored = 0;
   return {
     path: target.shown,
     fresh: index.size,
     compacted: false,
+    get unstored() {
+      return unstored;
+    },
     get(email) {
       if (index.size === 0) return undefined;
       const field = addressKey(email);
@@ -100,19 +111,29 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
         fields.push(addressKey(v.email), `${ts} ${JSON.stringify(encodeVerdict(v))}`);
       }
       if (fields.length === 0) return;
+      if (lost) {
+        unstored += fields.length / 2;
+        return;
+      }
       try {
         await client.multi().hset(key, ...fields).expire(key, ttlSeconds).exec();
       } catch (err) {
-        throw new MailsiftError(
-          `--cache: could not store verdicts in ${target.shown} (${describeRedisError(err, target)}); use --journal to keep what this run paid for`,
-          EXIT.unexpected,
-          { cause: err },
-        );
+        // A cache is an optimisation: a Redis that went away (ioredis gave up after its
+        // retries) costs the next runs these verdicts, never this run its output.
+        // Nothing more is sent to it: each try would wait out the retries again.
+        unstored += fields.length / 2;
+        if (lost) return; // another batch's write failed with it: said once
+        lost = true;
+        o.onLost?.(`--cache: ${target.shown} stopped answering (${describeRedisError(err, target)}); the run goes on without the cache, and what it pays for from now on is not stored there`);
       }
     },
     async close() {
       if (closed) return;
       closed = true;
+      if (lost) {
+        client.disconnect(); // a QUIT would wait out ioredis's retries once more
+        return;
+      }
       try {
         await client.quit();
       } catch {
