@@ -7,6 +7,7 @@ import { resolveColumns } from '../write/output-plan.js';
 import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
+import { commitTogether, type Placement } from '../write/atomic-file.js';
 import { apiSettings, localSettings } from './api-config.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -116,15 +117,15 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     /** a result in hand and every output flushed: the summary and the report may be written */
     let ended = false;
     let output: Output | undefined;
+    /** the output files, written whole, waiting to be put in place with the summary and the report */
+    let placements: Placement[] = [];
     // Undone after the output is ended (steps are undone in reverse), which sets `ended`.
     cleanUp.defer(() => (!ended || output?.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
       if (output === undefined) return;
-      // only a complete run replaces an output; an interrupted one fills only an empty place
-      const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
-      if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
+      placements = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
       ended = result !== undefined;
     });
     output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
@@ -202,12 +203,20 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       summary.warnings = [...(summary.warnings ?? []), cacheLost];
     }
     const signalled = interrupts.exitCode();
-    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${plan.summary} left as it was: only a complete run replaces an output`);
+    // The outputs are one set (-o or --split, --summary, --report): all written, then put in
+    // place together; one that cannot be written (a full disk) leaves every older file as it was.
+    // Only a complete run replaces an output; an interrupted one fills only an empty place.
+    const outcome = result.complete ? 'complete' : 'partial';
+    const set = [...placements];
+    try {
+      if (summaryFile) set.push(await summaryFile.write(summary, outcome));
+      if (report) set.push(await report.write(summary, { output: output.label }, outcome));
+    } catch (err) {
+      await Promise.allSettled(set.map((p) => p.file.discard()));
+      throw err;
     }
-    if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${plan.report} left as it was: only a complete run replaces an output`);
-    }
+    const kept = await commitTogether(set);
+    for (const label of kept) notice(`${label} left as it was: only a complete run replaces an output`);
     const code = reporter.finish(summary, result.complete, progress);
     if (signalled === undefined) return code;
     say(interruptedAdvice(stores.journal, validator.engine));
