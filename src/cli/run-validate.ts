@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
@@ -20,6 +21,11 @@ import { hideInArgv } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
+import { checkedRows, preflight, type RowCheck } from '../pipeline/preflight.js';
+import { openInput } from '../read/open-input.js';
+import { interruptedReading } from '../read/spool.js';
+import type { Input } from '../read/input-row.js';
+import { xlsxRowCheck } from '../write/xlsx-writer.js';
 import { ReportFile } from './report-file.js';
 import { printable } from '../format.js';
 
@@ -72,6 +78,23 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       signal: interrupts.stop,
     });
   } catch (err) {
+    interrupts.dispose();
+    throw err;
+  }
+  try {
+    // For a file, whatever would end the run in exit 2 halfway is found now, before anything is paid for.
+    const check = outputCheck(plan, input);
+    if (plan.dryRun) {
+      // a dry run reads every row anyway: the same check as they pass
+      if (check) input = { ...input, rows: checkedRows(input.rows, check) };
+    } else if (await isRegularFile(inputPath)) {
+      const again = await openInput({ path: inputPath, column: plan.read.column, sheet: plan.read.sheet, encoding: plan.read.encoding, signal: interrupts.stop });
+      await preflight(again, check, interrupts.stop).catch((err: unknown) => {
+        throw interrupts.stop.aborted ? interruptedReading(inputPath, interrupts.stop) : err;
+      });
+    }
+  } catch (err) {
+    input.close();
     interrupts.dispose();
     throw err;
   }
@@ -222,6 +245,24 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     say(interruptedAdvice(stores.journal, validator.engine));
     return signalled;
   });
+}
+
+/**
+ * The check of each input row against the output's limits, when there is one
+ * to make before the run: an .xlsx output that every row reaches. (With
+ * --only, --except, --unique or --split, which rows reach a file depends on
+ * the verdicts: the writer checks them as they come.)
+ */
+function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
+  const { output, filter } = plan;
+  if (output.format !== 'xlsx' || output.split || filter.only || filter.except || filter.unique) return undefined;
+  return xlsxRowCheck(output.file ?? 'stdout', input.header, resolveColumns(output.columns, input.kind));
+}
+
+/** Whether the input can be read a second time from its start: a regular file (not stdin, a FIFO or a device). */
+async function isRegularFile(path: string): Promise<boolean> {
+  if (path === '-') return false;
+  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
 }
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
