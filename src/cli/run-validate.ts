@@ -22,7 +22,7 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import { checkedRows, preflight, type RowCheck } from '../pipeline/preflight.js';
-import { openInput } from '../read/open-input.js';
+import { openInput, scanCsvFile } from '../read/open-input.js';
 import { interruptedReading } from '../read/spool.js';
 import type { Input } from '../read/input-row.js';
 import { xlsxRowCheck } from '../write/xlsx-writer.js';
@@ -88,8 +88,15 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       // a dry run reads every row anyway: the same check as they pass
       if (check) input = { ...input, rows: checkedRows(input.rows, check) };
     } else if (await isRegularFile(inputPath)) {
-      const again = await openInput({ path: inputPath, column: plan.read.column, sheet: plan.read.sheet, encoding: plan.read.encoding, signal: interrupts.stop });
-      await preflight(again, check, interrupts.stop).catch((err: unknown) => {
+      const read = { path: inputPath, column: plan.read.column, sheet: plan.read.sheet, encoding: plan.read.encoding, signal: interrupts.stop };
+      const { delimiter } = input;
+      const shape = { delimiter: delimiter!, width: input.header.length, cellChars: check?.cellChars, signal: interrupts.stop };
+      await preflight({
+        open: () => openInput(read),
+        ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(read, shape) } : {}),
+        check,
+        signal: interrupts.stop,
+      }).catch((err: unknown) => {
         throw interrupts.stop.aborted ? interruptedReading(inputPath, interrupts.stop) : err;
       });
     }

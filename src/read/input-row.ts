@@ -19,6 +19,8 @@ export interface Input {
   close(): void;
   /** bytes taken from the source so far, live, and the source's size when known (a file; stdin has none) */
   bytes?: InputBytes;
+  /** a CSV's delimiter, as the reader found it (for the pre-flight's quick scan: read/csv-scan.ts) */
+  delimiter?: string;
 }
 
 export interface InputBytes {

@@ -6,6 +6,7 @@ import { detectEmailColumn, looksHeaderless } from './column.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
+import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
@@ -166,8 +167,9 @@ function describeFsError(err: unknown): string {
 async function openCsv(chunks: Peekable, head: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it
   const { parse } = await import('csv-parse');
+  const delimiter = detectDelimiter(head);
   const parser = parse({
-    delimiter: detectDelimiter(head),
+    delimiter,
     // a blank line is a row (output row N is input row N), and a short or
     // wide record is shaped by fromRecords, as a sheet's rows are
     skip_empty_lines: false,
@@ -181,7 +183,21 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
   // first chunk would be an unhandled 'error' event (a stack trace), not exit 2.
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
-  return fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice);
+  return { ...(await fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice)), delimiter };
+}
+
+/**
+ * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
+ * openInput decodes them: invalid text is the same error, the rest is `unsure`
+ * or vouched for.
+ */
+export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
+  const { stream } = await openFile(options.path, { read: 0 });
+  try {
+    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+  } finally {
+    (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  }
 }
 
 /**

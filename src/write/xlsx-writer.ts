@@ -201,7 +201,12 @@ function tooWide(label: string, width: number, inputWidth: number, most: number,
  * rather than after most of the list was paid for. Called with each row's
  * cells in input order (blank rows included: they are written too); throws.
  */
-export function xlsxRowCheck(label: string, header: readonly string[], columns: Columns, limits: Pick<typeof XLSX_WRITE_LIMITS, 'rows' | 'cellChars'> = XLSX_SHEET_LIMITS): (fields: readonly string[]) => void {
+export function xlsxRowCheck(
+  label: string,
+  header: readonly string[],
+  columns: Columns,
+  limits: Pick<typeof XLSX_WRITE_LIMITS, 'rows' | 'cellChars'> = XLSX_SHEET_LIMITS,
+): ((fields: readonly string[]) => void) & { cellChars: number; rows: number } {
   // where the input's cells start in an output row (--columns may put a text list's email after verdicts)
   const first = columns.order.indexOf('input');
   const check = (fields: readonly string[], row: number): void => {
@@ -211,10 +216,11 @@ export function xlsxRowCheck(label: string, header: readonly string[], columns: 
   };
   check(header, 1);
   let row = 1;
-  return (fields) => {
+  const each = (fields: readonly string[]): void => {
     if (++row > limits.rows) throw tooManyRows(label, limits.rows);
     check(fields, row);
   };
+  return Object.assign(each, { cellChars: limits.cellChars, rows: limits.rows });
 }
 
 function tooManyRows(label: string, most: number): UsageError {

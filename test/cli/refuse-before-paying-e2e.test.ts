@@ -58,3 +58,17 @@ describe('a file input that would end in exit 2 is refused before the first requ
     expect(api.requests.length - before).toBe(0);
   });
 });
+
+describe('a file the quick scan is unsure of, which the reader reads', () => {
+  it('a quote inside an unquoted field (5" screen) in row 20,001: the run goes on, every row written', async () => {
+    const api = await startFaultServer({ apiKey: KEY });
+    try {
+      writeFileSync(join(dir, 'inch.csv'), csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,5" screen` : undefined)));
+      const r = await runCli(['validate', 'inch.csv', '-o', 'inch-out.csv'], { cwd: dir, env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(api.requests.flatMap((q) => q.emails)).toHaveLength(ROWS);
+    } finally {
+      await api.close();
+    }
+  });
+});
