@@ -9,7 +9,7 @@ import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT, MailsiftError, UsageError, writeError } from '../errors.js';
 import { syncDirectory } from '../durable.js';
-import { ownerIsGone, SELF } from '../owner.js';
+import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
 import { realOf, slotOf } from './path-collisions.js';
 
 /**
@@ -137,6 +137,12 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
     pending.delete(temp);
     throw writeError(label, err);
   }
+  // Held until the temp file is renamed or removed: a run in another PID namespace
+  // sharing this folder tells by it that the file's owner lives (owner.ts).
+  const lock = await holdLock(temp);
+  const unlock = async (): Promise<void> => {
+    await lock?.close().catch(() => {});
+  };
   const closed = (): Promise<unknown> => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {}));
   let prepared: Promise<void> | undefined;
   const prepare = async (): Promise<void> => {
@@ -177,6 +183,7 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
       } finally {
         await rm(temp, { force: true });
         pending.delete(temp);
+        await unlock();
       }
     },
     async discard() {
@@ -184,24 +191,26 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
       await closed();
       await rm(temp, { force: true });
       pending.delete(temp);
+      await unlock();
     },
   };
 }
 
-/** What ends every temp file's name: `.NAME.PID-START-RANDOM.mailsift-tmp` (owner.ts's SELF). */
+/** What ends every temp file's name: `.NAME.OWNER-RANDOM.mailsift-tmp` (owner.ts's SELF). */
 const SUFFIX = '.mailsift-tmp';
-const LEFTOVER = /^\..+\.(\d+-\d+)-[0-9a-f]{12}\.mailsift-tmp$/;
+const LEFTOVER = new RegExp(String.raw`^\..+\.(${OWNER})-[0-9a-f]{12}\.mailsift-tmp$`);
 
 /**
  * Removes the temp files of runs that are gone (a kill -9, a crash, a reboot)
- * from `dir`: their owner is named in the file name. Best effort: a directory
+ * from `dir`: their owner is named in the file name, and holds a lock on the
+ * file while it lives (owner.ts: runs in other PID namespaces too). Best effort: a directory
  * that cannot be listed, or a file already removed, is no error.
  */
 export async function removeLeftovers(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
     const owner = LEFTOVER.exec(name)?.[1];
-    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(dir, name), { force: true }).catch(() => {});
+    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dir, name)))) await rm(join(dir, name), { force: true }).catch(() => {});
   }
 }
 
