@@ -23,6 +23,8 @@ import { decodeVerdict, encodeVerdict } from '../codec/verdict-encoding.js';
  * expires one TTL after the last write.
  */
 export const CACHE_KEY_PREFIX = 'mailsift:verdicts:';
+/** a command unanswered this long: Redis hangs (a 1000-field HSET takes it milliseconds) */
+const COMMAND_TIMEOUT_MS = 5000;
 const SCAN_COUNT = 1000;
 
 const DELETE_IF_UNCHANGED = `
@@ -49,8 +51,9 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
   maskPasswordInArgv(target);
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
-  // a blip mid-run is ridden out by ioredis's queue and retries; an outage fails record()
-  const client = await connectRedis(target, '--cache', { maxRetriesPerRequest: 10 });
+  // a blip mid-run is ridden out by ioredis's queue and retries; an outage, or a Redis that
+  // hangs without closing (stopped, swapping), fails record(), and the run goes on without it
+  const client = await connectRedis(target, '--cache', { maxRetriesPerRequest: 10, commandTimeout: COMMAND_TIMEOUT_MS });
   const index = new Map<string, { ts: number; value: string }>();
   try {
     const stale: string[] = [];

@@ -78,4 +78,18 @@ describe.skipIf(!REDIS_SERVER)(`Redis goes away mid-run${NO_REDIS}`, () => {
     expect(again.code, again.stderr).toBe(0);
     expect(api.requests.length).toBe(before);
   }, 90_000);
+
+  it('a Redis that hangs (stopped) is left after its timeout the same way', async () => {
+    await redis.restart(); // killed by the test before
+    const args = ['validate', 'in.txt', '-o', 'hang.csv', '--batch-size', '50', '--concurrency', '2', '--cache', redis.url];
+    const from = api.requests.length;
+    try {
+      const r = await runWhile(args, () => api.requests.length >= from + 4, async () => redis.pause());
+      expect(r.code, r.stderr).toBe(0);
+      expect(parseCsv(await readFile(join(dir, 'hang.csv'), 'utf8'))).toHaveLength(ROWS + 1);
+      expect(r.stderr).toMatch(/^mailsift: warning: --cache: redis:\/\/127\.0\.0\.1:\d+ stopped answering \(Redis did not answer in time\); the run goes on without the cache/m);
+    } finally {
+      redis.resume();
+    }
+  }, 90_000);
 });
