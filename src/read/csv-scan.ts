@@ -34,12 +34,12 @@ const enum S {
 /**
  * The pre-flight pass's fast path for CSV (pipeline/preflight.ts): a scan of
  * the decoded text that vouches for the common file — every field unquoted or
- * quoted as RFC 4180 has it, one kind of line end (LF or CRLF), no record
- * wider than the table or longer than half of MAX_LINE, no cell longer than
+ * quoted as RFC 4180 has it, records ended by CRLF, LF or CR as the reader
+ * has them, no record wider than the table or longer than half of MAX_LINE, no cell longer than
  * `cellChars` — without building a row. Such a file the reader (csv-parse,
  * relax_column_count, relax_quotes) reads without an error, and its rows fit.
  * Anything else — a quote inside an unquoted field, text after a closing
- * quote, a quote never closed, a lone CR, mixed line ends, a wide row — is
+ * quote, a quote never closed, a wide row — is
  * `unsure`, and the caller reads the file with the reader itself, which alone
  * says what is wrong, in its own words: this scan never refuses a file.
  * (`npm run bench preflight`, 1M rows on a loaded two-core machine: reading
@@ -51,9 +51,7 @@ export async function scanPlainCsv(text: AsyncIterable<string>, shape: CsvScanSh
   const { width } = shape;
   const cellChars = shape.cellChars ?? Infinity;
   let state = S.FieldStart;
-  /** 0 until the first line end: then LF or CR (CRLF) */
-  let eol = 0;
-  /** a CR was the last character of the previous chunk (outside quotes) */
+  /** a CR was the last character of the previous chunk (outside quotes): an LF first in this one is its pair */
   let pendingCR = false;
   let field = 0;
   let fieldLen = 0;
@@ -67,9 +65,7 @@ export async function scanPlainCsv(text: AsyncIterable<string>, shape: CsvScanSh
     let i = 0;
     if (pendingCR) {
       pendingCR = false;
-      if (chunk.charCodeAt(0) !== LF || eol === LF) return 'unsure';
-      eol = CR;
-      i = 1;
+      if (chunk.charCodeAt(0) === LF) i = 1;
     }
     for (; i < n; i++) {
       const c = chunk.charCodeAt(i);
@@ -110,16 +106,10 @@ export async function scanPlainCsv(text: AsyncIterable<string>, shape: CsvScanSh
       fieldLen = 0;
       state = S.FieldStart;
       if (c === delim) continue;
-      // a record ends
+      // a record ends: at CRLF, LF or CR, as the reader has it (mixed in one file too)
       if (c === CR) {
-        if (eol === LF) return 'unsure';
         if (i + 1 === n) pendingCR = true;
-        else if (chunk.charCodeAt(i + 1) !== LF) return 'unsure';
-        else i++;
-        eol = CR;
-      } else {
-        if (eol === CR) return 'unsure';
-        eol = LF;
+        else if (chunk.charCodeAt(i + 1) === LF) i++;
       }
       if (used > width || recordLen > LONG_RECORD) return 'unsure';
       records++;
@@ -129,7 +119,6 @@ export async function scanPlainCsv(text: AsyncIterable<string>, shape: CsvScanSh
     }
     if (recordLen + fieldLen > LONG_RECORD) return 'unsure';
   }
-  if (pendingCR) return 'unsure'; // a CR that ends the file: csv-parse's reading of it is not ours to guess
   if (state === S.Quoted) return 'unsure'; // a quote never closed: the reader refuses the file
   if (state !== S.FieldStart || field > 0) {
     // the last record has no line end

@@ -29,10 +29,9 @@ describe('scanPlainCsv', () => {
     ['text after a closing quote', 'a,b,c\n"x"y,2,3\n', 'unsure'],
     ['a quote never closed', 'a,b,c\n"x,2,3\n', 'unsure'],
     ['a cell past the width', 'a,b,c\n1,2,3,4\n', 'unsure'],
-    ['a lone CR', 'a,b,c\r1,2,3\r', 'unsure'],
-    ['LF then CRLF', 'a,b,c\n1,2,3\r\n', 'unsure'],
-    ['CRLF then LF', 'a,b,c\r\n1,2,3\n', 'unsure'],
-    ['a CR ending the file', 'a,b,c\n1,2,3\r', 'unsure'],
+    ['CR line ends (a Mac export)', 'a,b,c\r1,2,3\r', { records: 2 }],
+    ['LF, CRLF and CR mixed', 'a,b,c\n1,2,3\r\n4,5,6\r7\n', { records: 4 }],
+    ['a CR ending the file', 'a,b,c\n1,2,3\r', { records: 2 }],
   ])('%s', async (_what, text, expected) => {
     expect(await scan(text)).toEqual(expected);
     // the same, whatever the chunks
