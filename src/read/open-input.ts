@@ -7,6 +7,7 @@ import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type Dec
 import type { Dialect } from '../dialect.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
+import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
@@ -213,6 +214,20 @@ async function openCsv(chunks: Peekable, delimiter: string, name: string, column
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
   return fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice);
+}
+
+/**
+ * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
+ * openInput decodes them: invalid text is the same error, the rest is `unsure`
+ * or vouched for.
+ */
+export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
+  const { stream } = await openFile(options.path, { read: 0 });
+  try {
+    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+  } finally {
+    (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  }
 }
 
 /**

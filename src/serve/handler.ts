@@ -6,6 +6,7 @@ import { bearerToken, type KeyStore } from './keys.js';
 import type { ServeMetrics } from './metrics.js';
 import type { FixedWindowLimiter, RateDecision } from './rate-limit.js';
 import { apiError, bulkBody, errorBody, singleBody, type ApiError, type Shape } from './render.js';
+import { networkOf } from './client-network.js';
 
 /** The part of the offline engine that serve needs; tests may pass their own. */
 export interface ServeEngine {
@@ -122,6 +123,18 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
 }
 
 /**
+ * A request without a valid key, counted against its address and its network:
+ * refused when either is over the limit; the headers tell the stricter count.
+ */
+async function takeAnonymous(ctx: HandlerContext, address: string): Promise<RateDecision> {
+  const network = networkOf(address);
+  const [own, shared] = await Promise.all([ctx.limiter.take(`ip:${address}`), network === undefined ? undefined : ctx.limiter.take(`net:${network}`)]);
+  if (shared === undefined) return own;
+  const stricter = shared.remaining < own.remaining ? shared : own;
+  return { ...stricter, allowed: own.allowed && shared.allowed };
+}
+
+/**
  * Answers with an error object; the X-RateLimit-* headers are already on `res`.
  * A refused request whose unread body may be large gets its connection closed
  * rather than read to the end.
@@ -144,10 +157,11 @@ async function handle(
   started: number,
 ): Promise<void> {
   // Requests with a valid key count against that key; the others against their
-  // IP address, so that guessing keys is throttled too.
+  // IP address and its network (a /24, a /64), so that guessing keys is
+  // throttled too, from one address or from many of one network.
   const token = bearerToken(req.headers.authorization);
   const identity = token === undefined ? undefined : ctx.keys.identify(token);
-  const decision = await ctx.limiter.take(identity ? `key:${identity}` : `ip:${req.socket.remoteAddress ?? '?'}`);
+  const decision = identity ? await ctx.limiter.take(`key:${identity}`) : await takeAnonymous(ctx, req.socket.remoteAddress ?? '?');
   for (const [name, value] of Object.entries(rateHeaders(decision))) res.setHeader(name, value);
 
   if (!decision.allowed) {

@@ -28,6 +28,8 @@ export interface Cache extends KnownVerdicts {
   readonly compacted: boolean;
   /** records read and not reused (damaged, of the first format, resting on too little) */
   readonly unused: Unused;
+  /** verdicts not stored because the store went away mid-run (Redis); absent for a file, whose failed write ends the run */
+  readonly unstored?: number;
 }
 
 /** A cache's newest record of an address: when, its spelling, its tail, and whether this run reuses it. */

@@ -14,6 +14,8 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** the clock, epoch ms; tests pass their own */
   now?: () => number;
+  /** told once when a Redis cache stops answering mid-run (the run goes on without it) */
+  onCacheLost?: (line: string) => void;
 }
 
 export interface Stores {
@@ -43,7 +45,7 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
       ? undefined
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, evidence })
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
         : await openCache(flags.cache, { ttlMs, binding, evidence, now });
   } catch (err) {
     await journal?.close();

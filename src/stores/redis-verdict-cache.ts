@@ -1,5 +1,5 @@
 import { addressKey } from '../codec/address-key.js';
-import { MailsiftError, EXIT, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { connectRedis } from '../redis/client.js';
 import { describeRedisError, maskPasswordInArgv, parseRedisUrl } from '../redis/url.js';
 import type { Verdict } from '../verdict.js';
@@ -26,6 +26,8 @@ import { UnusedRecords } from './unused.js';
  * another has just written; the hash expires one TTL after the last write.
  */
 export const CACHE_KEY_PREFIX = 'mailsift:verdicts:';
+/** a command unanswered this long: Redis hangs (a 1000-field HSET takes it milliseconds) */
+const COMMAND_TIMEOUT_MS = 5000;
 const SCAN_COUNT = 1000;
 
 const DELETE_IF_UNCHANGED = `
@@ -42,6 +44,11 @@ export interface RedisCacheOptions {
   /** what this run's verdicts rest on: a record resting on less is asked again */
   evidence: Evidence;
   now?: () => number;
+  /**
+   * told once, in one line, when Redis stops answering mid-run: the run goes on
+   * without the cache (see record)
+   */
+  onLost?: (line: string) => void;
 }
 
 /** A value of the first format: `<epoch seconds> <array>`. */
@@ -52,8 +59,9 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
   maskPasswordInArgv(target);
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
-  // a blip mid-run is ridden out by ioredis's queue and retries; an outage fails record()
-  const client = await connectRedis(target, '--cache', { maxRetriesPerRequest: 10 });
+  // a blip mid-run is ridden out by ioredis's queue and retries; an outage, or a Redis that
+  // hangs without closing (stopped, swapping), fails record(), and the run goes on without it
+  const client = await connectRedis(target, '--cache', { maxRetriesPerRequest: 10, commandTimeout: COMMAND_TIMEOUT_MS });
   const tails = new TailPool(true);
   const unused = new UnusedRecords();
   /** by field: the verdict's spelling and tail, and whether this run reuses it */
@@ -101,11 +109,17 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
   let fresh = 0;
   for (const e of index.values()) if (e.reuse) fresh++;
   const encoder = new VerdictEncoder(o.evidence);
+  /** Redis stopped answering: nothing more is sent to it this run */
+  let lost = false;
+  let unstored = 0;
   return {
     path: target.shown,
     fresh,
     compacted: false,
     unused: unused.result((field) => index.get(field)?.reuse === true),
+    get unstored() {
+      return unstored;
+    },
     get(email) {
       if (fresh === 0) return undefined;
       const hit = index.get(addressKey(email));
@@ -120,19 +134,29 @@ export async function openRedisCache(url: string, o: RedisCacheOptions): Promise
         if (keptBy('cache', v)) fields.push(addressKey(v.email), encoder.line(v, ts));
       }
       if (fields.length === 0) return;
+      if (lost) {
+        unstored += fields.length / 2;
+        return;
+      }
       try {
         await client.multi().hset(key, ...fields).expire(key, ttlSeconds).exec();
       } catch (err) {
-        throw new MailsiftError(
-          `--cache: could not store verdicts in ${target.shown} (${describeRedisError(err, target)}); use --journal to keep what this run paid for`,
-          EXIT.unexpected,
-          { cause: err },
-        );
+        // A cache is an optimisation: a Redis that went away (ioredis gave up after its
+        // retries) costs the next runs these verdicts, never this run its output.
+        // Nothing more is sent to it: each try would wait out the retries again.
+        unstored += fields.length / 2;
+        if (lost) return; // another batch's write failed with it: said once
+        lost = true;
+        o.onLost?.(`--cache: ${target.shown} stopped answering (${describeRedisError(err, target)}); the run goes on without the cache, and what it pays for from now on is not stored there`);
       }
     },
     async close() {
       if (closed) return;
       closed = true;
+      if (lost) {
+        client.disconnect(); // a QUIT would wait out ioredis's retries once more
+        return;
+      }
       try {
         await client.quit();
       } catch {

@@ -172,7 +172,8 @@ export function appending(
 
 // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
 function notRegular(kind: FileKind, path: string): UsageError {
-  return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
+  // nothing to delete: a device, a FIFO or a directory is not a file of ours (and /dev/null would keep nothing)
+  return new UsageError(`--${kind} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier --${kind})`);
 }
 
 /** Refuses early (before a lock file is made next to it) a path that exists and is no regular file. */

@@ -207,7 +207,10 @@ export function resolveColumns(names: readonly string[] | undefined, inputKind: 
     }
     return columnsOf(['input', ...names.filter(isVerdictColumn)], header);
   }
-  return columnsOf(names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn))), header);
+  // The address is the row's own cell, as a table's cells are: it always comes out
+  // (first, unless `email` is named where it should go); verdicts alone name no one.
+  const order = names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn)));
+  return columnsOf(order.includes('input') ? order : ['input', ...order], header);
 }
 
 function columnsOf(order: readonly ('input' | VerdictColumn)[], header: readonly string[]): Columns {

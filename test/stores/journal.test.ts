@@ -449,7 +449,8 @@ describe('journal lock', () => {
     });
     await writeFile(`${path}.lock`, '4194303\n'); // beyond any pid in use here: a run killed long ago
     const j = await openJournal(path, api, 'api');
-    expect((await readFile(`${path}.lock`, 'utf8')).trim()).toBe(String(process.pid));
+    // the owner: pid, start and PID namespace (owner.ts)
+    expect((await readFile(`${path}.lock`, 'utf8')).trim()).toMatch(new RegExp(`^${process.pid}-\\d+-\\d+u?$`));
     await j.close();
     await expect(stat(`${path}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
   });
