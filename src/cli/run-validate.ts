@@ -19,6 +19,7 @@ import { hideInArgv } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
+import { checkedColumns } from '../read/input-row.js';
 import { ReportFile } from './report-file.js';
 import { printable } from '../format.js';
 
@@ -80,7 +81,9 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   cleanUp.defer(() => interrupts.dispose());
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
-    const columns = resolveColumns(plan.output.columns, input.kind);
+    const checked = checkedColumns(input);
+    // several checked columns: the verdict columns once for each, named after it
+    const columns = resolveColumns(plan.output.columns, input.kind, checked.map((c) => input.header[c] || `column${c + 1}`));
     const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
@@ -117,7 +120,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
       ended = result !== undefined;
     });
-    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, checked);
     if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.

@@ -38,13 +38,26 @@ export interface Columns {
   order: readonly ('input' | VerdictColumn)[];
   /** the input's cells then every verdict column in the standard order: the CSV fast path applies */
   standard: boolean;
+  /**
+   * several columns checked (a table's): the names of the checked columns.
+   * The verdict columns of `order` then come once for each, in this order,
+   * each named after its column (`E-mail 2 - Value status`; see groupNames).
+   */
+  groups?: readonly string[];
 }
 
 export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true };
 
 /** The output's header: the input's own, with the verdict columns in their places. */
 export function columnNames(columns: Columns, header: readonly string[]): string[] {
+  if (columns.groups) return [...header, ...groupNames(columns)];
   return columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+}
+
+/** With several checked columns, the verdict columns of each, named after it: `Work Email status`, `Work Email reason`, … */
+export function groupNames(columns: Columns): string[] {
+  const verdictColumns = columns.order.filter((c): c is VerdictColumn => c !== 'input');
+  return (columns.groups ?? []).flatMap((group) => verdictColumns.map((c) => `${group} ${c}`));
 }
 
 /** `--columns status,is_valid`: the names, checked and in the order given. */
@@ -114,14 +127,19 @@ export function planOutput(flags: OutputFlags, stdoutIsTTY = process.stdout.isTT
   return { format, columns, split, file, bom: flags.bom === true, escapeFormulas: flags.escapeFormulas === true };
 }
 
-/** The columns of a run, now that the input's kind is known. */
-export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text'): Columns {
-  if (names === undefined) return ALL_COLUMNS;
+/**
+ * The columns of a run, now that the input's kind is known, and, when a
+ * table has several checked columns, their names (`groups`: the verdict
+ * columns come once for each).
+ */
+export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text', groups?: readonly string[]): Columns {
+  const grouped = (c: Columns): Columns => (groups !== undefined && groups.length > 1 ? { ...c, groups } : c);
+  if (names === undefined) return grouped(ALL_COLUMNS);
   if (inputKind !== 'text') {
     if (names.includes('email')) {
       throw new UsageError('--columns: "email" is for a text input; a table keeps all its own columns, and --columns picks the verdict columns after them');
     }
-    return columnsOf(['input', ...names.filter(isVerdictColumn)]);
+    return grouped(columnsOf(['input', ...names.filter(isVerdictColumn)]));
   }
   return columnsOf(names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn))));
 }

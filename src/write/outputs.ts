@@ -41,8 +41,15 @@ export function splitFiles(plan: OutputPlan): string[] {
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number, signal?: AbortSignal): Promise<Output> {
-  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
+export async function openOutputs(
+  plan: OutputPlan,
+  header: readonly string[],
+  columns: Columns,
+  emailColumn?: number,
+  signal?: AbortSignal,
+  checkedColumns?: readonly number[],
+): Promise<Output> {
+  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas, ...(checkedColumns ? { checkedColumns } : {}) };
   const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
@@ -92,9 +99,9 @@ async function openOne(
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
   const noting = (w: RowWriter): RowWriter => ({
     ...w,
-    row: (fields, v, reason) => {
+    row: (fields, v, reason, cells) => {
       rows = true;
-      w.row(fields, v, reason);
+      w.row(fields, v, reason, cells);
     },
     drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
   });
@@ -150,7 +157,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
         for (const w of writers) await w.begin();
       },
       // `--only` already kept the other statuses from reaching here
-      row: (fields, v, reason) => byStatus.get(v.status)?.row(fields, v, reason),
+      row: (fields, v, reason, cells) => byStatus.get(v.status)?.row(fields, v, reason, cells),
       drain: async (force) => {
         for (const w of writers) await w.drain(force);
       },
