@@ -20,6 +20,7 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import { checkedColumns } from '../read/input-row.js';
+import { describeChoice } from '../read/column.js';
 import { ReportFile } from './report-file.js';
 import { printable } from '../format.js';
 
@@ -88,7 +89,13 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+    // Which column is checked, said once nothing more can refuse the input (a line before an
+    // exit-2 error would only be noise): here for a dry run, below once every output is open.
+    const sayColumns = (): void => {
+      if (input.columnChoice) for (const line of describeChoice(input.header, input.columnChoice)) notice(line);
+    };
     if (plan.dryRun) {
+      sayColumns();
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known, journal } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache), readOnly: true }, job);
       if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
@@ -125,6 +132,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
     await refuseCollisions(files);
+    sayColumns();
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
 
     const progress = newProgress();

@@ -2,7 +2,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
-import { chooseColumns, columnsByNumber, describeChoice, looksHeaderless, type ColumnChoice } from './column.js';
+import { chooseColumns, columnsByNumber, looksHeaderless, type ColumnChoice } from './column.js';
 import { rowOf } from './cell-addresses.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
@@ -240,10 +240,7 @@ async function fromRecords(
     // A header and no rows: a quiet day's export, not an error (a cron job must not fail on it).
     onNotice?.(`${name}: a header and no rows below it, nothing to validate`);
     choice = column === undefined ? namedColumnOr0(header) : chooseColumns(header, [], column);
-  } else {
-    choice = chooseColumns(header, sample.slice(0, SAMPLE_ROWS), column);
-    for (const line of describeChoice(header, choice)) onNotice?.(line);
-  }
+  } else choice = chooseColumns(header, sample.slice(0, SAMPLE_ROWS), column);
   const columns = choice.columns;
   const emailColumn = columns[0]!;
   if (headerless && columns.length === 1) header[emailColumn] = 'email';
