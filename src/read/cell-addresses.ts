@@ -22,7 +22,7 @@ import type { InputRow } from './input-row.js';
 export function addressesIn(cell: string): string | string[] {
   const s = cell.trim();
   // Fast path: no character that a list, a name-addr or a URI needs (nearly
-  // every cell of an address column). One scan of a short string per row.
+  // every cell of an address column).
   if (plain(s)) return s;
   if (!MAILTO.test(s)) {
     const parts = splitList(s);
@@ -74,13 +74,14 @@ export function holdsAddress(cell: string): boolean {
 
 const MAILTO = /^mailto:/i;
 
+/**
+ * No `<`, `:`, `;` or `,`: nothing to take apart. Four native scans: a
+ * charCodeAt loop over the same cells cost 3-6 times as much (400-700 ms
+ * against 60-90 ms beyond the trim, per million addresses, in a
+ * micro-benchmark on a loaded machine).
+ */
 function plain(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // < : ; ,
-    if (c === 0x3c || c === 0x3a || c === 0x3b || c === 0x2c) return false;
-  }
-  return true;
+  return s.indexOf(',') < 0 && s.indexOf(':') < 0 && s.indexOf('<') < 0 && s.indexOf(';') < 0;
 }
 
 /** Each part's address(es), or undefined when a part holds none: then the cell is not a list. */
