@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { chooseColumns, columnsByNumber, looksHeaderless, type ColumnChoice } from './column.js';
 import { rowOf } from './cell-addresses.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
-import type { Input, InputBytes, InputRow } from './input-row.js';
+import { checkedColumns, type Input, type InputBytes, type InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
@@ -120,8 +120,9 @@ async function openWorkbook(
       }
       throw err;
     }
-    if (formulas.inColumn(input.emailColumn) > 0) {
-      throw uncalculatedAddresses(name, input.header[input.emailColumn] ?? '', input.emailColumn, formulas);
+    // every checked column (--column may name several)
+    for (const col of checkedColumns(input)) {
+      if (formulas.inColumn(col) > 0) throw uncalculatedAddresses(name, input.header[col] ?? '', col, formulas);
     }
     if (formulas.count > 0) options.onNotice?.(formulasNotice(name, formulas));
     input.close = close;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { readTable } from '../support/contacts.js';
 
 const KEY = 'sk_test_columns_7c1e';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-columns-'));
@@ -189,6 +190,15 @@ describe('several address columns and cells that list several addresses (7)', ()
     expect(results[1].columns['E-mail 2 - Value']).toMatchObject({ email: '', status: 'invalid', reason: 'empty' });
     expect(Object.keys(results[0].input)).not.toContain('E-mail 1 - Value');
     expect(results[0].input['E-mail 1 - Label']).toBe('* Home ::: Work');
+
+    // an .xlsx output has the same groups, row for row
+    const xlsx = join(dir, 'google-both.xlsx');
+    const book = await runCli(['validate', input, '--column', '19,21', '--columns', 'status,reason', '-o', xlsx, '-q'], { env: env() });
+    expect(book.code).toBe(0);
+    const sheet = await readTable(xlsx);
+    expect(sheet[0]!.slice(header.length)).toEqual(['E-mail 1 - Value status', 'E-mail 1 - Value reason', 'E-mail 2 - Value status', 'E-mail 2 - Value reason']);
+    expect(sheet.slice(1).map((row) => row.slice(0, header.length))).toEqual(rows);
+    expect(sheet[3]!.slice(header.length)).toEqual(['invalid', 'no_mail_server', 'invalid', 'empty']);
   });
 });
 
