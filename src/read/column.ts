@@ -80,8 +80,8 @@ export function chooseColumns(
   });
   const filled = header.map((_, col) => sample.filter((row) => (row[col] ?? '').trim() !== '').length);
   const named = header.flatMap((name, col) => (isAddressHeader(name) ? [col] : []));
-  /** a column most of whose cells hold an address */
-  const holding = (col: number): boolean => counts[col]! > 0 && counts[col]! * 2 >= filled[col]!;
+  /** a column most of whose cells hold an address (more than one: a note that quotes one address is no address column) */
+  const holding = (col: number): boolean => counts[col]! >= Math.min(2, sample.length) && counts[col]! > 0 && counts[col]! * 2 >= filled[col]!;
   const others = (chosen: readonly number[]): number[] =>
     header.flatMap((_, col) => (!chosen.includes(col) && (named.includes(col) || holding(col)) ? [col] : []));
 
