@@ -161,13 +161,21 @@ export function columnLabel(header: readonly string[], col: number): string {
   return name === '' ? `column ${col + 1}` : `column ${printable(JSON.stringify(name))} (${col + 1})`;
 }
 
+/** A header no one could take for anything but the address column: `email`, `E-mail`, `email_address`, `Email Address`. */
+const PLAIN_EMAIL_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
+
 /**
- * The notice lines that say which column is checked and how it was chosen,
- * and which other columns hold addresses, with the --column that checks
- * them all.
+ * The notice lines, as the run begins, that say which column is checked and
+ * how it was chosen, and which other columns hold addresses, with the
+ * --column that checks them all. None when the choice speaks for itself — the
+ * one column headed plainly `email`, or the column(s) --column named and no
+ * other — so that a run's stderr is not a line longer for nothing: the
+ * summary names the column in every case.
  */
 export function describeChoice(header: readonly string[], choice: ColumnChoice): string[] {
   const { columns, by, others } = choice;
+  const evident = by === 'flag' || (by === 'header' && PLAIN_EMAIL_HEADER.test(header[columns[0]!] ?? ''));
+  if (evident && others.length === 0) return [];
   const how = by === 'header' ? 'found by its name' : by === 'content' ? 'found by its cells: no header names an address column' : 'as --column says';
   const lines = [`checking ${columns.map((c) => columnLabel(header, c)).join(', ')} for addresses (${how})`];
   if (others.length > 0) {

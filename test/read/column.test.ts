@@ -75,6 +75,17 @@ describe('address column detection', () => {
     ]);
   });
 
+  it.each<[string, string[], string | undefined, number]>([
+    ['a column headed plainly email', ['name', 'email'], undefined, 0],
+    ['a column --column names', ['name', 'contact'], 'contact', 0],
+    ['a column headed Work Email', ['name', 'Work Email'], undefined, 1],
+    ['a column found by its cells', ['name', 'contact'], undefined, 1],
+    ['a column headed email, beside another address column', ['email', 'Work Email'], undefined, 2],
+  ])('the notice as the run begins, for %s: %i line(s)', (_name, header, requested, lines) => {
+    const rows = [['ann@x.example', 'ann@y.example'], ['bob@x.example', 'bob@y.example']].map((r) => (header[0] === 'name' ? ['Ann', r[1]!] : r));
+    expect(describeChoice(header, chooseColumns(header, rows, requested))).toHaveLength(lines);
+  });
+
   it('of several named columns, the first that holds addresses in the first rows', () => {
     const choice = chooseColumns(['Email', 'Work Email'], [['', 'a@x.example'], ['', 'b@x.example']]);
     expect(choice.columns).toEqual([1]);
