@@ -3,7 +3,7 @@ import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
-import { resolveColumns } from '../write/output-plan.js';
+import { groupNames, outputDialect, prefixClashes, resolveColumns } from '../write/output-plan.js';
 import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
@@ -84,7 +84,16 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   return cleanUp.around(async () => {
     const checked = checkedColumns(input);
     // several checked columns: the verdict columns once for each, named after it
-    const columns = resolveColumns(plan.output.columns, input.kind, checked.map((c) => input.header[c] || `column${c + 1}`));
+    const columns = resolveColumns(plan.output.columns, input.kind, input.header, checked.map((c) => input.header[c] || `column${c + 1}`));
+    // the CSV output's dialect: the input's, changed by the flags (--bom with no BOM to have is exit 2, before anything is sent)
+    const dialect = outputDialect(input.dialect, plan.output.dialect);
+    const { format } = plan.output;
+    if (columns.prefix && (format === 'csv' || format === 'xlsx')) {
+      const clashes = prefixClashes(columns, input.header);
+      const appended = columns.groups ? groupNames(columns) : columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
+      const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
+      notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
+    }
     const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
@@ -125,9 +134,10 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       // only a complete run replaces an output; an interrupted one fills only an empty place
       const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
       if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
+      if (result !== undefined) for (const line of output.notices()) say(line);
       ended = result !== undefined;
     });
-    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, checked);
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, dialect, checked);
     if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
