@@ -5,7 +5,7 @@
 // without an email, pasted name-addrs and mailto: links. Through the binary,
 // against the test API, whose request log says what was paid for; output row
 // N is input row N and every input cell comes out byte-identical.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 const env = (): Record<string, string> => ({ MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url });
 
