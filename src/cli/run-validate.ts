@@ -22,7 +22,7 @@ import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import { checkedRows, preflight, type RowCheck } from '../pipeline/preflight.js';
-import { openInput, scanCsvFile } from '../read/open-input.js';
+import { openInput, scanCsvFile, scanTextFile } from '../read/open-input.js';
 import { interruptedReading } from '../read/spool.js';
 import { checkedColumns, type Input } from '../read/input-row.js';
 import { describeChoice } from '../read/column.js';
@@ -96,6 +96,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       await preflight({
         open: () => openInput(read),
         ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(read, shape) } : {}),
+        ...(input.kind === 'text' ? { scan: () => scanTextFile(read, shape) } : {}),
         check,
         signal: interrupts.stop,
       }).catch((err: unknown) => {
