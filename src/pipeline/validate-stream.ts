@@ -17,6 +17,9 @@ import { cellVerdicts } from './row-verdict.js';
 export type { RunProgress } from './tally.js';
 
 
+/** rows whose address keys are looked up together (see keysAhead) */
+const AHEAD = 64;
+
 /** Input that pauses this long gets its partial batch sent (see withIdle). */
 const IDLE_FLUSH_MS = 250;
 
@@ -152,10 +155,14 @@ class Pipeline {
     await writer.begin();
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
       this.inputIdle = false;
-      for (const row of rows) {
-        if (this.halted) break reading;
-        this.route(row);
-        if (this.batch.emails.length >= batchSize) await this.dispatch();
+      for (let i = 0; i < rows.length; i += AHEAD) {
+        const end = Math.min(rows.length, i + AHEAD);
+        const keys = this.keysAhead(rows, i, end);
+        for (let j = i; j < end; j++) {
+          if (this.halted) break reading;
+          this.route(rows[j]!, keys[j - i]);
+          if (this.batch.emails.length >= batchSize) await this.dispatch();
+        }
       }
       await this.release();
       // Backpressure: hold reading while the rows waiting exceed the batches in flight.
@@ -181,8 +188,28 @@ class Pipeline {
     return { summary, complete };
   }
 
-  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
-  private route(row: InputRow): void {
+  /** the address keys of the rows being routed (see keysAhead) */
+  private readonly ahead: (string | undefined)[] = [];
+
+  /**
+   * The address keys of rows[from..to) that have one address, told to the
+   * dedupe before they are routed, so that their look-ups overlap (see
+   * VerdictMemo.expect: 1M distinct addresses, 0.04-0.05 s of CPU in the
+   * memo alone).
+   */
+  private keysAhead(rows: readonly InputRow[], from: number, to: number): readonly (string | undefined)[] {
+    const keys = this.ahead;
+    keys.length = to - from;
+    for (let j = from; j < to; j++) {
+      const row = rows[j]!;
+      keys[j - from] = row.cells === undefined ? addressKey(row.email) : undefined;
+    }
+    this.dedupe.expect(keys);
+    return keys;
+  }
+
+  /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch; `key`: its address's key, if taken already. */
+  private route(row: InputRow, key?: string): void {
     const { tally, order } = this;
     tally.rowsRead++;
     if (row.cells !== undefined) return this.routeParts(row, row.cells);
@@ -194,7 +221,7 @@ class Pipeline {
       return;
     }
     const seq = order.push(row);
-    if (this.routeAddress(email, seq)) this.duplicate(row);
+    if (this.routeAddress(email, seq, key)) this.duplicate(row);
   }
 
   /**
@@ -202,9 +229,8 @@ class Pipeline {
    * see PartRow): a verdict now (a duplicate, the journal, the cache) or into
    * the batch. True when it repeats an address seen earlier in the run.
    */
-  private routeAddress(email: string, seq: number): boolean {
+  private routeAddress(email: string, seq: number, key = addressKey(email)): boolean {
     const { tally } = this;
-    const key = addressKey(email);
     const found = this.dedupe.take(key, email, seq);
     if (found === 'wait') return true;
     if (typeof found === 'number') {
