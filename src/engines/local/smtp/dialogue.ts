@@ -25,6 +25,28 @@ export interface DialogueEnd extends Attempt {
   host?: 'busy' | 'fine' | 'protocol';
   /** a reply worth telling `check`'s user (a refusal of the checker, a deferral, a broken session) */
   problem?: string;
+  /**
+   * Recipients for a new session: this one stopped at `perSession`, or the
+   * server dropped it after answering some (an anti-harvest limit); the ones
+   * the drop may have been about come last.
+   */
+  rest?: string[];
+  /** the server dropped the session: what it had answered until then */
+  dropped?: SessionDrop;
+}
+
+/** Where a server dropped a session: RCPT replies before the one it dropped at, and failed ones (4xx/5xx) among them, that one included. */
+export interface SessionDrop {
+  answered: number;
+  failed: number;
+}
+
+/** What one session may ask before it ends and leaves the rest to a new one (learnt from a drop, hosts.ts). */
+export interface SessionLimit {
+  /** failed RCPT replies (4xx/5xx): what anti-harvest limits count */
+  failed?: number;
+  /** RCPT commands */
+  rcpts?: number;
 }
 
 export interface DialogueOptions {
@@ -33,6 +55,8 @@ export interface DialogueOptions {
   from: string;
   /** RCPT per transaction at most */
   maxRecipients: number;
+  /** per session, once a server has dropped one */
+  perSession?: SessionLimit;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -45,6 +69,9 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 /** where the dialogue is: the command it sends next */
 type Step = 'hello' | 'mail' | 'rcpt' | 'rset';
 
+/** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
+const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'full']);
+
 /**
  * The dialogue after the banner, as a small state machine: EHLO (HELO for an
  * old server), then transactions of MAIL FROM and up to `maxRecipients` RCPT
@@ -53,6 +80,12 @@ type Step = 'hello' | 'mail' | 'rcpt' | 'rset';
  * block of the checker, a timeout, a dropped connection, a protocol error:
  * never evidence). A protocol error also throws away what this session
  * answered: once replies may have slipped, none of them is believed.
+ *
+ * A server that drops the session after answering some recipients (Exim's
+ * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
+ * count per connection) leaves the rest in `rest`, for a new session; so does
+ * a session that reached `perSession`. One dropped before any answer leaves
+ * nothing to go on with.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -60,6 +93,24 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** answered 4xx in this session: asked again later */
   const deferred: string[] = [];
   let problem: string | undefined;
+  /** RCPT replies read in this session, the failed ones (4xx/5xx), and the last one */
+  let answered = 0;
+  let failed = 0;
+  let last: { rcpt: string; outcome: RcptOutcome } | undefined;
+  /**
+   * The server ended the session while `inFlight` (if any) waited for its
+   * reply: the rest for a new session, when this one got answers. The last
+   * reply may be the drop's own ("550 Too many failed recipients"): unless it
+   * spoke of the mailbox, its recipient is asked again, last.
+   */
+  const dropped = (inFlight: string | undefined, note: string, ended: SessionOutcome): DialogueEnd | undefined => {
+    const suspect = last && !ABOUT_MAILBOX.has(last.outcome) ? last.rcpt : undefined;
+    const before = answered - (suspect ? 1 : 0);
+    if (before <= 0) return undefined;
+    if (suspect) outcomes.delete(suspect);
+    const rest = [...queue.filter((r) => r !== inFlight), ...(inFlight ? [inFlight] : []), ...(suspect ? [suspect] : [])];
+    return { outcomes, later: deferred, why: 'unreachable', ended, rest, dropped: { answered: before, failed }, note, problem: note };
+  };
   const stop = (step: StepOutcome, reply?: Reply): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
     const why: SmtpFailure = step === 'blocked' || step === 'failed' ? (reply ? 'blocked' : 'unreachable') : 'greylisted';
@@ -75,8 +126,9 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   if (banner !== 'ok') return stop(banner, greeting);
   let limit = o.maxRecipients;
   let inTransaction = 0;
+  let step: Step = 'hello';
   try {
-    for (let step: Step = 'hello'; ; ) {
+    for (;;) {
       switch (step) {
         case 'hello': {
           let hello = await session.command(`EHLO ${o.helo}`);
@@ -101,6 +153,10 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
         }
         case 'rcpt': {
           if (queue.length === 0) return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) };
+          const per = o.perSession;
+          if ((per?.failed !== undefined && failed >= per.failed) || (per?.rcpts !== undefined && answered >= per.rcpts)) {
+            return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', rest: [...queue], ...(problem ? { problem } : {}) };
+          }
           if (inTransaction >= limit) {
             step = 'rset';
             break;
@@ -115,10 +171,17 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             step = 'rset';
             break;
           }
+          if (outcome === 'closing' && !isBusy(reply)) {
+            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred');
+            if (end) return end;
+          }
           if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
           if (outcome === 'blocked' || outcome === 'unclear' || outcome === 'temporary') problem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
+          answered++;
+          if (reply.code >= 400) failed++;
+          last = { rcpt, outcome };
           if (outcome === 'temporary') deferred.push(rcpt);
           else outcomes.set(rcpt, outcome);
           break;
@@ -130,6 +193,10 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
     problem = `${host}: ${err.message}`;
     if (err.kind === 'protocol') {
       return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
+    }
+    if (err.kind === 'dropped') {
+      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed');
+      if (end) return end;
     }
     // a timeout, a dropped connection or our own abort: what was answered stands, the rest stays undetermined
     return { ...stop('failed'), why: failureOf(err.kind), note: problem };

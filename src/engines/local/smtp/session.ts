@@ -1,6 +1,6 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import type { SocksProxy } from './proxy.js';
-import { ReplyError, ReplyParser, type Reply } from './reply.js';
+import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
  * Why a session ended early:
@@ -42,6 +42,9 @@ export interface SessionOptions {
   /** the clock `deadlineAt` is on (the checker's; Date.now by default) */
   now?: () => number;
 }
+
+/** how long QUIT waits for the server to close after its 221 */
+const QUIT_CLOSE_MS = 1_000;
 
 /**
  * The reply codes RFC 5321 §4.3.2 allows after each command (421 and any
@@ -94,6 +97,15 @@ export class SmtpSession {
         return;
       }
       for (const r of got) {
+        if (this.owed === 0 && r.code === 421) {
+          // RFC 5321 §3.8: a server may send 421 unasked and close (Postfix's
+          // smtpd_hard_error_limit does, right after the reply that reached it):
+          // the replies before it stand; the session is over
+          this.deliver();
+          this.fail(new SessionError('dropped', `the server ended the session (${showReply(r)})`));
+          socket.destroy();
+          return;
+        }
         if (this.owed === 0) {
           this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
           socket.destroy();
@@ -160,6 +172,10 @@ export class SmtpSession {
     if (!this.ended && !this.failure) {
       try {
         await this.command('QUIT');
+        // the server closes after its 221: waited for (briefly), so that it has
+        // counted this session out before our next one to it opens — a server
+        // limiting connections at once (Postfix's anvil) counts them until then
+        await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
       } catch (err) {
         // a server gone or slow at QUIT has said all it had to; a wrong answer has not
         inStep = !(err instanceof SessionError && err.kind === 'protocol');
@@ -172,6 +188,22 @@ export class SmtpSession {
 
   destroy(): void {
     this.socket.destroy();
+  }
+
+  /** Resolves when the server has closed its side, or after `ms`. */
+  private closedByServer(ms: number): Promise<void> {
+    if (this.ended || this.socket.readableEnded) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.socket.off('end', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.socket.once('end', done);
+      this.socket.once('close', done);
+    });
   }
 
   /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
