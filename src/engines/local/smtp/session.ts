@@ -8,7 +8,7 @@ import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
  *   connect-timeout  no TCP connection within the timeout (a dead host, or
  *                    outbound port 25 filtered: only many of them together say which)
  *   timeout          a reply (the banner included) did not come in time
- *   budget           the time allowed for this MX host ran out
+ *   budget           the time allowed for this mail server ran out
  *   dropped          the server closed or reset the connection
  *   protocol         what the server sent is not a reply to what we asked
  *                    (a second banner, an unsolicited or extra reply, not SMTP)
