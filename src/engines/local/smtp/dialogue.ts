@@ -26,27 +26,13 @@ export interface DialogueEnd extends Attempt {
   /** a reply worth telling `check`'s user (a refusal of the checker, a deferral, a broken session) */
   problem?: string;
   /**
-   * Recipients for a new session: this one stopped at `perSession`, or the
-   * server dropped it after answering some (an anti-harvest limit); the ones
-   * the drop may have been about come last.
+   * Recipients for a new session: this one stopped at `failedPerSession`, or
+   * the server dropped it after answering some (an anti-harvest limit); the
+   * ones the drop may have been about come last.
    */
   rest?: string[];
-  /** the server dropped the session: what it had answered until then */
-  dropped?: SessionDrop;
-}
-
-/** Where a server dropped a session: RCPT replies before the one it dropped at, and failed ones (4xx/5xx) among them, that one included. */
-export interface SessionDrop {
-  answered: number;
-  failed: number;
-}
-
-/** What one session may ask before it ends and leaves the rest to a new one (learnt from a drop, hosts.ts). */
-export interface SessionLimit {
-  /** failed RCPT replies (4xx/5xx): what anti-harvest limits count */
-  failed?: number;
-  /** RCPT commands */
-  rcpts?: number;
+  /** the server dropped the session: its failed RCPT replies (4xx/5xx) until then, the drop's own included */
+  droppedAfter?: number;
 }
 
 export interface DialogueOptions {
@@ -55,8 +41,12 @@ export interface DialogueOptions {
   from: string;
   /** RCPT per transaction at most */
   maxRecipients: number;
-  /** per session, once a server has dropped one */
-  perSession?: SessionLimit;
+  /**
+   * failed RCPT replies (4xx/5xx, what anti-harvest limits count) a session
+   * may have before it ends and leaves the rest to a new one: learnt from a
+   * server that dropped one (hosts.ts)
+   */
+  failedPerSession?: number;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -84,8 +74,8 @@ const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 
  * A server that drops the session after answering some recipients (Exim's
  * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
  * count per connection) leaves the rest in `rest`, for a new session; so does
- * a session that reached `perSession`. One dropped before any answer leaves
- * nothing to go on with.
+ * a session that reached `failedPerSession`. One dropped before any answer
+ * leaves nothing to go on with.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -109,7 +99,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
     if (before <= 0) return undefined;
     if (suspect) outcomes.delete(suspect);
     const rest = [...queue.filter((r) => r !== inFlight), ...(inFlight ? [inFlight] : []), ...(suspect ? [suspect] : [])];
-    return { outcomes, later: deferred, why: 'unreachable', ended, rest, dropped: { answered: before, failed }, note, problem: note };
+    return { outcomes, later: deferred, why: 'unreachable', ended, rest, droppedAfter: failed, note, problem: note };
   };
   const stop = (step: StepOutcome, reply?: Reply): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
@@ -153,8 +143,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
         }
         case 'rcpt': {
           if (queue.length === 0) return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) };
-          const per = o.perSession;
-          if ((per?.failed !== undefined && failed >= per.failed) || (per?.rcpts !== undefined && answered >= per.rcpts)) {
+          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) {
             return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', rest: [...queue], ...(problem ? { problem } : {}) };
           }
           if (inTransaction >= limit) {

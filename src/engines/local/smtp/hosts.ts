@@ -1,5 +1,4 @@
 import { waitInLine } from '../../../delay.js';
-import type { SessionDrop, SessionLimit } from './dialogue.js';
 
 /**
  * What the checker has learnt of each mail server, kept apart from the
@@ -43,8 +42,8 @@ class Server {
   /** why it is down, for the rows that skip it */
   downWhy: 'refused' | 'timeout' | 'protocol' = 'refused';
   narrowUntil = 0;
-  /** what a session may ask before the server drops it, once it has */
-  perSession: SessionLimit | undefined;
+  /** failed recipients a session may have before the server drops it, once it has */
+  failedPerSession: number | undefined;
   pauseUntil = 0;
   pauseMs = BUSY_PAUSE_MS;
   lastUsed: number;
@@ -130,24 +129,24 @@ export class HostHealth {
   }
 
   /**
-   * The server dropped a session after some recipients: later sessions stop
-   * short of that. Anti-harvest limits count failed recipients (Postfix's
-   * smtpd_hard_error_limit closes at its Nth error, Exim's ACLs at the Nth
-   * failed RCPT), so the drop came at the `failed`th failure and a session
-   * asks until it has had one fewer; a drop with fewer than two failures is
-   * not about them, and a session then asks no more recipients than that one
-   * had answered. Only ever lowered: kept for as long as the server is known.
+   * The server dropped a session after `failed` failed recipients (the drop's
+   * own reply included): later sessions stop one short of that. Anti-harvest
+   * limits count failed recipients per connection — Postfix's
+   * smtpd_hard_error_limit closes at its Nth error, Exim's ACLs at the RCPT
+   * after N failed ones —, so the drop came at the `failed`th. A drop with
+   * fewer than two is not taken for such a limit (a connection lost once
+   * would otherwise shrink every later session): the new session simply goes
+   * on. Only ever lowered; kept for as long as the server is known.
    */
-  dropped(server: string, at: SessionDrop): void {
+  dropped(server: string, failed: number): void {
+    if (failed < 2) return;
     const h = this.get(server);
-    const was = h.perSession ?? {};
-    if (at.failed >= 2) h.perSession = { ...was, failed: Math.min(was.failed ?? Infinity, at.failed - 1) };
-    else if (at.answered >= 1) h.perSession = { ...was, rcpts: Math.min(was.rcpts ?? Infinity, at.answered) };
+    h.failedPerSession = Math.min(h.failedPerSession ?? Infinity, failed - 1);
   }
 
-  /** what one session to the server may ask, when a drop has taught it */
-  perSession(server: string): SessionLimit | undefined {
-    return this.get(server).perSession;
+  /** failed recipients one session to the server may have, when a drop has taught it */
+  failedPerSession(server: string): number | undefined {
+    return this.get(server).failedPerSession;
   }
 
   /** A session went through: the pause starts small again next time. */
