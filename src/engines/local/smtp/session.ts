@@ -101,9 +101,9 @@ export class SmtpSession {
           // RFC 5321 §3.8: a server may send 421 unasked and close (Postfix's
           // smtpd_hard_error_limit does, right after the reply that reached it):
           // the replies before it stand; the session is over
+          // (its own close is waited for by quit(): it counts the session until then)
           this.deliver();
           this.fail(new SessionError('dropped', `the server ended the session (${showReply(r)})`));
-          socket.destroy();
           return;
         }
         if (this.owed === 0) {
@@ -172,15 +172,15 @@ export class SmtpSession {
     if (!this.ended && !this.failure) {
       try {
         await this.command('QUIT');
-        // the server closes after its 221: waited for (briefly), so that it has
-        // counted this session out before our next one to it opens — a server
-        // limiting connections at once (Postfix's anvil) counts them until then
-        await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
       } catch (err) {
         // a server gone or slow at QUIT has said all it had to; a wrong answer has not
         inStep = !(err instanceof SessionError && err.kind === 'protocol');
       }
     }
+    // The server closes after its 221 (or its 421): waited for, briefly, so
+    // that it has counted this session out before our next one to it opens —
+    // a server limiting connections at once (Postfix's anvil) counts them until then.
+    if (this.failure === undefined || this.failure.kind === 'dropped') await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
     this.socket.end();
     this.socket.destroy();
     return inStep;
