@@ -89,15 +89,20 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   let last: { rcpt: string; outcome: RcptOutcome } | undefined;
   /**
    * The server ended the session while `inFlight` (if any) waited for its
-   * reply: the rest for a new session, when this one got answers. The last
-   * reply may be the drop's own ("550 Too many failed recipients"): unless it
-   * spoke of the mailbox, its recipient is asked again, last.
+   * reply: the rest for a new session, when this one got answers. When the
+   * connection closed, the last reply may have been the drop's own ("550 Too
+   * many failed recipients"): unless it spoke of the mailbox, its recipient is
+   * asked again, last.
    */
-  const dropped = (inFlight: string | undefined, note: string, ended: SessionOutcome): DialogueEnd | undefined => {
-    const suspect = last && !ABOUT_MAILBOX.has(last.outcome) ? last.rcpt : undefined;
+  const dropped = (inFlight: string | undefined, note: string, ended: SessionOutcome, closed: boolean): DialogueEnd | undefined => {
+    const suspect = closed && last && !ABOUT_MAILBOX.has(last.outcome) ? last.rcpt : undefined;
     const before = answered - (suspect ? 1 : 0);
     if (before <= 0) return undefined;
-    if (suspect) outcomes.delete(suspect);
+    if (suspect) {
+      outcomes.delete(suspect);
+      const at = deferred.indexOf(suspect);
+      if (at >= 0) deferred.splice(at, 1);
+    }
     const rest = [...queue.filter((r) => r !== inFlight), ...(inFlight ? [inFlight] : []), ...(suspect ? [suspect] : [])];
     return { outcomes, later: deferred, why: 'unreachable', ended, rest, droppedAfter: failed, note, problem: note };
   };
@@ -161,7 +166,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             break;
           }
           if (outcome === 'closing' && !isBusy(reply)) {
-            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred');
+            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
             if (end) return end;
           }
           if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
@@ -184,7 +189,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
       return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
     }
     if (err.kind === 'dropped') {
-      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed');
+      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
       if (end) return end;
     }
     // a timeout, a dropped connection or our own abort: what was answered stands, the rest stays undetermined
