@@ -8,7 +8,7 @@ import type { Status, Verdict } from './verdict.js';
 export const REASON_TABLE = {
   invalid: ['syntax', 'domain_not_found', 'no_mail_server', 'mailbox_not_found', 'mailbox_disabled', 'rejected'],
   risky: ['disposable', 'typo', 'mailbox_full', 'catch_all', 'role', 'low_confidence'],
-  unknown: ['dns_error', 'smtp_unreachable', 'smtp_timeout', 'greylisted', 'smtp_blocked', 'api_error', 'unverifiable'],
+  unknown: ['dns_error', 'smtp_unreachable', 'smtp_timeout', 'greylisted', 'smtp_blocked', 'smtp_sender_refused', 'smtp_no_utf8', 'api_error', 'unverifiable'],
 } as const;
 
 export const REASONS = [...REASON_TABLE.invalid, ...REASON_TABLE.risky, ...REASON_TABLE.unknown] as const;
@@ -30,6 +30,8 @@ const SMTP_REASON = {
   timeout: 'smtp_timeout',
   greylisted: 'greylisted',
   blocked: 'smtp_blocked',
+  'sender-refused': 'smtp_sender_refused',
+  'no-utf8': 'smtp_no_utf8',
 } as const satisfies Record<string, Reason>;
 
 /**

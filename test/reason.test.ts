@@ -64,6 +64,8 @@ describe('reasonOf', () => {
     ['engine, valid domain, greylisted', engine({ smtpFailure: 'greylisted' }), 'greylisted'],
     ['engine, valid domain, port 25 unreachable', engine({ smtpFailure: 'unreachable' }), 'smtp_unreachable'],
     ['engine, valid domain, checker blocked', engine({ smtpFailure: 'blocked' }), 'smtp_blocked'],
+    ['engine, valid domain, our MAIL FROM refused and <> too', engine({ smtpFailure: 'sender-refused' }), 'smtp_sender_refused'],
+    ['engine, a non-ASCII local part and a server without SMTPUTF8', engine({ smtpFailure: 'no-utf8' }), 'smtp_no_utf8'],
     ['engine, a provider that accepts every address: not asked', engine({ acceptsAll: true }), 'unverifiable'],
     ['engine, a role address the check could not tell about stays risky', engine({ role: true, smtpFailure: 'timeout' }), 'role'],
     ['engine, an answer makes a failure with another host moot', engine({ mailbox: 'accepted', catchAll: false, smtpFailure: 'timeout' }), ''],
@@ -77,7 +79,7 @@ describe('reasonOf', () => {
 
   it('every token is snake_case, listed once, under one status', () => {
     expect(new Set(REASONS).size).toBe(REASONS.length);
-    for (const r of REASONS) expect(r).toMatch(/^[a-z]+(_[a-z]+)*$/);
+    for (const r of REASONS) expect(r).toMatch(/^[a-z]+(_[a-z0-9]+)*$/);
     expect(Object.keys(REASON_TABLE)).toEqual(['invalid', 'risky', 'unknown']);
   });
 });

@@ -3,7 +3,7 @@ import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
-import { resolveColumns } from '../write/output-plan.js';
+import { outputDialect, resolveColumns, appendedPrefix } from '../write/output-plan.js';
 import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
@@ -80,14 +80,24 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   cleanUp.defer(() => interrupts.dispose());
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
-    const columns = resolveColumns(plan.output.columns, input.kind);
+    const columns = resolveColumns(plan.output.columns, input.kind, input.header);
+    // the CSV output's dialect: the input's, changed by the flags (--bom with no BOM to have is exit 2, before anything is sent)
+    const dialect = outputDialect(input.dialect, plan.output.dialect);
+    const { format } = plan.output;
+    if (columns.prefix && (format === 'csv' || format === 'xlsx')) {
+      const { clashes } = appendedPrefix(columns.order, input.header);
+      const appended = columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
+      const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
+      notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
+    }
     const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
     if (plan.dryRun) {
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-      const { known } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache) }, job);
+      const { known, journal } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache), readOnly: true }, job);
+      if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
       cleanUp.defer(() => known?.close());
       const report = plan.report === undefined ? undefined : await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
       cleanUp.defer(() => report?.discard()); // nothing once it is written
@@ -97,6 +107,7 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
 
     const { known, journal } = await openStores(stores, job);
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
+    if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, false));
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
     let summaryFile: SummaryFile | undefined;
@@ -113,9 +124,10 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       // only a complete run replaces an output; an interrupted one fills only an empty place
       const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
       if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
+      if (result !== undefined) for (const line of output.notices()) say(line);
       ended = result !== undefined;
     });
-    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, dialect);
     if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
@@ -196,6 +208,20 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
 }
 
 /** `path` when it names something that exists (or is `-`, refused later), else undefined. */
+/** A journal begun longer ago than --cache-ttl: what became of it, in one line. */
+function journalTooOld(path: string, began: number, ttlMs: number, dryRun: boolean): string {
+  const when = new Date(began).toISOString().slice(0, 16).replace('T', ' ');
+  return `--journal ${path} holds a job begun ${when} UTC, longer ago than --cache-ttl ${flagDuration(ttlMs)}: its verdicts are too old to reuse, ${
+    dryRun ? 'so a run would begin it afresh' : 'so it is begun afresh'
+  } (a journal resumes one job; --cache reuses verdicts across runs)`;
+}
+
+/** Milliseconds as the duration flags spell them (30d, 12h, 90m), in the largest unit that divides them. */
+function flagDuration(ms: number): string {
+  const unit = ([['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const).find(([, size]) => ms > 0 && ms % size === 0);
+  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
+}
+
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }

@@ -20,7 +20,7 @@ import type { Details, DnsFailure, MailboxTrouble, SmtpFailure, Status, Verdict 
  * three more characters (added later still) carry the causes behind a row's
  * reason, '-' where none: dnsFailure (n nxdomain, z null MX, h no mail host,
  * u unanswered), smtpFailure (u unreachable, t timeout, g greylisted, b
- * blocked), mailbox (f full, d disabled); trailing '-' are left off.
+ * blocked, s sender refused, 8 no SMTPUTF8), mailbox (f full, d disabled); trailing '-' are left off.
  */
 export type EncodedVerdict = [string, string, number | null, string, string | 1 | null, (string | null)?, string?];
 
@@ -80,14 +80,14 @@ export function encodeVerdict(v: Verdict): EncodedVerdict {
 const tri = (b: boolean | undefined): string => (b === undefined ? '-' : b ? '1' : '0');
 
 const DNS_CODE: Record<DnsFailure, string> = { nxdomain: 'n', 'null-mx': 'z', 'no-mail-host': 'h', unanswered: 'u' };
-const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b' };
+const SMTP_CODE: Record<SmtpFailure, string> = { unreachable: 'u', timeout: 't', greylisted: 'g', blocked: 'b', 'sender-refused': 's', 'no-utf8': '8' };
 const MAILBOX_CODE: Record<MailboxTrouble, string> = { full: 'f', disabled: 'd' };
 const inverse = <K extends string>(codes: Record<K, string>): Record<string, K> =>
   Object.fromEntries(Object.entries(codes).map(([k, c]) => [c, k])) as Record<string, K>;
 const CODE_DNS = inverse(DNS_CODE);
 const CODE_SMTP = inverse(SMTP_CODE);
 const CODE_MAILBOX = inverse(MAILBOX_CODE);
-const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgb-][fd-]?)?)?$/;
+const MAILBOX_FIELD = /^[01-][01-](?:[nzhu-](?:[utgbs8-][fd-]?)?)?$/;
 
 /**
  * smtp and catchAll as two characters, then the causes, or undefined when

@@ -269,7 +269,7 @@ class Pipeline {
   /** Hands the rows answered, in order, to the writer (those --only keeps), and reports progress. */
   private write(): void {
     this.order.release(this.emit);
-    this.options.onProgress?.(this.tally.progress());
+    this.options.onProgress?.(this.tally.progress(this.order.answered));
   }
 
   private readonly emit = (row: InputRow, v: Verdict): void => {

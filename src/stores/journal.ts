@@ -19,6 +19,17 @@ export interface Journal extends KnownVerdicts {
   /** unusable lines ignored and bytes of a torn tail cut off when opening */
   readonly badLines: number;
   readonly repairedBytes: number;
+  /** the file held a job begun longer ago than the TTL, and was begun afresh: when that job began (epoch ms) */
+  readonly restarted?: { began: number };
+}
+
+export interface JournalAge {
+  /** --cache-ttl: a journal begun longer ago holds verdicts too old to reuse */
+  ttlMs: number;
+  /** the clock, epoch ms */
+  now?: () => number;
+  /** a dry run: an old journal is not reused, and not begun afresh either */
+  readOnly?: boolean;
 }
 
 /**
@@ -34,14 +45,23 @@ export interface Journal extends KnownVerdicts {
  * million-row job holds each address once. New verdicts are not indexed here:
  * the pipeline already sends each address once per run. `hash` is for tests
  * that make keys collide.
+ *
+ * A journal records one job: it resumes that job without paying twice. Its
+ * verdicts are as old as the job, so one begun longer ago than `age.ttlMs`
+ * (--cache-ttl, the age past which a cached verdict is asked again) is begun
+ * afresh: a journal given every night (the same path for each night's file)
+ * must not keep serving a verdict past the TTL the cache honours. Reuse across
+ * jobs is the cache's work, verdict by verdict.
  */
-export async function openJournal(path: string, binding: JobBinding, hash?: KeyHash): Promise<Journal> {
+export async function openJournal(path: string, binding: JobBinding, hash?: KeyHash, age?: JournalAge): Promise<Journal> {
   let index: VerdictMemo | undefined;
   const tails = new TailPool();
   await checkRegularFile(path, 'journal');
   const unlock = await lockFile(path, '--journal');
   let opened;
   try {
+    const now = age ? (age.now ?? Date.now)() : Date.now();
+    const expiry = { now, notBefore: age ? now - age.ttlMs : -Infinity, ...(age?.readOnly ? { readOnly: true } : {}) };
     opened = await openVerdictFile(path, 'journal', binding, (line) => {
       // Most lines share their verdict with an earlier one: read without parsing.
       let tail = tails.quick(line);
@@ -56,7 +76,7 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
       index ??= new VerdictMemo(hash);
       index.fulfil(index.claim(key).ticket, key, tails.verdict(email, tail), true);
       return true;
-    });
+    }, false, expiry);
   } catch (err) {
     await unlock();
     throw err;
@@ -68,6 +88,7 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
     loaded: index?.size ?? 0,
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,
+    ...(opened.restarted ? { restarted: opened.restarted } : {}),
     get(email) {
       if (index === undefined) return undefined; // a first run: nothing to look up
       const key = addressKey(email);

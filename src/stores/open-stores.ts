@@ -8,8 +8,12 @@ import { combineKnown } from './known.js';
 export interface StoreOptions {
   journal?: string;
   cache?: string;
-  /** --cache-ttl, milliseconds (the CLI's parser reads the flag) */
+  /** --cache-ttl, milliseconds (the CLI's parser reads the flag): the cache's verdicts, and a journal's job (see openJournal) */
   cacheTtlMs: number;
+  /** a dry run: look, change nothing (an old journal is not begun afresh) */
+  readOnly?: boolean;
+  /** the clock, epoch ms; tests pass their own */
+  now?: () => number;
 }
 
 export interface Stores {
@@ -29,7 +33,9 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
   if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);
-  const journal = flags.journal ? await openJournal(flags.journal, binding) : undefined;
+  const now = flags.now ?? Date.now;
+  const age = { ttlMs, now, ...(flags.readOnly ? { readOnly: true } : {}) };
+  const journal = flags.journal ? await openJournal(flags.journal, binding, undefined, age) : undefined;
   let cache: Cache | undefined;
   try {
     cache = !flags.cache
@@ -37,7 +43,7 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
           await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
-        : await openCache(flags.cache, { ttlMs, binding });
+        : await openCache(flags.cache, { ttlMs, binding, now });
   } catch (err) {
     await journal?.close();
     throw err;

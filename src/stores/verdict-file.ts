@@ -18,11 +18,31 @@ export interface OpenedVerdictFile {
   badLines: number;
   /** bytes of a torn or damaged tail that were cut off before appending */
   repairedBytes: number;
+  /** the file was begun before `expiry.notBefore` and so begun afresh: when the old one was begun (epoch ms) */
+  restarted?: { began: number };
 }
 
-export function headerLine(kind: FileKind, binding: JobBinding): string {
-  return JSON.stringify({ mailsift: kind, version: VERSION, ...binding }) + '\n';
+/**
+ * A file whose verdicts all expire together, when the file was begun (a
+ * journal: see openJournal): its header records when, and a file begun before
+ * `notBefore` is begun afresh, none of its lines read.
+ */
+export interface Expiry {
+  /** epoch ms: now, recorded in a new header */
+  now: number;
+  /** epoch ms: a file begun before this is too old to reuse */
+  notBefore: number;
+  /** look, but change nothing (a dry run): an old file's lines are left unread, and the file as it is */
+  readOnly?: boolean;
 }
+
+export function headerLine(kind: FileKind, binding: JobBinding, began?: number): string {
+  // `began` in epoch seconds, as the cache's lines have their time
+  return JSON.stringify({ mailsift: kind, version: VERSION, ...binding, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) + '\n';
+}
+
+/** Stops a scan at the header of a file that is too old (see Expiry). */
+const TOO_OLD = Symbol('too old');
 
 /** What to do next, in words, for a file that belongs to someone else. */
 function elsewhere(kind: FileKind, path: string): string {
@@ -48,6 +68,7 @@ export async function openVerdictFile(
    * new line instead, and the fragment, if it stays one, is a damaged line
    */
   shared = false,
+  expiry?: Expiry,
 ): Promise<OpenedVerdictFile> {
   let fh: FileHandle;
   try {
@@ -58,24 +79,46 @@ export async function openVerdictFile(
     });
   }
   try {
-    if (!(await fh.stat()).isFile()) throw notRegular(kind, path);
+    const stat = await fh.stat();
+    if (!stat.isFile()) throw notRegular(kind, path);
     let header = false;
+    let began: number | undefined;
     const scan = await scanLines(fh, (line, index) => {
       if (index === 0) {
-        checkHeader(line, path, kind, binding);
+        const h = checkHeader(line, path, kind, binding);
         header = true;
+        if (expiry) {
+          // a file from before `began` was recorded: begun no later than the file system says it was
+          began = typeof h.began === 'number' && Number.isFinite(h.began) ? h.began * 1000 : stat.birthtimeMs > 0 ? stat.birthtimeMs : stat.mtimeMs;
+          if (began < expiry.notBefore) throw TOO_OLD;
+        }
         return true;
       }
       if (line === '') return true; // see `shared`
       return onLine(line);
+    }).catch((err: unknown) => {
+      if (err !== TOO_OLD) throw err;
+      return undefined;
     });
+    if (scan === undefined) {
+      // too old to reuse: begun afresh, as a new file is (a dry run only looks)
+      const restarted = { began: began! };
+      if (!expiry!.readOnly) {
+        await fh.truncate(0);
+        const appender = new DurableAppender(fh, `--${kind} ${path}`);
+        await appender.append(headerLine(kind, binding, expiry!.now));
+        await appender.flush();
+        return { appender, badLines: 0, repairedBytes: 0, restarted };
+      }
+      return { appender: new DurableAppender(fh, `--${kind} ${path}`), badLines: 0, repairedBytes: 0, restarted };
+    }
     if (!header && scan.size > 0) await checkTornHeader(fh, scan.size, path, kind);
     const torn = scan.goodEnd < scan.size;
     if (torn && !shared) await fh.truncate(scan.goodEnd);
     const appender = new DurableAppender(fh, `--${kind} ${path}`);
     if (torn && shared && header) await appender.append('\n');
     if (!header) {
-      await appender.append(headerLine(kind, binding));
+      await appender.append(headerLine(kind, binding, expiry?.now));
       await appender.flush();
       await syncDirectory(path);
     }
@@ -133,7 +176,7 @@ export async function checkRegularFile(path: string, kind: FileKind): Promise<vo
   if (st && !st.isFile()) throw notRegular(kind, path);
 }
 
-function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): void {
+function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): Record<string, unknown> {
   let h: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(line);
@@ -152,6 +195,7 @@ function checkHeader(line: string, path: string, kind: FileKind, binding: JobBin
   }
   const diff = bindingDifference(h as Partial<JobBinding>, binding);
   if (diff) throw new UsageError(`--${kind} ${path} belongs to another job: ${diff}; ${elsewhere(kind, path)}`);
+  return h;
 }
 
 /**

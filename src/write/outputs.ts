@@ -7,6 +7,7 @@ import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
 import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
+import { DEFAULT_DIALECT, encoderFor, unicodeEncoding, type Dialect, type CharsetEncoder } from '../dialect.js';
 import { createXlsxWriter } from './xlsx-writer.js';
 
 /**
@@ -29,6 +30,8 @@ export interface Output {
   end(outcome: Outcome): Promise<string[]>;
   /** what the output is called in the summary: a file, a directory, or stdout */
   label: string;
+  /** lines for stderr once the rows are written: characters the output's encoding could not hold */
+  notices(): string[];
 }
 
 /** The files `--split DIR` writes: one per status kept. */
@@ -41,8 +44,15 @@ export function splitFiles(plan: OutputPlan): string[] {
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number, signal?: AbortSignal): Promise<Output> {
-  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
+export async function openOutputs(
+  plan: OutputPlan,
+  header: readonly string[],
+  columns: Columns,
+  emailColumn?: number,
+  signal?: AbortSignal,
+  dialect: Dialect = DEFAULT_DIALECT,
+): Promise<Output> {
+  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas };
   const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
@@ -74,6 +84,8 @@ interface Opened {
   file?: AtomicFile;
   /** whether a row has been handed to the writer: a run that fails before its first puts nothing on stdout */
   started(): boolean;
+  /** a CSV's encoder, when not UTF-8: it counts what it could not hold */
+  encoder?: CharsetEncoder;
 }
 
 async function openOne(
@@ -103,9 +115,12 @@ async function openOne(
       const writer = await createXlsxWriter(dest, label, header, columns);
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
-    const sink = new Sink(dest, label);
+    // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding
+    const encoding = text.dialect?.encoding ?? 'utf-8';
+    const encoder = format === 'csv' && unicodeEncoding(encoding) !== 'utf-8' ? await encoderFor(encoding) : undefined;
+    const sink = new Sink(dest, label, encoder);
     const writer = noting(createRowWriter(format, sink, header, columns, text));
-    return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows };
+    return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows, ...(encoder ? { encoder } : {}) };
   } catch (err) {
     await file?.discard();
     throw err;
@@ -113,7 +128,16 @@ async function openOne(
 }
 
 function single(part: Opened): Output {
-  return { writer: part.writer, gone: part.gone, label: part.label, end: (outcome) => finish([part], outcome) };
+  return { writer: part.writer, gone: part.gone, label: part.label, end: (outcome) => finish([part], outcome), notices: () => lossNotices([part]) };
+}
+
+/** What an encoding could not hold, per output: written `?`, said rather than left silent. */
+function lossNotices(parts: readonly Opened[]): string[] {
+  return parts.flatMap((p) => {
+    const lost = p.encoder?.lost ?? 0;
+    if (lost === 0) return [];
+    return [`${p.label}: ${lost} character${lost === 1 ? '' : 's'} that the output's encoding cannot hold written as "?" (--output-encoding utf-8 keeps every character)`];
+  });
 }
 
 /**
@@ -145,6 +169,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
   return {
     label: dir,
     gone: new AbortController().signal,
+    notices: () => lossNotices(parts),
     writer: {
       begin: async () => {
         for (const w of writers) await w.begin();

@@ -33,6 +33,8 @@ describe('verdict line encoding', () => {
     ['a null MX', { ...full, status: 'invalid', email: 'a@n.test', details: { syntax: true, domain: 'n.test', mx: false, dnsFailure: 'null-mx' } }],
     ['DNS unanswered', { ...full, status: 'unknown', isValid: undefined, email: 'a@s.test', details: { syntax: true, domain: 's.test', dnsFailure: 'unanswered' } }],
     ['a greylisted mailbox', { ...full, status: 'valid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'greylisted' } }],
+    ['our MAIL FROM refused, <> too', { ...full, status: 'unknown', isValid: undefined, email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'sender-refused' } }],
+    ['a non-ASCII local part, a server without SMTPUTF8', { ...full, status: 'unknown', isValid: undefined, email: 'josé@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'no-utf8' } }],
     ['a full mailbox on a catch-all domain', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, catchAll: true, mailbox: 'full' } }],
     ['a disabled mailbox', { ...full, status: 'invalid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, mailbox: 'disabled' } }],
   ])('round-trips %s, key order included', (_name, v) => {

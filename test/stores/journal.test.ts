@@ -381,3 +381,73 @@ describe('journal lock', () => {
     expect((await stat(live)).isFile()).toBe(true);
   });
 });
+
+describe('a journal is as old as its job: one begun longer ago than --cache-ttl is begun afresh', () => {
+  const day = 86_400_000;
+  const T = Date.UTC(2024, 2, 1, 2, 15);
+  const age = (now: number, readOnly = false) => ({ ttlMs: 30 * day, now: () => now, ...(readOnly ? { readOnly } : {}) });
+
+  it('within the TTL the job resumes; past it, nothing is reused and the file holds a new job', async () => {
+    const first = await openJournal(path, api, undefined, age(T));
+    expect(first.restarted).toBeUndefined();
+    await first.record([verdict('a@x.io'), verdict('b@x.io')]);
+    await first.close();
+    expect(JSON.parse((await lines())[0]!)).toMatchObject({ mailsift: 'journal', began: T / 1000 });
+
+    const soon = await openJournal(path, api, undefined, age(T + 29 * day));
+    expect(soon.restarted).toBeUndefined();
+    expect(soon.loaded).toBe(2);
+    await soon.record([verdict('c@x.io')]);
+    await soon.close();
+
+    // a dry run only looks: the old job is not reused, and the file is left as it was
+    const before = await readFile(path, 'utf8');
+    const looked = await openJournal(path, api, undefined, age(T + 31 * day, true));
+    expect(looked.restarted).toEqual({ began: T });
+    expect(looked.loaded).toBe(0);
+    expect(looked.get('a@x.io')).toBeUndefined();
+    await looked.close();
+    expect(await readFile(path, 'utf8')).toBe(before);
+
+    // the TTL counts from when the job began, not from its last verdict
+    const late = await openJournal(path, api, undefined, age(T + 31 * day));
+    expect(late.restarted).toEqual({ began: T });
+    expect(late.loaded).toBe(0);
+    expect(late.get('c@x.io')).toBeUndefined();
+    await late.record([verdict('d@x.io')]);
+    await late.close();
+    const now = await lines();
+    expect(JSON.parse(now[0]!)).toMatchObject({ mailsift: 'journal', began: (T + 31 * day) / 1000 });
+    expect(now.slice(1).filter(Boolean)).toHaveLength(1);
+    const again = await openJournal(path, api, undefined, age(T + 32 * day));
+    expect(again.loaded).toBe(1);
+    await again.close();
+  });
+
+  it('a journal written before jobs recorded when they began: as old as the file', async () => {
+    const j = await openJournal(path, api);
+    await j.record([verdict('a@x.io')]);
+    await j.close();
+    const [header, ...rest] = await lines();
+    const { began: _, ...older } = JSON.parse(header!) as Record<string, unknown>;
+    await writeFile(path, [JSON.stringify(older), ...rest].join('\n'));
+    const born = (await stat(path)).birthtimeMs || (await stat(path)).mtimeMs;
+    const fresh = await openJournal(path, api, undefined, age(born + day));
+    expect(fresh.loaded).toBe(1);
+    await fresh.close();
+    const stale = await openJournal(path, api, undefined, age(born + 31 * day));
+    expect(stale.restarted).toBeDefined();
+    expect(stale.loaded).toBe(0);
+    await stale.close();
+  });
+
+  it('openStores applies --cache-ttl to the journal as to the cache', async () => {
+    const j = await openJournal(path, api, undefined, age(T));
+    await j.record([verdict('a@x.io')]);
+    await j.close();
+    const stores = await openStores({ journal: path, cacheTtlMs: 30 * day, now: () => T + 31 * day }, { engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
+    expect(stores.journal?.restarted).toEqual({ began: T });
+    expect(stores.known?.get('a@x.io')).toBeUndefined();
+    await stores.known?.close();
+  });
+});

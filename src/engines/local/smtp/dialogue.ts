@@ -35,12 +35,21 @@ export interface DialogueEnd extends Attempt {
   droppedAfter?: number;
 }
 
+/**
+ * STARTTLS (RFC 3207): `opportunistic` uses it whenever the server offers it
+ * (or asks for it with a 530), as MTAs do, without verifying the certificate;
+ * `require` asks nothing of a server that does not offer it.
+ */
+export type TlsMode = 'opportunistic' | 'require';
+
 export interface DialogueOptions {
   helo: string;
   /** the MAIL FROM reverse path; '' is the null path `<>` */
   from: string;
   /** RCPT per transaction at most */
   maxRecipients: number;
+  /** STARTTLS; opportunistic when absent */
+  tls?: TlsMode;
   /**
    * failed RCPT replies (4xx/5xx, what anti-harvest limits count) a session
    * may have before it ends and leaves the rest to a new one: learnt from a
@@ -57,25 +66,46 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 }
 
 /** where the dialogue is: the command it sends next */
-type Step = 'hello' | 'mail' | 'rcpt' | 'rset';
+type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
 
 /** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
 const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'full']);
 
+/** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The keywords of an EHLO reply (its lines after the first), in upper case. */
+function keywords(hello: Reply): Set<string> {
+  return new Set(hello.lines.slice(1).map((l) => l.split(/\s+/)[0]!.toUpperCase()));
+}
+
 /**
  * The dialogue after the banner, as a small state machine: EHLO (HELO for an
- * old server), then transactions of MAIL FROM and up to `maxRecipients` RCPT
- * TO, RSET between them — never DATA. Replies that end the session early leave
- * the recipients not yet answered in `later` (a 4xx, 421) or unanswered (a
- * block of the checker, a timeout, a dropped connection, a protocol error:
- * never evidence). A protocol error also throws away what this session
- * answered: once replies may have slipped, none of them is believed.
+ * old server); STARTTLS when the server offers it, then EHLO again; then
+ * transactions of MAIL FROM and up to `maxRecipients` RCPT TO, RSET between
+ * them — never DATA. Replies that end the session early leave the recipients
+ * not yet answered in `later` (a 4xx, 421) or unanswered (a block of the
+ * checker, a timeout, a dropped connection, a protocol error: never
+ * evidence). A protocol error also throws away what this session answered:
+ * once replies may have slipped, none of them is believed.
  *
- * A server that drops the session after answering some recipients (Exim's
+ * A refusal of the reverse path, or a policy refusal, at MAIL FROM or at a
+ * RCPT, says nothing about the mailbox: the transaction is tried again with
+ * the null reverse path `<>` (RFC 5321 §4.5.5, which servers must accept;
+ * Postfix's reject_unverified_sender does not verify it), from that recipient
+ * on; recipients already answered keep their answers. Refused again, the
+ * rest are undetermined (`sender-refused`, or `blocked` for a policy).
+ *
+ * A non-ASCII local part is asked with `MAIL FROM:<...> SMTPUTF8` when the
+ * server announces SMTPUTF8, and not asked at all when it does not (`no-utf8`):
+ * such a server may accept it and bounce later, or refuse it as if it were
+ * unknown.
+ *
+ * A server that ends the session after answering some recipients (Exim's
  * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
  * count per connection) leaves the rest in `rest`, for a new session; so does
- * a session that reached `failedPerSession`. One dropped before any answer
- * leaves nothing to go on with.
+ * a session that reached `failedPerSession`. One that ends before any answer
+ * leaves its rest for later, as any 421.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -83,6 +113,15 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** answered 4xx in this session: asked again later */
   const deferred: string[] = [];
   let problem: string | undefined;
+  /** the reverse path: the one given, then `<>` once the server refused it */
+  let from = o.from;
+  /** the server's EHLO keywords; none after HELO */
+  let ext = new Set<string>();
+  /** STARTTLS: asked for by the server (a 530), or refused by it when offered */
+  let tlsAsked = false;
+  let tlsRefused = false;
+  /** where RSET leads */
+  let afterRset: Step = 'mail';
   /** RCPT replies read in this session, the failed ones (4xx/5xx), and the last one */
   let answered = 0;
   let failed = 0;
@@ -90,14 +129,13 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /**
    * The server ended the session while `inFlight` (if any) waited for its
    * reply: the rest for a new session, when this one got answers. When the
-   * connection closed, the last reply may have been the drop's own ("550 Too
-   * many failed recipients"): unless it spoke of the mailbox, its recipient is
-   * asked again, last.
+   * connection closed, the last reply may have been the drop's own ("550
+   * Administrative prohibition", then the close): unless it spoke of the
+   * mailbox, its recipient is asked again, last.
    */
   const dropped = (inFlight: string | undefined, note: string, ended: SessionOutcome, closed: boolean): DialogueEnd | undefined => {
     const suspect = closed && last && !ABOUT_MAILBOX.has(last.outcome) ? last.rcpt : undefined;
-    const before = answered - (suspect ? 1 : 0);
-    if (before <= 0) return undefined;
+    if (answered - (suspect ? 1 : 0) <= 0) return undefined;
     if (suspect) {
       outcomes.delete(suspect);
       const at = deferred.indexOf(suspect);
@@ -106,15 +144,34 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
     const rest = [...queue.filter((r) => r !== inFlight), ...(inFlight ? [inFlight] : []), ...(suspect ? [suspect] : [])];
     return { outcomes, later: deferred, why: 'unreachable', ended, rest, droppedAfter: failed, note, problem: note };
   };
-  const stop = (step: StepOutcome, reply?: Reply): DialogueEnd => {
+  const stop = (step: StepOutcome, reply?: Reply, why?: SmtpFailure, note?: string): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
-    const why: SmtpFailure = step === 'blocked' || step === 'failed' ? (reply ? 'blocked' : 'unreachable') : 'greylisted';
+    why ??=
+      step === 'temporary' ? 'greylisted'
+      : step === 'sender' ? 'sender-refused'
+      : step === 'blocked' || (step === 'failed' && reply) ? 'blocked'
+      : 'unreachable';
     const end: DialogueEnd = { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred, why, ended };
-    if (reply) {
-      end.note = end.problem = `${host}: ${showReply(reply)}`;
-      if (isBusy(reply) || reply.code === 421) end.host = 'busy';
+    if (reply || note) {
+      end.note = end.problem = `${host}: ${note ?? showReply(reply!)}`;
+      if (reply && (isBusy(reply) || reply.code === 421)) end.host = 'busy';
     } else if (problem) end.problem = problem;
     return end;
+  };
+  const done = (): DialogueEnd => ({ outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) });
+  /** after EHLO (and STARTTLS): the addresses this server cannot be asked about are set aside */
+  const ready = (): Step => {
+    if (!ext.has('SMTPUTF8')) {
+      for (let i = queue.length - 1; i >= 0; i--) {
+        if (NON_ASCII.test(queue[i]!)) outcomes.set(queue.splice(i, 1)[0]!, 'no-utf8');
+      }
+    }
+    return 'mail';
+  };
+  /** the reverse path refused (or a policy refusal): `<>` from now on */
+  const toNullPath = (reply: Reply) => {
+    problem = `${host}: ${showReply(reply)} (MAIL FROM:<${from}>; asked again with the null reverse path <>)`;
+    from = '';
   };
 
   const banner = classifyStep(greeting);
@@ -127,37 +184,65 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
       switch (step) {
         case 'hello': {
           let hello = await session.command(`EHLO ${o.helo}`);
+          ext = hello.code === 250 ? keywords(hello) : new Set();
           // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
           if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
           if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
-          step = 'mail';
+          if (!session.secure && !tlsRefused && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
+          else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
+          else step = ready();
+          break;
+        }
+        case 'starttls': {
+          const reply = await session.command('STARTTLS');
+          if (reply.code !== 220) {
+            if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
+            // offered, then refused: opportunistic TLS goes on in plain text
+            tlsRefused = true;
+            step = ready();
+            break;
+          }
+          await session.startTls(host);
+          step = 'hello';
           break;
         }
         case 'rset': {
           const rset = await session.command('RSET');
           if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
-          step = 'mail';
+          step = afterRset;
+          afterRset = 'mail';
           break;
         }
         case 'mail': {
-          const mail = await session.command(`MAIL FROM:<${o.from}>`);
-          if (classifyStep(mail) !== 'ok') return stop(classifyStep(mail), mail);
-          inTransaction = 0;
-          step = 'rcpt';
+          if (queue.length === 0) return done();
+          const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
+          const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
+          const outcome = classifyStep(mail, 'MAIL');
+          if (outcome === 'ok') {
+            inTransaction = 0;
+            step = 'rcpt';
+          } else if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+            // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
+            tlsAsked = true;
+            step = 'starttls';
+          } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            toNullPath(mail);
+          } else if (outcome === 'sender' && mail.code < 500) {
+            // <> deferred for a while: asked again later, like any 4xx
+            return stop('temporary', mail);
+          } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
           break;
         }
         case 'rcpt': {
-          if (queue.length === 0) return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) };
-          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) {
-            return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', rest: [...queue], ...(problem ? { problem } : {}) };
-          }
+          if (queue.length === 0) return done();
+          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
           if (inTransaction >= limit) {
             step = 'rset';
             break;
           }
           const rcpt = queue[0]!;
           const reply = await session.command(`RCPT TO:<${rcpt}>`);
-          const outcome = classifyRcpt(reply);
+          let outcome = classifyRcpt(reply);
           if (outcome === 'too-many') {
             // a new transaction for the rest, no larger than what this one took
             if (inTransaction === 0) return stop('temporary', reply);
@@ -166,11 +251,27 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             break;
           }
           if (outcome === 'closing' && !isBusy(reply)) {
+            // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
+            failed++;
             const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
             if (end) return end;
           }
           if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
-          if (outcome === 'blocked' || outcome === 'unclear' || outcome === 'temporary') problem = `${host}: ${showReply(reply)}`;
+          if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            // nothing said of this mailbox: a new transaction with <>, from this recipient on
+            toNullPath(reply);
+            step = 'rset';
+            break;
+          }
+          if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+            tlsAsked = true;
+            step = 'rset';
+            afterRset = 'starttls';
+            break;
+          }
+          // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
+          if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
+          if (outcome !== 'accepted' && outcome !== 'refused' && outcome !== 'full') problem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
           answered++;
@@ -192,7 +293,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
       const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
       if (end) return end;
     }
-    // a timeout, a dropped connection or our own abort: what was answered stands, the rest stays undetermined
+    // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
     return { ...stop('failed'), why: failureOf(err.kind), note: problem };
   }
 }
