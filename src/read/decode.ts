@@ -42,8 +42,27 @@ export function sniffUnicode(head: Buffer): Unicode | undefined {
   const pairs = n / 2;
   if (odd >= pairs * 0.3 && even <= pairs * 0.05) return 'utf-16le';
   if (even >= pairs * 0.3 && odd <= pairs * 0.05) return 'utf-16be';
+  // Text mostly in a script of its own (Chinese names and street addresses: no zero byte
+  // in their units) has zeros only for its ASCII — commas, line ends, the addresses —, all on
+  // one side of each unit. Taken as UTF-16 when, read so, the head is text.
+  if (odd >= 4 && even === 0 && isText(head.subarray(0, n), 'utf-16le')) return 'utf-16le';
+  if (even >= 4 && odd === 0 && isText(head.subarray(0, n), 'utf-16be')) return 'utf-16be';
   return undefined;
 }
+
+/** Whether `bytes` decode as `encoding` without an error, to text without control characters but tab, CR and LF. */
+function isText(bytes: Buffer, encoding: 'utf-16le' | 'utf-16be'): boolean {
+  let text: string;
+  try {
+    // a unit cut off at the end of the head is no error
+    text = new TextDecoder(encoding, { fatal: true }).decode(bytes, { stream: true });
+  } catch {
+    return false;
+  }
+  return !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text);
+}
+
+const STRICT_UTF16: Record<string, 'utf-16le' | 'utf-16be' | undefined> = { utf16le: 'utf-16le', utf16be: 'utf-16be' };
 
 /** What a text turned out to be written in: the output is written in it again. */
 export interface DecodedAs {
@@ -68,8 +87,10 @@ export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, 
   const bom = bomEncoding(head);
   const body = prepend(bom ? head.subarray(bom.length) : head, rest);
   const sniffed = bom || encoding !== undefined ? undefined : sniffUnicode(head);
-  const unicode = bom?.encoding ?? sniffed;
-  const how = bom ? 'the file starts with its byte-order mark' : 'told by its zero bytes; or give --encoding';
+  // UTF-16 named by --encoding is read as strictly as when told by a BOM: iconv-lite would replace a bad unit
+  const named = bom || encoding === undefined ? undefined : STRICT_UTF16[encodingKey(encoding)];
+  const unicode = bom?.encoding ?? sniffed ?? named;
+  const how = bom ? 'the file starts with its byte-order mark' : named ? `--encoding ${encoding}` : 'told by its zero bytes; or give --encoding';
   const legacy = unicode === undefined && encoding !== undefined && encodingKey(encoding) !== 'utf8';
   if (found) {
     found.encoding = unicode ?? (legacy ? encoding! : 'utf-8');
@@ -126,7 +147,7 @@ async function* decodeStrict(
     for await (chunk of source) {
       const text = decoder.decode(chunk, { stream: true });
       offset += chunk.length;
-      if (encoding === 'utf-8') tail = chunk.subarray(chunk.length - incompleteTail(chunk));
+      tail = encoding === 'utf-8' ? chunk.subarray(chunk.length - incompleteTail(chunk)) : heldUtf16(tail, chunk, encoding === 'utf-16le');
       if (text) yield text;
     }
     chunk = undefined;
@@ -135,7 +156,9 @@ async function* decodeStrict(
   } catch (err) {
     if (!(err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')) throw err;
     if (encoding !== 'utf-8') {
-      throw new UsageError(`${name}: invalid ${encoding.toUpperCase()} near byte ${offset} (${how})`);
+      // the failing chunk had not been counted yet; the bytes the decoder held came before it
+      const at = chunk === undefined ? offset - tail.length : offset - tail.length + firstInvalidUtf16(Buffer.concat([tail, chunk]), encoding === 'utf-16le');
+      throw new UsageError(`${name}: invalid ${encoding.toUpperCase()} at byte ${at}: a half of a surrogate pair alone (${how})`);
     }
     // Within the failing chunk (and the sequence the previous one left unfinished),
     // or, at the end of the input, that unfinished sequence itself.
@@ -189,6 +212,35 @@ export function firstInvalidUtf8(bytes: Buffer): number {
     }
     if (j <= need) return bytes.length; // cut short by the end of the buffer
     i += need + 1;
+  }
+  return bytes.length;
+}
+
+/** The bytes of `held` + `chunk` a UTF-16 decoder keeps for the next chunk: an odd byte, and a high surrogate waiting for its pair. */
+function heldUtf16(held: Buffer, chunk: Buffer, le: boolean): Buffer {
+  const bytes = held.length ? Buffer.concat([held, chunk]) : chunk;
+  const odd = bytes.length % 2;
+  const end = bytes.length - odd;
+  const last = end >= 2 ? (le ? bytes.readUInt16LE(end - 2) : bytes.readUInt16BE(end - 2)) : -1;
+  const keep = odd + (last >= 0xd800 && last <= 0xdbff ? 2 : 0);
+  return bytes.subarray(bytes.length - keep);
+}
+
+/**
+ * Offset of the first bad unit in UTF-16 `bytes` (which start at a unit): a low
+ * surrogate alone, or a high one followed by no low one. Its length when none
+ * (a high surrogate or an odd byte at the very end: more may follow).
+ */
+export function firstInvalidUtf16(bytes: Buffer, le: boolean): number {
+  for (let i = 0; i + 1 < bytes.length; i += 2) {
+    const unit = le ? bytes.readUInt16LE(i) : bytes.readUInt16BE(i);
+    if (unit >= 0xdc00 && unit <= 0xdfff) return i;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      if (i + 3 >= bytes.length) return bytes.length;
+      const next = le ? bytes.readUInt16LE(i + 2) : bytes.readUInt16BE(i + 2);
+      if (next < 0xdc00 || next > 0xdfff) return i;
+      i += 2;
+    }
   }
   return bytes.length;
 }

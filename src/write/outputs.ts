@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { openAtomic, type AtomicFile, type OpenOptions } from './atomic-file.js';
+import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
@@ -23,11 +23,12 @@ export interface Output {
   /** aborted once the reader of stdout has gone away (`| head`) */
   gone: AbortSignal;
   /**
-   * Flushes and closes what was opened and puts the files in place as the
-   * outcome says; throws when something could not be written (the files are
-   * then left as they were). Resolves to the files left as they were.
+   * Flushes and closes what was opened; throws when something could not be
+   * written (the files are then left as they were). Resolves to the files to
+   * put in place as the outcome says — with the run's other outputs, together
+   * (commitTogether) — none when the run failed.
    */
-  end(outcome: Outcome): Promise<string[]>;
+  end(outcome: Outcome): Promise<Placement[]>;
   /** what the output is called in the summary: a file, a directory, or stdout */
   label: string;
   /** lines for stderr once the rows are written: characters the output's encoding could not hold */
@@ -51,8 +52,9 @@ export async function openOutputs(
   emailColumn?: number,
   signal?: AbortSignal,
   dialect: Dialect = DEFAULT_DIALECT,
+  checkedColumns?: readonly number[],
 ): Promise<Output> {
-  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas };
+  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas, ...(checkedColumns ? { checkedColumns } : {}) };
   const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
@@ -104,9 +106,9 @@ async function openOne(
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
   const noting = (w: RowWriter): RowWriter => ({
     ...w,
-    row: (fields, v, reason) => {
+    row: (fields, v, reason, cells) => {
       rows = true;
-      w.row(fields, v, reason);
+      w.row(fields, v, reason, cells);
     },
     drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
   });
@@ -141,11 +143,11 @@ function lossNotices(parts: readonly Opened[]): string[] {
 }
 
 /**
- * Flushes and closes every part, then puts the files in place: all of them,
- * or — when one cannot be written, or the run failed — none (stdout has had
- * its rows already).
+ * Flushes and closes every part, and hands back the files to put in place: all
+ * of them, or — when one cannot be written, or the run failed — none (stdout
+ * has had its rows already).
  */
-async function finish(parts: readonly Opened[], outcome: Outcome): Promise<string[]> {
+async function finish(parts: readonly Opened[], outcome: Outcome): Promise<Placement[]> {
   // stdout has had its rows already; before the first, not even the header goes out
   const closing = outcome === 'failed' ? parts.filter((p) => !p.file && p.started()) : parts;
   const closed = await Promise.allSettled(closing.map((p) => p.close()));
@@ -155,11 +157,8 @@ async function finish(parts: readonly Opened[], outcome: Outcome): Promise<strin
     if (failed) throw failed.reason;
     return [];
   }
-  const kept: string[] = [];
-  for (const p of parts) {
-    if (p.file && !(await p.file.commit(outcome === 'complete' ? 'replace' : 'create'))) kept.push(p.label);
-  }
-  return kept;
+  const mode = outcome === 'complete' ? 'replace' : 'create';
+  return parts.flatMap((p) => (p.file ? [{ file: p.file, mode, label: p.label } as const] : []));
 }
 
 /** `--split`: each row goes to the file of its status. */
@@ -175,7 +174,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
         for (const w of writers) await w.begin();
       },
       // `--only` already kept the other statuses from reaching here
-      row: (fields, v, reason) => byStatus.get(v.status)?.row(fields, v, reason),
+      row: (fields, v, reason, cells) => byStatus.get(v.status)?.row(fields, v, reason, cells),
       drain: async (force) => {
         for (const w of writers) await w.drain(force);
       },
