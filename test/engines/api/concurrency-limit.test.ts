@@ -31,12 +31,19 @@ describe('AdaptiveLimit, round by round', () => {
   it.each([
     ['doubles while answers come back as fast as the fastest', times(7, { sample: ok(400) }), [2, 4, 8, 16, 32, 64, 64]],
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
-    ['leaves slow start once about one request waits, then grows to what the server sustains plus a few', [
+    // HyStart++: the doubling to 16 waits for the 8 out; the last sent came back late (a queue), so it never happens
+    ['leaves slow start before doubling once the requests sent with the most in flight come back late, then holds near what the server sustains', [
       ...times(3, { sample: ok(200) }),
       { sample: (i: number) => ok(i < 2 ? 200 : 260) }, // most answers a quarter slower: a queue
-      { sample: ok(210) },
-      { sample: ok(210) },
-    ], [2, 4, 8, 16, 16, 18]],
+      { sample: ok(260) },
+      { sample: ok(260) },
+    ], [2, 4, 8, 8, 8, 8]],
+    ['goes back to doubling when the rise was spurious (nothing late with the limit reached)', [
+      ...times(3, { sample: ok(200) }),
+      { sample: (i: number) => ok(i < 2 ? 200 : 260) },
+      { sample: ok(200) },
+      { sample: ok(200) },
+    ], [2, 4, 8, 8, 8, 17]],
     ['takes no notice of a few late answers (a busy client, not a queue at the server)', [
       ...times(3, { sample: ok(200) }),
       { sample: (i: number) => ok(i < 2 ? 600 : 200) },
@@ -59,9 +66,10 @@ describe('AdaptiveLimit, round by round', () => {
       { sample: (i) => ok(i < 4 ? 200 : 260) }, // the end of slow start
       ...times(2, { sample: ok(800) }), // then answers four times slower: about 3/4 of those in flight wait
     ]);
-    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 32, 32]);
-    // back to 32 × 200/800 plus a few (alpha), not just one step of 0.9
-    expect(seen[6]).toBeLessThanOrEqual(13);
+    // slow start ends at 16: the 16 out when it would double include late ones (HyStart++)
+    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 16, 16]);
+    // back to 16 × 200/800 plus a few (alpha), not just one step of 0.9
+    expect(seen[6]).toBeLessThanOrEqual(8);
     expect(limit.healthy).toBe(false);
   });
 

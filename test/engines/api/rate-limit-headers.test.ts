@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../../src/engines/api/rate-limit-headers.js';
+import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter, tightest, type HeaderSource, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;
+
+/** The tightest policy an answer names (without its id) and Retry-After: what the old single-policy reading returned. */
+function summary(info: RateLimitInfo): Record<string, number> {
+  const { id: _id, windowMs: _w, ...rest } = tightest(info) ?? { id: '' };
+  return { ...rest, ...(info.retryAt === undefined ? {} : { retryAt: info.retryAt }) };
+}
+
+const read = (headers: HeaderSource, now = NOW) => summary(parseRateLimitHeaders(headers, now));
 
 describe('parseReset: format told apart by shape and magnitude', () => {
   it.each([
@@ -109,9 +117,9 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { limit: 10, remaining: 3, resetAt: NOW + 7_000 },
     ],
     [
-      'IETF draft ≥ 08: structured fields, several policies → most constrained',
-      { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600' },
-      { limit: 1000, remaining: 4, resetAt: NOW + 20_000 },
+      'IETF draft ≥ 08: structured fields, several policies → most constrained, with its own quota',
+      { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600, "minute";q=5;w=60' },
+      { limit: 5, remaining: 4, resetAt: NOW + 20_000 },
     ],
     [
       'list value for the limit (limit, policy)',
@@ -129,7 +137,7 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { resetAt: NOW + 60_000 },
     ],
   ])('%s', (_name, headers, expected) => {
-    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+    expect(read(headers as Record<string, string>)).toEqual(expected);
   });
 
   // issue 29.9: what a lying or broken server sends
@@ -144,11 +152,11 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     ['Limit 0 is kept: the window allows none', { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' }, { limit: 0, remaining: 0, resetAt: NOW + 1_000 }],
     ['a reset past any clock is no reset', { 'x-ratelimit-reset': '99999999999999999999' }, {}],
   ])('%s', (_name, headers, expected) => {
-    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+    expect(read(headers as Record<string, string>)).toEqual(expected);
   });
 
   it('reads a fetch Headers object', () => {
     const headers = new Headers({ 'X-RateLimit-Remaining': '3', 'X-RateLimit-Reset': '2023-11-14T22:13:25Z' });
-    expect(parseRateLimitHeaders(headers, NOW)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
+    expect(read(headers)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
   });
 });

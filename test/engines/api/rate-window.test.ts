@@ -13,7 +13,7 @@ function windowWith() {
 function drain(w: RateWindow, now: number, inFlight: number, most = 100): number {
   let n = 0;
   while (n < most && w.opensAt(now, inFlight + n) === now) {
-    w.sent();
+    w.sent(now);
     n++;
   }
   return n;
@@ -22,7 +22,7 @@ function drain(w: RateWindow, now: number, inFlight: number, most = 100): number
 /** The probe went out and came back with these headers, at NOW. */
 function probed(headers: Record<string, string>): RateWindow {
   const w = windowWith();
-  const seq = w.sent();
+  const seq = w.sent(NOW);
   w.observe(seq, { answered: true, info: parseRateLimitHeaders(headers, NOW) }, NOW, 0);
   return w;
 }
@@ -64,7 +64,7 @@ describe('RateWindow: what lying headers are allowed to do (issue 29.8, 29.9)', 
     // 3 per whole second; the window ends at NOW + 1000
     const w = probed({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 1000) / 1000) });
     expect(drain(w, NOW, 0)).toBe(2);
-    const late = w.sent(); // left before the reset, reached the server just after it
+    const late = w.sent(NOW + 990); // left before the reset, reached the server just after it
     // its answer tells the next window: 2 left there, reset a second later
     const at = NOW + 1005;
     w.observe(late, { answered: true, info: parseRateLimitHeaders({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 2000) / 1000) }, at) }, at, 2);
@@ -79,7 +79,7 @@ describe('RateWindow: what lying headers are allowed to do (issue 29.8, 29.9)', 
 
   it('a 429 shuts it until Retry-After whatever Remaining says', () => {
     const w = windowWith();
-    const seq = w.sent();
+    const seq = w.sent(NOW);
     w.observe(seq, { answered: true, rateLimited: true, info: parseRateLimitHeaders({ 'x-ratelimit-remaining': '50', 'retry-after': '3' }, NOW) }, NOW, 0);
     expect(w.opensAt(NOW, 0)).toBe(NOW + 3000 + MARGIN);
     expect(w.shutUntil(NOW)).toBe(NOW + 3000 + MARGIN);
