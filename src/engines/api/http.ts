@@ -91,6 +91,11 @@ export class ApiHttp {
   private readonly prefix: string;
   private readonly origin: string;
   private readonly skew = new ClockSkew();
+  /** the fastest answer's first byte so far, ms */
+  private fastestFirstByte = Infinity;
+  /** how much the first byte varies: RFC 6298's SRTT and RTTVAR, over first bytes */
+  private smoothedFirstByte: number | undefined;
+  private firstByteVariation = 0;
 
   constructor(
     private readonly config: HttpConfig,
@@ -151,7 +156,8 @@ export class ApiHttp {
     }
     const headersAt = this.clock.now();
     const firstByteMs = headersAt - sentAt;
-    const info = parseRateLimitHeaders(res.headers, headersAt, { sentAt, skew: this.skew });
+    const countedAt = this.latestCount(headersAt, firstByteMs);
+    const info = parseRateLimitHeaders(res.headers, headersAt, { sentAt, countedAt, skew: this.skew });
     let bytes: Uint8Array;
     try {
       bytes = await res.body.bytes();
@@ -163,6 +169,30 @@ export class ApiHttp {
     const attempt = describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url);
     if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
     return { attempt, answered: true, info, status: res.statusCode, firstByteMs };
+  }
+
+  /**
+   * The latest moment the server can have counted a request whose headers came
+   * at `headersAt`: a reset told in seconds counts from there. The fastest
+   * round trip is a floor of the way there and back, so the count came no
+   * later than `headersAt` less it; a request slower than that may have spent
+   * the extra before the server counted it (a loaded machine, a queue in
+   * front of the limiter), and the next request may reach the server faster
+   * than this one did by as much as round trips vary: four times their mean
+   * deviation, RFC 6298's allowance (a few ms on a quiet loopback, 100 ms and
+   * more on a loaded machine, where timing from the send alone drew a 429 at a
+   * window's edge now and then). Never later than the answer itself.
+   */
+  private latestCount(headersAt: number, firstByteMs: number): number {
+    this.fastestFirstByte = Math.min(this.fastestFirstByte, firstByteMs);
+    if (this.smoothedFirstByte === undefined) {
+      this.smoothedFirstByte = firstByteMs;
+      this.firstByteVariation = firstByteMs / 2;
+    } else {
+      this.firstByteVariation += (Math.abs(this.smoothedFirstByte - firstByteMs) - this.firstByteVariation) / 4;
+      this.smoothedFirstByte += (firstByteMs - this.smoothedFirstByte) / 8;
+    }
+    return Math.min(headersAt, headersAt - this.fastestFirstByte + 4 * this.firstByteVariation);
   }
 
   async close(): Promise<void> {

@@ -152,16 +152,16 @@ function placeAbsolute(at: number, skew: number, notBefore: number): number | un
 /**
  * A reset value in any format, told apart by shape and magnitude: epoch seconds,
  * epoch ms, seconds until reset (possibly fractional), or an HTTP/ISO date.
- * A delay is counted from `sentAt`: the server counted the request when it
+ * A delay is counted from `countedAt`: the server counted the request when it
  * arrived, which cannot be before it left, and timed the window from there.
  */
-export function parseReset(value: string | undefined, now: number, skew = 0, sentAt = now): number | undefined {
+export function parseReset(value: string | undefined, now: number, skew = 0, sentAt = now, countedAt = sentAt): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const n = nonNegativeNumber(value);
   if (n !== undefined) {
     if (n >= EPOCH_MS_MIN) return placeAbsolute(Math.round(n), skew, sentAt);
     if (n >= EPOCH_S_MIN) return placeAbsolute(Math.round(n * 1000), skew, sentAt);
-    return sentAt + Math.round(n * 1000);
+    return countedAt + Math.round(n * 1000);
   }
   const date = parseHttpDate(value);
   return date === undefined ? undefined : placeAbsolute(date, skew, sentAt);
@@ -220,6 +220,7 @@ function windowOf(p: Map<string, string>): number | undefined {
 interface Times {
   now: number;
   sentAt: number;
+  countedAt: number;
   skew: number;
 }
 
@@ -254,7 +255,7 @@ function draftPolicies(get: (name: string) => string | undefined, t: Times): Rat
     const one = policy('ratelimit', {
       limit: limit ?? limitOf(policyHeader),
       remaining: remainingOf(p.get('remaining')),
-      resetAt: reset === undefined ? undefined : t.sentAt + Math.round(reset * 1000),
+      resetAt: reset === undefined ? undefined : t.countedAt + Math.round(reset * 1000),
       windowMs: unnamedWindow(policyHeader),
     });
     return one ? [one] : [];
@@ -277,7 +278,7 @@ function draftPolicies(get: (name: string) => string | undefined, t: Times): Rat
     const one = policy(`ratelimit "${item.name}"`, {
       limit: quota.limit,
       remaining: remainingOf(item.params.get('r')),
-      resetAt: reset === undefined ? undefined : t.sentAt + Math.round(reset * 1000),
+      resetAt: reset === undefined ? undefined : t.countedAt + Math.round(reset * 1000),
       windowMs: quota.windowMs,
     });
     if (one) out.push(one);
@@ -297,7 +298,7 @@ function separateDraftPolicy(get: (name: string) => string | undefined, t: Times
   return policy('ratelimit-*', {
     limit: limitOf(get('ratelimit-limit')),
     remaining: remainingOf(get('ratelimit-remaining')),
-    resetAt: parseReset(get('ratelimit-reset'), t.now, t.skew, t.sentAt),
+    resetAt: parseReset(get('ratelimit-reset'), t.now, t.skew, t.sentAt, t.countedAt),
     windowMs: unnamedWindow(policyHeader),
   });
 }
@@ -306,13 +307,15 @@ function legacyPolicy(get: (name: string) => string | undefined, t: Times): Rate
   return policy('x-ratelimit', {
     limit: limitOf(get('x-ratelimit-limit')),
     remaining: remainingOf(get('x-ratelimit-remaining')),
-    resetAt: parseReset(get('x-ratelimit-reset'), t.now, t.skew, t.sentAt),
+    resetAt: parseReset(get('x-ratelimit-reset'), t.now, t.skew, t.sentAt, t.countedAt),
   });
 }
 
 export interface ParseTimes {
-  /** when the request left (local epoch ms): delay-seconds resets count from here; default `now` */
+  /** when the request left (local epoch ms); default `now` */
   sentAt?: number;
+  /** the latest the server can have counted it, between sentAt and now: delay-seconds resets count from here; default sentAt */
+  countedAt?: number;
   /** what earlier responses taught about the server's clock */
   skew?: ClockSkew;
 }
@@ -321,8 +324,9 @@ export interface ParseTimes {
 export function parseRateLimitHeaders(source: HeaderSource, now: number, times: ParseTimes = {}): RateLimitInfo {
   const get = headerGetter(source);
   const sentAt = Math.min(times.sentAt ?? now, now);
+  const countedAt = Math.min(Math.max(times.countedAt ?? sentAt, sentAt), now);
   const skew = (times.skew ?? new ClockSkew()).observe(get('date'), now, times.sentAt);
-  const t: Times = { now, sentAt, skew };
+  const t: Times = { now, sentAt, countedAt, skew };
 
   const policies: RateLimitPolicy[] = [];
   const legacy = legacyPolicy(get, t);

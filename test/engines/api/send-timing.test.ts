@@ -22,39 +22,48 @@ function latch(): { wait: Promise<void>; open(): void } {
   return { wait, open };
 }
 
-interface Held {
-  url: string;
-  /** a request arrived */
-  arrived: Promise<void>;
-  /** send the headers (with these rate-limit headers) */
+/** One request the server holds: it answers in the steps the test allows. */
+interface HeldRequest {
+  /** send the headers */
   headers: { open(): void };
   /** send the body */
   body: { open(): void };
+}
+
+interface Held {
+  url: string;
+  /** the next request to arrive */
+  next(): Promise<HeldRequest>;
   close(): Promise<void>;
 }
 
-/** One request at a time, answered in the steps the test allows. */
-async function heldServer(rateHeaders: Record<string, string>): Promise<Held> {
-  const arrived = latch();
-  const headers = latch();
-  const body = latch();
+/** Holds each request; the n-th (from 0) is answered with `rateHeaders(n)`. */
+async function heldServer(rateHeaders: (n: number) => Record<string, string>): Promise<Held> {
+  const arrivals: HeldRequest[] = [];
+  const waiting: ((r: HeldRequest) => void)[] = [];
+  let count = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', async () => {
-      arrived.open();
-      await headers.wait;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), ...rateHeaders });
+      const n = count++;
+      const held = { headers: latch(), body: latch() };
+      const taker = waiting.shift();
+      if (taker) taker(held);
+      else arrivals.push(held);
+      await held.headers.wait;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), ...rateHeaders(n) });
       res.flushHeaders();
-      await body.wait;
+      await held.body.wait;
       res.end(BODY);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    arrived: arrived.wait,
-    headers,
-    body,
+    next: () => {
+      const first = arrivals.shift();
+      return first ? Promise.resolve(first) : new Promise((resolve) => waiting.push(resolve));
+    },
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -91,32 +100,51 @@ describe('a reset told in seconds is timed from the request\'s send', () => {
   // It was added to the moment the answer was read: each window opened one answer's
   // latency late (1.17-1.18× the ideal at 20 per 2 s with 300 ms latency in `npm run bench pacing`).
   it.each([
-    ['draft-7 RateLimit', { ratelimit: 'limit=20, remaining=0, reset=2', 'ratelimit-policy': '20;w=2' }],
-    ['draft-6 RateLimit-Reset', { 'ratelimit-limit': '20', 'ratelimit-remaining': '0', 'ratelimit-reset': '2' }],
-    ['draft-8 RateLimit', { ratelimit: '"20-in-2sec"; r=0; t=2', 'ratelimit-policy': '"20-in-2sec"; q=20; w=2; pk=:YWJj:' }],
-    ["fastify's X-RateLimit-Reset in seconds", { 'x-ratelimit-limit': '20', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '2' }],
-  ])('%s: an answer 300 ms late does not make the next request wait 300 ms longer', async (_name, rateHeaders) => {
-    const server = await heldServer(rateHeaders);
+    ['draft-7 RateLimit', (r: number) => ({ ratelimit: `limit=20, remaining=${r}, reset=2`, 'ratelimit-policy': '20;w=2' })],
+    ['draft-6 RateLimit-Reset', (r: number) => ({ 'ratelimit-limit': '20', 'ratelimit-remaining': String(r), 'ratelimit-reset': '2' })],
+    ['draft-8 RateLimit', (r: number) => ({ ratelimit: `"20-in-2sec"; r=${r}; t=2`, 'ratelimit-policy': '"20-in-2sec"; q=20; w=2; pk=:YWJj:' })],
+    ["fastify's X-RateLimit-Reset in seconds", (r: number) => ({ 'x-ratelimit-limit': '20', 'x-ratelimit-remaining': String(r), 'x-ratelimit-reset': '2' })],
+  ])('%s: answers 300 ms after the count do not make the next window wait 300 ms longer', async (_name, rateHeaders) => {
+    // windows of 20 requests, all sent at the window's start and answered 300 ms after the
+    // limiter counted them: the n-th answer of a window tells 19 - n left, and the reset in 2 s
+    const server = await heldServer((n) => rateHeaders(19 - (n % 20)));
     cleanUp.push(server.close);
     const clock = new FakeClock();
-    const sent = clock.now();
-    const http = new ApiHttp({ baseUrl: server.url, apiKey: 'k', timeoutMs: 10_000, concurrency: 1 }, clock);
+    const http = new ApiHttp({ baseUrl: server.url, apiKey: 'k', timeoutMs: 10_000, concurrency: 20 }, clock);
     cleanUp.push(() => http.close());
-    const waits: (number | undefined)[] = [];
-    const caller = new Caller(http, { retries: 0, concurrency: 1, clock, onRateLimitWait: (until) => waits.push(until) });
-    const first = caller.call('/api/validate/bulk', { emails: ['a@example.com'] }, normalizeBulk, new AbortController().signal);
-    await server.arrived;
-    clock.t += 300; // the API's own time, after its limiter counted the request
-    server.headers.open();
-    server.body.open();
-    expect((await first).kind).toBe('ok');
-    // none left in the window: the next request waits for the reset, 2 s after the first left (and a 20 ms margin)
-    const stop = new AbortController();
-    const second = caller.call('/api/validate/bulk', { emails: ['b@example.com'] }, normalizeBulk, stop.signal).catch(() => 'stopped');
+    const waits: number[] = [];
+    const caller = new Caller(http, { retries: 0, concurrency: 20, clock, onRateLimitWait: (until) => until !== undefined && waits.push(until) });
+    const send = (n: number, signal = new AbortController().signal) =>
+      Array.from({ length: n }, (_, i) => caller.call('/api/validate/bulk', { emails: [`u${i}@example.com`] }, normalizeBulk, signal));
+    /** `n` requests reach the server; 300 ms later their answers leave it */
+    const answer = async (calls: Promise<unknown>[]) => {
+      const held = [];
+      for (let i = 0; i < calls.length; i++) held.push(await server.next());
+      clock.t += 300;
+      for (const h of held) {
+        h.headers.open();
+        h.body.open();
+      }
+      for (const c of await Promise.all(calls)) expect((c as { kind: string }).kind).toBe('ok');
+    };
+    // the first window: one request alone until the API has answered, then the 19 others
+    await answer(send(1));
+    await answer(send(19));
+    // the second: its 20 wait for the first window's reset, then leave together
+    const second = send(20);
     await flush();
-    expect(waits.filter((w) => w !== undefined)).toEqual([sent + 2000 + 20]);
+    await clock.advance(waits.at(-1)! - clock.now());
+    const sent = clock.now();
+    await answer(second);
+    // The third waits for the second's reset: 2 s after its requests left (and the 20 ms margin,
+    // and room for how much the answers' times vary: here not at all), not 2 s after the answers.
+    const stop = new AbortController();
+    const third = send(1, stop.signal)[0]!.catch(() => 'stopped');
+    await flush();
+    expect(waits.at(-1)).toBeGreaterThanOrEqual(sent + 2000 + 20);
+    expect(waits.at(-1)).toBeLessThan(sent + 2000 + 20 + 50);
     stop.abort();
-    expect(await second).toBe('stopped');
+    expect(await third).toBe('stopped');
   });
 });
 
@@ -124,7 +152,7 @@ describe('the round trip the adaptive limit reads ends at the first byte of the 
   // It ended after the body was read and parsed: a busy client's event loop was read as a
   // queue at the server ("answers at 534 ms (fastest 12 ms): about 5 waiting at the server").
   it('an answer whose headers come in 40 ms and whose body takes 500 ms more is a 40 ms round trip', async () => {
-    const server = await heldServer({});
+    const server = await heldServer(() => ({}));
     cleanUp.push(server.close);
     const { pool, headersSeen } = watchedPool(server.url);
     const clock = new FakeClock();
@@ -132,13 +160,13 @@ describe('the round trip the adaptive limit reads ends at the first byte of the 
     const changes: LimitChange[] = [];
     const caller = new Caller(http, { retries: 0, concurrency: 'auto', clock, onConcurrencyChange: (c) => changes.push(c) });
     const call = caller.call('/api/validate/bulk', { emails: ['a@example.com'] }, normalizeBulk, new AbortController().signal);
-    await server.arrived;
+    const held = await server.next();
     clock.t += 40;
-    server.headers.open();
+    held.headers.open();
     await headersSeen;
     await flush(); // the client reads the headers before the clock moves on
     clock.t += 500; // the body read and parsed by a busy process
-    server.body.open();
+    held.body.open();
     expect((await call).kind).toBe('ok');
     expect(changes).toEqual([{ from: 1, to: 2, reason: 'answers at 40 ms (fastest 40 ms): no queue yet, doubling' }]);
   });
