@@ -20,6 +20,12 @@ export interface RateLimitPolicy {
   remaining?: number;
   /** when this policy's window ends; absent when the header gave none, or one that cannot be placed in time */
   resetAt?: number;
+  /**
+   * A reset told in seconds counted from the answer rather than from the
+   * latest moment the server can have counted the request: where it ends if
+   * the server counts the seconds from when it answers (after its own work)
+   */
+  resetLatestAt?: number;
   /** the window's length, when the server names it (`RateLimit-Policy: …;w=60`) */
   windowMs?: number;
 }
@@ -224,11 +230,23 @@ interface Times {
   skew: number;
 }
 
+/** A reset in seconds, from the count and from the answer. */
+function inSeconds(seconds: number | undefined, t: Times): Pick<RateLimitPolicy, 'resetAt' | 'resetLatestAt'> {
+  if (seconds === undefined) return {};
+  return { resetAt: t.countedAt + Math.round(seconds * 1000), resetLatestAt: t.now + Math.round(seconds * 1000) };
+}
+
+/** A reset in any format (parseReset); a delay is placed from the count and from the answer. */
+function anyReset(value: string | undefined, t: Times): Pick<RateLimitPolicy, 'resetAt' | 'resetLatestAt'> {
+  return { resetAt: parseReset(value, t.now, t.skew, t.sentAt, t.countedAt), resetLatestAt: parseReset(value, t.now, t.skew, t.sentAt, t.now) };
+}
+
 function policy(id: string, fields: Omit<RateLimitPolicy, 'id'>): RateLimitPolicy | undefined {
   const p: RateLimitPolicy = { id };
   if (fields.limit !== undefined) p.limit = fields.limit;
   if (fields.remaining !== undefined) p.remaining = fields.remaining;
   if (fields.resetAt !== undefined) p.resetAt = fields.resetAt;
+  if (fields.resetLatestAt !== undefined && fields.resetLatestAt !== fields.resetAt) p.resetLatestAt = fields.resetLatestAt;
   if (fields.windowMs !== undefined) p.windowMs = fields.windowMs;
   return Object.keys(p).length > 1 ? p : undefined;
 }
@@ -255,7 +273,7 @@ function draftPolicies(get: (name: string) => string | undefined, t: Times): Rat
     const one = policy('ratelimit', {
       limit: limit ?? limitOf(policyHeader),
       remaining: remainingOf(p.get('remaining')),
-      resetAt: reset === undefined ? undefined : t.countedAt + Math.round(reset * 1000),
+      ...inSeconds(reset, t),
       windowMs: unnamedWindow(policyHeader),
     });
     return one ? [one] : [];
@@ -278,7 +296,7 @@ function draftPolicies(get: (name: string) => string | undefined, t: Times): Rat
     const one = policy(`ratelimit "${item.name}"`, {
       limit: quota.limit,
       remaining: remainingOf(item.params.get('r')),
-      resetAt: reset === undefined ? undefined : t.countedAt + Math.round(reset * 1000),
+      ...inSeconds(reset, t),
       windowMs: quota.windowMs,
     });
     if (one) out.push(one);
@@ -294,11 +312,12 @@ function draftPolicies(get: (name: string) => string | undefined, t: Times): Rat
 
 /** The draft-6 era's separate `RateLimit-Limit`, `-Remaining`, `-Reset` (and fastify's `enableDraftSpec`). */
 function separateDraftPolicy(get: (name: string) => string | undefined, t: Times): RateLimitPolicy | undefined {
+  if (get('ratelimit-limit') === undefined && get('ratelimit-remaining') === undefined && get('ratelimit-reset') === undefined) return undefined;
   const policyHeader = get('ratelimit-policy');
   return policy('ratelimit-*', {
     limit: limitOf(get('ratelimit-limit')),
     remaining: remainingOf(get('ratelimit-remaining')),
-    resetAt: parseReset(get('ratelimit-reset'), t.now, t.skew, t.sentAt, t.countedAt),
+    ...anyReset(get('ratelimit-reset'), t),
     windowMs: unnamedWindow(policyHeader),
   });
 }
@@ -307,7 +326,7 @@ function legacyPolicy(get: (name: string) => string | undefined, t: Times): Rate
   return policy('x-ratelimit', {
     limit: limitOf(get('x-ratelimit-limit')),
     remaining: remainingOf(get('x-ratelimit-remaining')),
-    resetAt: parseReset(get('x-ratelimit-reset'), t.now, t.skew, t.sentAt, t.countedAt),
+    ...anyReset(get('x-ratelimit-reset'), t),
   });
 }
 
@@ -358,7 +377,12 @@ function toldOnce(policies: RateLimitPolicy[]): RateLimitPolicy[] {
         q.limit !== undefined && q.limit === p.limit && q.remaining !== undefined && q.remaining === p.remaining &&
         q.resetAt !== undefined && p.resetAt !== undefined && Math.abs(q.resetAt - p.resetAt) < 1000,
     );
-    if (same) same.resetAt = Math.min(same.resetAt!, p.resetAt!);
+    if (same) {
+      same.resetAt = Math.min(same.resetAt!, p.resetAt!);
+      const latest = Math.min(same.resetLatestAt ?? same.resetAt, p.resetLatestAt ?? p.resetAt!);
+      if (latest !== same.resetAt) same.resetLatestAt = latest;
+      else delete same.resetLatestAt;
+    }
     else out.unshift(p);
   }
   return out;

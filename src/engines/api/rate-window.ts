@@ -84,6 +84,14 @@ class PolicyWindow {
   private emptyAsks = 0;
   /** the one request let out after such a wait has not been answered yet */
   private asking = false;
+  /** when the window last opened at a reset the server told (or we placed from what it told) */
+  private rolledAt: number | undefined;
+  /**
+   * A 429 for a request sent after such an opening: the server counts its
+   * seconds from when it answers, not from when the request arrived. Resets in
+   * seconds are placed from the answer from then on.
+   */
+  private fromAnswer = false;
 
   constructor(
     private readonly options: WindowOptions,
@@ -113,29 +121,30 @@ class PolicyWindow {
 
   /** What an answer told of this policy (undefined: nothing, the answer was about others). */
   observe(seq: number, p: RateLimitPolicy | undefined, outcome: WindowOutcome, now: number, inFlight: number, sentAt: number): void {
-    if (this.resetAt !== undefined && now >= this.resetAt + this.options.resetMarginMs) this.roll(inFlight);
+    if (this.resetAt !== undefined && now >= this.resetAt + this.options.resetMarginMs) this.roll(inFlight, now);
     if (p === undefined) return;
     if (p.limit !== undefined) this.limitNow = Math.min(this.limitNow ?? Infinity, p.limit);
     if (p.windowMs !== undefined) this.longestWindowMs = Math.max(this.longestWindowMs, p.windowMs);
-    if (p.resetAt !== undefined) this.longestWindowMs = Math.max(this.longestWindowMs, p.resetAt - sentAt);
+    const resetAt = this.fromAnswer ? (p.resetLatestAt ?? p.resetAt) : p.resetAt;
+    if (resetAt !== undefined) this.longestWindowMs = Math.max(this.longestWindowMs, resetAt - sentAt);
 
     // the window this answer counted in ended while it was on its way: its Remaining is of the last one
-    const stale = p.resetAt !== undefined && p.resetAt <= now;
-    if (p.resetAt !== undefined && !stale) {
+    const stale = resetAt !== undefined && resetAt <= now;
+    if (resetAt !== undefined && !stale) {
       if (this.resetAt === undefined || !this.resetTold) {
-        this.resetAt = p.resetAt;
+        this.resetAt = resetAt;
         this.resetTold = true;
-      } else if (p.resetAt >= this.resetAt + 1000) {
+      } else if (resetAt >= this.resetAt + 1000) {
         // Estimates of one window's reset differ by less than a second (delta-seconds are
         // rounded up); a second or more later is the next window, even when its answer comes
         // before our own roll: a request that reached the server after the reset (a loaded
         // machine) tells the next window's Remaining, and it was read as this one's (a 429).
         this.open(inFlight + 1);
-        this.resetAt = p.resetAt;
+        this.resetAt = resetAt;
         if (this.allowance !== undefined) this.allowance = Math.max(0, (this.limit ?? 1) - this.sentInWindow);
       } else {
         // delta-seconds resets are rounded up: the earliest estimate is the closest
-        this.resetAt = Math.min(this.resetAt, p.resetAt);
+        this.resetAt = Math.min(this.resetAt, resetAt);
       }
     }
     const limit = this.limit;
@@ -167,8 +176,9 @@ class PolicyWindow {
     if (this.allowance !== undefined && limit !== undefined) this.allowance = Math.min(this.allowance, limit - this.sentInWindow);
   }
 
-  /** A 429 for this policy: shut until `until` (Retry-After), else its reset, else `backoffMs`. Returns when it opens. */
-  refused(now: number, retryAt: number | undefined, backoffMs: number): number {
+  /** A 429 for this policy (the request sent at `sentAt`): shut until `until` (Retry-After), else its reset, else `backoffMs`. Returns when it opens. */
+  refused(now: number, sentAt: number, retryAt: number | undefined, backoffMs: number): number {
+    if (this.rolledAt !== undefined && sentAt >= this.rolledAt) this.fromAnswer = true;
     this.allowance = Math.min(this.allowance ?? 0, 0);
     this.lowestRemaining = 0;
     this.lowestSeq = this.seq.next;
@@ -191,7 +201,7 @@ class PolicyWindow {
   opensAt(now: number, inFlight: number): number | undefined {
     if (!this.exhausted()) return now;
     if (this.resetAt !== undefined && now >= this.resetAt + this.options.resetMarginMs) {
-      this.roll(inFlight);
+      this.roll(inFlight, now);
       if (!this.exhausted()) return now;
     }
     if (this.resetAt === undefined) {
@@ -223,8 +233,9 @@ class PolicyWindow {
   }
 
   /** The window has passed: the server counts afresh. */
-  private roll(inFlight: number): void {
+  private roll(inFlight: number, now: number): void {
     const told = this.resetTold;
+    this.rolledAt = told ? now : undefined;
     // Requests still in flight may land in the new window: count them there. After a wait
     // the server named no end of, one request asks what the window holds now.
     const fresh = told ? Math.max(1, this.limit ?? 1) : 1;
@@ -291,7 +302,7 @@ export class RateWindow {
       const backoff = Math.min(MAX_UNKNOWN_RESET_MS, this.options.unknownResetMs * 2 ** Math.min(10, this.consecutive429 - 1));
       const ids = told.length > 0 ? told.map((p) => p.id) : [UNNAMED];
       for (const id of ids) {
-        const until = this.policies.get(id)!.refused(now, outcome.info?.retryAt, backoff);
+        const until = this.policies.get(id)!.refused(now, sentAt, outcome.info?.retryAt, backoff);
         this.pausedUntil = Math.max(this.pausedUntil, until + this.options.resetMarginMs);
       }
     } else if (outcome.answered) {

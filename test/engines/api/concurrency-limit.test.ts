@@ -232,6 +232,17 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
     expect(r.ms / ideal).toBeLessThanOrEqual(1.3);
   });
 
+  // HyStart++: slow start doubled 8 → 16 into it, and the 4 past 12 were refused (2.4% here, 2.9-5.7% in the bench);
+  // now the doubling waits for the 8 out, the last two come back late (queued), and slow start ends at 8
+  it.each([
+    [6, 6, 200, 200, 0],
+    [20, 20, 400, 400, 0.01], // it was 5.7%: 16 → 32 → 64 before the refusals said anything
+  ])('a server that serves %i and queues %i more (%i ms): slow start ends at the queue, before the refusals', async (capacity, queue, latencyMs, requests, most) => {
+    const r = await simulate('auto', { latencyMs, capacity, queue }, requests);
+    expect(r.status503 / r.sent).toBeLessThanOrEqual(most);
+    expect(r.ms / (Math.ceil(requests / capacity) * latencyMs)).toBeLessThanOrEqual(1.3);
+  });
+
   // issue 33: a second shape, with little room to queue: latency gives almost no warning before
   // the refusals (the controller before it: 4.8% refused, 1.45× its capacity)
   it('a server that queues past 10 and refuses past 12 (200 ms): ≤ 5% refused, within 1.3× its capacity', async () => {

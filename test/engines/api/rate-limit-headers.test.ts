@@ -160,3 +160,57 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     expect(read(headers)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
   });
 });
+
+describe('parseRateLimitHeaders: every policy the headers name', () => {
+  const ids = (headers: Record<string, string>, now = NOW, times = {}) =>
+    parseRateLimitHeaders(headers, now, times).policies.map(({ id, limit, remaining, resetAt }) => ({ id, limit, remaining, resetAt }));
+
+  it('express-rate-limit 8 with a quota first (draft-8): each policy with its own q', () => {
+    // byte for byte what two stacked limiters write (express-rate-limit source/headers.ts: setDraft8Headers)
+    const headers = {
+      ratelimit: '"100000-in-1day"; r=99990; t=80000, "5-in-1sec"; r=4; t=1',
+      'ratelimit-policy': '"100000-in-1day"; q=100000; w=86400; pk=:Y2M5YjE1NTBkNGNi:, "5-in-1sec"; q=5; w=1; pk=:Y2M5YjE1NTBkNGNi:',
+    };
+    expect(ids(headers)).toEqual([
+      { id: 'ratelimit "100000-in-1day"', limit: 100_000, remaining: 99_990, resetAt: NOW + 80_000_000 },
+      { id: 'ratelimit "5-in-1sec"', limit: 5, remaining: 4, resetAt: NOW + 1000 },
+    ]);
+    expect(summary(parseRateLimitHeaders(headers, NOW))).toEqual({ limit: 5, remaining: 4, resetAt: NOW + 1000 });
+    expect(parseRateLimitHeaders(headers, NOW).policies.map((p) => p.windowMs)).toEqual([86_400_000, 1000]);
+  });
+
+  it('an X- header beside an IETF one: two policies, the stricter tightest', () => {
+    const headers = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '500', 'x-ratelimit-reset': '1700000060', ratelimit: 'limit=5, remaining=5, reset=1' };
+    expect(ids(headers).map((p) => [p.id, p.remaining])).toEqual([['x-ratelimit', 500], ['ratelimit', 5]]);
+    expect(summary(parseRateLimitHeaders(headers, NOW))).toEqual({ limit: 5, remaining: 5, resetAt: NOW + 1000 });
+  });
+
+  it('one limit in two dialects (legacy beside draft-6, as express-rate-limit writes both) is one policy, with the earlier reset', () => {
+    const headers = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '1700000002', 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '2', 'ratelimit-policy': '5;w=2' };
+    expect(ids(headers, NOW + 300, { sentAt: NOW - 200 })).toEqual([{ id: 'ratelimit-*', limit: 5, remaining: 4, resetAt: NOW + 1800 }]);
+  });
+
+  it.each([
+    ['draft-7', { ratelimit: 'limit=5, remaining=4, reset=2' }],
+    ['draft-6', { 'ratelimit-remaining': '4', 'ratelimit-reset': '2' }],
+    ['draft-8', { ratelimit: '"p";r=4;t=2' }],
+    ['X-RateLimit-Reset in seconds (fastify)', { 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '2' }],
+  ])('%s: a reset in seconds counts from the count, and from the answer as the latest it can be', (_name, headers) => {
+    const [p] = parseRateLimitHeaders(headers, NOW + 300, { sentAt: NOW, countedAt: NOW + 10 }).policies;
+    expect([p!.resetAt, p!.resetLatestAt]).toEqual([NOW + 2010, NOW + 2300]);
+  });
+
+  it('Retry-After in seconds counts from the answer (RFC 9110), not the send', () => {
+    expect(parseRateLimitHeaders({ 'retry-after': '2' }, NOW + 300, { sentAt: NOW }).retryAt).toBe(NOW + 2300);
+  });
+
+  it('an epoch reset behind a Date an hour ahead: the Date is what lies, the reset is taken as written', () => {
+    const headers = { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '1700000002' };
+    expect(summary(parseRateLimitHeaders(headers, NOW, { sentAt: NOW - 5 }))).toEqual({ remaining: 3, resetAt: NOW + 2000 });
+  });
+
+  it('a reset before the request even left cannot be placed: Remaining still counts', () => {
+    const headers = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': String(NOW / 1000 - 3600) };
+    expect(summary(parseRateLimitHeaders(headers, NOW, { sentAt: NOW - 5 }))).toEqual({ limit: 5, remaining: 3 });
+  });
+});
