@@ -108,19 +108,23 @@ export class FixedLimit implements ConcurrencyLimit {
 const SLOW_START_EXIT = 1;
 
 /**
- * HyStart++ (RFC 9406 §4.3), its thresholds adapted to an API. A round is
- * judged for a rise in round-trip time once it has N_RTT_SAMPLE answers; the
+ * HyStart++ (RFC 9406 §4.3), its thresholds adapted to an API. From
+ * N_RTT_SAMPLE in flight on, a rise in round-trip time ends slow start; the
  * rise must pass a fraction of the fastest answer (1/MIN_RTT_DIVISOR), and at
- * least MIN_RTT_THRESH_MS. RFC 9406 also caps the threshold at 16 ms, made for
- * network paths of tens of ms; an API's answers take hundreds and jitter in
- * proportion (16 ms would be 8% of 200 ms and 0.5% of 3 s), so the fraction
- * alone bounds it here. Leaving slow start, the limit grows for CSS_ROUNDS
- * rounds by at most 1/CSS_GROWTH_DIVISOR a round (Conservative Slow Start),
- * back to doubling if the rise was spurious, then as below.
+ * least MIN_RTT_THRESH_MS. RFC 9406 takes an eighth, capped at 16 ms: a router
+ * queues packets, each adding a little. A server queues whole requests: the
+ * first to wait waits a whole service time, and its round trip doubles. A
+ * client on a loaded machine reads answers late too, by 50-150 ms on a 2-core
+ * machine with a load of 10-15, which an eighth of 400 ms took for a queue
+ * in every run of `npm run bench adaptive`'s roomy plan (slow start ended at 8,
+ * 0.71 of a simple client's throughput against 0.84-0.88). Half the fastest
+ * round trip tells the one from the other. Leaving slow start, the limit grows
+ * for CSS_ROUNDS rounds by at most 1/CSS_GROWTH_DIVISOR a round (Conservative
+ * Slow Start), back to doubling if the rise was spurious, then as below.
  */
 const N_RTT_SAMPLE = 8;
 const MIN_RTT_THRESH_MS = 4;
-const MIN_RTT_DIVISOR = 8;
+const MIN_RTT_DIVISOR = 2;
 const CSS_GROWTH_DIVISOR = 4;
 const CSS_ROUNDS = 5;
 /** on a refusal or a lost request: Vector's decrease ratio */

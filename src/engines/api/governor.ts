@@ -168,7 +168,7 @@ export class Governor {
     const now = this.clock.now();
     this.meter.change(now, -1);
     if (outcome.unused) {
-      this.window.unsent();
+      this.window.unsent(seq);
       return this.pump();
     }
     const overload = outcome.overloaded === true || outcome.rateLimited === true;

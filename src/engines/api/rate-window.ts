@@ -93,12 +93,16 @@ class PolicyWindow {
    */
   private fromAnswer = false;
 
+  /** dispatches from this sequence number on were counted here (the policy was told of later than some) */
+  private readonly firstSeq: number;
+
   constructor(
     private readonly options: WindowOptions,
     private readonly seq: Sequence,
     inFlight: number,
   ) {
     this.lowestSeq = seq.next;
+    this.firstSeq = seq.next;
     this.sentInWindow = inFlight + 1;
   }
 
@@ -114,7 +118,8 @@ class PolicyWindow {
     this.openedAt ??= now;
   }
 
-  unsent(): void {
+  unsent(seq: number): void {
+    if (seq < this.firstSeq) return;
     if (this.allowance !== undefined) this.allowance++;
     this.sentInWindow--;
   }
@@ -276,9 +281,9 @@ export class RateWindow {
     return this.seq.next++;
   }
 
-  /** A slot was given back without sending anything. */
-  unsent(): void {
-    for (const w of this.policies.values()) w.unsent();
+  /** The slot of request `seq` was given back without sending anything. */
+  unsent(seq: number): void {
+    for (const w of this.policies.values()) w.unsent(seq);
   }
 
   /** What the answer to request `seq` (sent at `sentAt`) said; `inFlight` no longer counts it. */

@@ -31,19 +31,23 @@ describe('AdaptiveLimit, round by round', () => {
   it.each([
     ['doubles while answers come back as fast as the fastest', times(7, { sample: ok(400) }), [2, 4, 8, 16, 32, 64, 64]],
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
-    // HyStart++: the doubling to 16 waits for the 8 out; the last sent came back late (a queue), so it never happens
+    // HyStart++: the doubling to 16 waits for the 8 out; the last sent waited a whole service time at the server, so it never happens
     ['leaves slow start before doubling once the requests sent with the most in flight come back late, then holds near what the server sustains', [
       ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 2 ? 200 : 260) }, // most answers a quarter slower: a queue
+      { sample: (i: number) => ok(i < 6 ? 200 : 400) }, // the server serves 6; the 7th and 8th wait for a turn
       { sample: ok(260) },
       { sample: ok(260) },
-    ], [2, 4, 8, 8, 8, 8]],
+    ], [2, 4, 8, 8, 10, 10]],
     ['goes back to doubling when the rise was spurious (nothing late with the limit reached)', [
       ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 2 ? 200 : 260) },
+      { sample: (i: number) => ok(i < 6 ? 200 : 400) },
       { sample: ok(200) },
       { sample: ok(200) },
-    ], [2, 4, 8, 8, 8, 17]],
+    ], [2, 4, 8, 8, 10, 20]],
+    ['takes a busy client\'s late answers (a quarter late, the last ones read last) for no queue', [
+      ...times(3, { sample: ok(400) }),
+      { sample: (i: number) => ok(i < 4 ? 400 : 500) },
+    ], [2, 4, 8, 16]],
     ['takes no notice of a few late answers (a busy client, not a queue at the server)', [
       ...times(3, { sample: ok(200) }),
       { sample: (i: number) => ok(i < 2 ? 600 : 200) },
@@ -63,13 +67,13 @@ describe('AdaptiveLimit, round by round', () => {
     const limit = new AdaptiveLimit();
     const seen = rounds(limit, [
       ...times(4, { sample: ok(200) }),
-      { sample: (i) => ok(i < 4 ? 200 : 260) }, // the end of slow start
+      { sample: (i) => ok(i < 12 ? 200 : 400) }, // the end of slow start: the server serves 12, the rest wait a turn
       ...times(2, { sample: ok(800) }), // then answers four times slower: about 3/4 of those in flight wait
     ]);
-    // slow start ends at 16: the 16 out when it would double include late ones (HyStart++)
-    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 16, 16]);
-    // back to 16 × 200/800 plus a few (alpha), not just one step of 0.9
-    expect(seen[6]).toBeLessThanOrEqual(8);
+    // slow start ends at 16 (the 16 out when it would double include late ones: HyStart++), grows a little (19)
+    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 16, 19]);
+    // then back to 19 × 200/800 plus a few (alpha), not just one step of 0.9
+    expect(seen[6]).toBeLessThanOrEqual(9);
     expect(limit.healthy).toBe(false);
   });
 
