@@ -34,8 +34,11 @@ export interface Details {
 }
 
 export type DnsFailure = 'nxdomain' | 'null-mx' | 'no-mail-host' | 'unanswered';
-/** refused or dropped / timed out or out of budget / still deferred when asked again / the checker itself was refused */
-export type SmtpFailure = 'unreachable' | 'timeout' | 'greylisted' | 'blocked';
+/**
+ * refused or dropped / timed out or out of budget / still deferred when asked again / the checker itself was refused
+ * / the reverse path refused, `<>` too / a non-ASCII local part and a server without SMTPUTF8
+ */
+export type SmtpFailure = 'unreachable' | 'timeout' | 'greylisted' | 'blocked' | 'sender-refused' | 'no-utf8';
 export type MailboxTrouble = 'full' | 'disabled';
 
 /** Codes for rows that got no verdict: why the engine could not answer (the row's `error`). */

@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
 import { InvalidArgumentError, Option } from 'commander';
 import { type FlagsOf, spec } from './option-table.js';
-import { durationMs, intIn } from './parse-flags.js';
+import { durationMs, intIn, SMTP_TLS_MODES, smtpTls } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
+import type { TlsMode } from '../engines/local/smtp/dialogue.js';
 
-export const SMTP_DEFAULTS = { port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelayMs: 60_000, deadlineMs: 25_000, budgetMs: 120_000 };
+export const SMTP_DEFAULTS = { tls: 'opportunistic' as TlsMode, port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelayMs: 60_000, deadlineMs: 25_000, budgetMs: 120_000 };
 
 // One parser per option, made once: validate, check and serve parse alike.
 const parsePort = intIn(1, 65535);
@@ -53,6 +54,11 @@ export const SMTP_OPTIONS = {
   smtpFrom: spec<string | undefined>(() =>
     new Option('--smtp-from <address>', 'the MAIL FROM reverse path (default: <>, the null path)').argParser(smtpFrom)),
   smtpPort: spec<number>(() => new Option('--smtp-port <n>', 'port of the mail servers').argParser(parsePort).default(SMTP_DEFAULTS.port)),
+  smtpTls: spec<TlsMode>(() =>
+    new Option('--smtp-tls <mode>', 'STARTTLS: opportunistic (whenever a server offers or asks for it; the certificate is not verified) or require (a server that does not offer it is not asked)')
+      .choices(SMTP_TLS_MODES)
+      .argParser(smtpTls)
+      .default(SMTP_DEFAULTS.tls)),
   /** milliseconds */
   smtpTimeout: spec<number>(() =>
     new Option('--smtp-timeout <ms>', 'per SMTP reply and TCP handshake; the banner may take up to 60 s (or this, when longer), within --smtp-budget')
@@ -135,6 +141,7 @@ export function smtpSettings(flags: SmtpFlags, env: Readonly<Record<string, stri
     helo: flags.smtpHelo ?? defaultHelo(),
     from: flags.smtpFrom ?? '',
     port: flags.smtpPort,
+    tls: flags.smtpTls,
     timeoutMs: flags.smtpTimeout,
     concurrency: flags.smtpConcurrency,
     perHost: flags.smtpPerHost,

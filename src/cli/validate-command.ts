@@ -5,7 +5,8 @@ import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { concurrencySetting, durationMs, intIn, outputFormat, tokenList } from './parse-flags.js';
+import { concurrencySetting, csvDelimiter, durationMs, intIn, lineEnding, outputFormat, tokenList } from './parse-flags.js';
+import type { Eol } from '../dialect.js';
 import { MAX_IN_FLIGHT, type ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
@@ -16,8 +17,8 @@ const EXAMPLES = `
 Examples:
   $ mailsift validate contacts.csv -o cleaned.csv      # a verdict per row
   $ mailsift validate users.csv --only valid --format txt > good.txt
-  $ mailsift validate signups.csv --journal signups.journal \\
-      --fail-on 'invalid>5%,errors>0' -o checked.csv   # a nightly job`;
+  $ mailsift validate signups.csv -o checked.csv --cache verdicts.cache \\
+      --journal "signups-$(date +%F).journal" --fail-on 'invalid>5%'   # nightly`;
 
 /** What `--help all` adds: more examples, then what a script author looks up; the lists come from the code that uses them. */
 const reference = (): string => `
@@ -44,7 +45,8 @@ ${(['invalid', 'risky', 'unknown'] as const).map((s) => wrap(`    ${`${s}:`.padE
 
 --fail-on rules: METRIC OP N[%], comma-separated; exit 5 when one holds.
 ${wrap('  metrics: ', FAIL_ON_METRICS.join(', '))}
-  ops: > >= < <=   N% is a share of all rows, N a row count.
+  ops: > >= < <=   N% is a share of the rows with an address (empty: of all
+  rows), N a row count; invalid leaves out empty cells, which are empty's.
   e.g. 'invalid>5%,errors>0' or 'valid<80%'
 
 ${exitStatusHelp(EXIT_MEANINGS, 'help')}
@@ -59,7 +61,7 @@ Environment:
 const COMMON = {
   '--output': ['-o, --output <file>', 'write the verdicts here (default: stdout)'],
   '--format': ['--format <format>', 'csv, json, ndjson, txt or xlsx (default: from -o)'],
-  '--column': ['--column <name|n>', 'the CSV column that holds the address'],
+  '--column': ['--column <name|n>[,…]', 'the column(s) that hold the address, always checked'],
   '--only': ['--only <list>', 'only rows with these statuses or reasons: valid,risky'],
   '--except': ['--except <list>', 'leave out these: disposable,role,typo'],
   '--journal': ['--journal <file>', 'resumable: a re-run sends nothing already answered'],
@@ -78,7 +80,12 @@ const CACHE_TTL_DEFAULT_MS = 30 * 86_400_000;
 
 /** validate's own options, in --help order (the shared ones follow, then --smtp's). */
 export const VALIDATE_OPTIONS = {
-  column: spec<string | undefined>(() => new Option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')),
+  column: spec<string | undefined>(() =>
+    new Option(
+      '--column <name|number>',
+      'the column that holds the address (header name or 1-based number), or several comma-separated, each with verdict columns of its own; ' +
+        'checked however few addresses it holds (default: the column a header names like "email", else the one whose cells hold addresses)',
+    )),
   output: spec<string | undefined>(() => new Option('-o, --output <file>', 'write verdicts to this file (default: stdout)')),
   format: spec<OutputFormat | undefined>(() =>
     new Option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)')
@@ -94,7 +101,16 @@ export const VALIDATE_OPTIONS = {
   except: spec<Set<RowToken> | undefined>(() =>
     new Option('--except <statuses|reasons>', 'leave out rows with these statuses or reasons, e.g. disposable,typo,mailbox_full').argParser(tokenList)),
   unique: spec<boolean | undefined>(() => new Option('--unique', 'write only the first row of each address (the summary counts the rest)')),
-  bom: spec<boolean | undefined>(() => new Option('--bom', 'start CSV output with a UTF-8 byte order mark, for Excel on Windows')),
+  bom: spec<boolean | undefined>(
+    () => new Option('--bom', 'start CSV output with a byte order mark, for Excel on Windows (default: as the input)'),
+    () => new Option('--no-bom', 'CSV output without a byte order mark, even where the input has one'),
+  ),
+  outputDelimiter: spec<string | undefined>(() =>
+    new Option('--output-delimiter <char>', 'the CSV output\'s delimiter: one character, or tab (default: the input\'s, else ,)').argParser(csvDelimiter)),
+  outputEol: spec<Eol | undefined>(() =>
+    new Option('--output-eol <lf|crlf|cr>', 'the CSV output\'s line ending (default: the input\'s, else lf)').argParser(lineEnding)),
+  outputEncoding: spec<string | undefined>(() =>
+    new Option('--output-encoding <name>', 'the CSV output\'s encoding, e.g. utf-8, windows-1252, utf-16le (default: the input\'s, else UTF-8)')),
   escapeFormulas: spec<boolean | undefined>(() =>
     new Option('--escape-formulas', "also defuse input cells a spreadsheet would execute (=, +, -, @, tab, CR): a leading ' (CSV)")),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),
@@ -114,7 +130,7 @@ export const VALIDATE_OPTIONS = {
     new Option('--cache <file|redis-url>', 'reuse verdicts across runs and input files (for cron jobs); redis://host:port[/db] shares them between machines')),
   /** milliseconds */
   cacheTtl: spec<number>(() =>
-    new Option('--cache-ttl <duration>', 'how long a cached verdict is reused, with its unit: 30d, 12h, 90m, 3600s')
+    new Option('--cache-ttl <duration>', 'how long a cached verdict is reused, with its unit: 30d, 12h, 90m, 3600s; a --journal begun longer ago is begun afresh')
       .argParser(parseCacheTtl)
       .default(CACHE_TTL_DEFAULT_MS, '30d')),
   dryRun: spec<boolean | undefined>(() => new Option('--dry-run', 'read and check the input, report what would be sent, send nothing')),

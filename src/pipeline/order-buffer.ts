@@ -18,6 +18,11 @@ export class OrderBuffer {
   private head = 0;
   /** sequence number of rows[0] */
   private base = 0;
+  /**
+   * rows that have their verdict, released or not: what the engine has
+   * answered, where `release` can pass on only what no earlier row holds back
+   */
+  answered = 0;
 
   get size(): number {
     return this.rows.length - this.head;
@@ -27,6 +32,7 @@ export class OrderBuffer {
   push(row: InputRow, verdict?: Verdict): number {
     this.rows.push(row);
     this.verdicts.push(verdict);
+    if (verdict !== undefined) this.answered++;
     return this.base + this.rows.length - 1;
   }
 
@@ -36,6 +42,7 @@ export class OrderBuffer {
   }
 
   answer(seq: number, verdict: Verdict): void {
+    if (this.verdicts[seq - this.base] === undefined) this.answered++;
     this.verdicts[seq - this.base] = verdict;
   }
 

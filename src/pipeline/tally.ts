@@ -13,6 +13,12 @@ export interface RunProgress {
   /** distinct addresses answered so far (engine, journal or cache) */
   addressesDone: number;
   rowsWritten: number;
+  /**
+   * rows with their verdict, written or not: a slow batch holds back the
+   * writing of every row after it (output order is input order), not their
+   * answers, so this is what tells how far the work has got
+   */
+  rowsAnswered: number;
   /** of addressesDone, those answered from the journal or the cache (not by the engine) */
   addressesReused: number;
   /** true once the whole input has been read: the totals above are then final */
@@ -80,10 +86,11 @@ export class Tally {
     return true;
   }
 
-  progress(): RunProgress {
+  /** `rowsAnswered`: kept by the order buffer, which every verdict passes */
+  progress(rowsAnswered: number): RunProgress {
     const { rowsRead, addressesQueued, addressesDone, inputDone } = this;
     const addressesReused = this.counts.fromJournal + this.counts.fromCache;
-    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, addressesReused, inputDone };
+    return { rowsRead, addressesQueued, addressesDone, rowsWritten: this.counts.total, rowsAnswered, addressesReused, inputDone };
   }
 
   /** The run's summary, whole: the rows' counts with the engine's own, and how the run ended. */

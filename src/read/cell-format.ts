@@ -3,13 +3,20 @@
  * (a zip code 01234 as 1234, a date as 45322) and keeps how to show them in
  * the cell's number format. Dates and times come out as ISO 8601 (locale-free);
  * integer and decimal patterns (`00000`, `000-00-0000`, `#,##0.00`, `0%`) as
- * Excel renders them; anything else (fractions, scientific, conditions) as
- * Excel's General format does, with every digit kept.
+ * Excel renders them, an empty section (`0;-0;;@`, `;;;`) hiding the numbers
+ * it is for; anything else (fractions, scientific, conditions) as Excel's
+ * General format does, with every digit kept. A text cell goes through the
+ * format's text section when it has one (`;;;` hides it, `"x"@` adds to it).
  */
-export type NumberFormat =
+export type NumberFormat = (
   | { kind: 'general' }
-  | { kind: 'date'; date: boolean; time: boolean }
-  | { kind: 'pattern'; positive: Section; negative?: Section; zero?: Section };
+  /** `elapsed`: a duration (`[h]:mm`), its hours counted past a day and its sign kept; else a time of day */
+  | { kind: 'date'; date: boolean; time: boolean; elapsed?: boolean }
+  | { kind: 'pattern'; positive: Section; negative?: Section; zero?: Section }
+) & { text?: TextSection };
+
+/** What a text cell shows: the pieces around its text (`undefined` stands for the text itself); none at all hides it. */
+type TextSection = (string | undefined)[];
 
 interface Section {
   tokens: Token[];
@@ -42,19 +49,55 @@ export function builtinFormat(id: number): NumberFormat {
 }
 
 export function compileFormat(code: string): NumberFormat {
-  const sections = splitSections(code);
+  const all = splitSections(code);
+  // a fourth section is for text; so is a lone section that places the text (`"x"@`)
+  const text = all.length >= 4 ? parseTextSection(all[3]!) : all.length === 1 && /@/.test(strip(all[0]!)) ? parseTextSection(all[0]!) : undefined;
+  const withText = <F extends NumberFormat>(f: F): F => (text ? { ...f, text } : f);
+  const sections = all.slice(0, 3);
   // what is left once quoted text, escapes and [colour]/[$€-407] are taken out
-  const bare = sections[0]!.replace(/"[^"]*"|\\.|_.|\*.|\[(?!h\]|hh\]|m\]|mm\]|s\]|ss\])[^\]]*\]/gi, '');
-  if (/^general$/i.test(bare.trim()) || sections.some((s) => /\[[<>=]/.test(s))) return GENERAL;
+  const bare = strip(sections[0]!);
+  if (/^general$/i.test(bare.trim()) || sections.some((s) => /\[[<>=]/.test(s))) return withText(GENERAL);
   if (/[dmyhs]/i.test(bare.replace(/E[+-]/gi, ''))) {
     const date = /[dy]/i.test(bare) || /m{3,}/i.test(bare);
-    return { kind: 'date', date, time: /[hs]/i.test(bare) || !date };
+    const elapsed = /\[(h+|m+|s+)\]/i.test(bare);
+    return withText({ kind: 'date', date, time: /[hs]/i.test(bare) || !date, ...(elapsed ? { elapsed } : {}) });
   }
-  if (/[@/]|E[+-]/i.test(bare)) return GENERAL;
-  const parsed = sections.map(parseSection);
-  if (parsed.some((s) => s === undefined)) return GENERAL;
-  const [positive, negative, zero] = parsed as Section[];
-  return { kind: 'pattern', positive: positive!, ...(negative ? { negative } : {}), ...(zero ? { zero } : {}) };
+  if (/[@/]|E[+-]/i.test(bare)) return withText(GENERAL);
+  // an empty section is kept: it parses to no tokens, and so hides the numbers it is for
+  const [positive, negative, zero] = sections.map(parseSection);
+  return withText({ kind: 'pattern', positive: positive!, ...(negative ? { negative } : {}), ...(zero ? { zero } : {}) });
+}
+
+/** A section without its quoted text, escapes and brackets other than the elapsed-time ones (`[h]`). */
+const strip = (section: string): string => section.replace(/"[^"]*"|\\.|_.|\*.|\[(?!h+\]|m+\]|s+\])[^\]]*\]/gi, '');
+
+/** A text section: its literals, and where the text goes (`@`); an empty section hides the text. */
+function parseTextSection(s: string): TextSection {
+  const out: TextSection = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '"') {
+      const end = s.indexOf('"', i + 1);
+      out.push(s.slice(i + 1, end < 0 ? s.length : end));
+      i = end < 0 ? s.length : end;
+    } else if (c === '\\') out.push(s[++i] ?? '');
+    else if (c === '_') {
+      i++;
+      out.push(' ');
+    } else if (c === '*') i++;
+    else if (c === '[') {
+      const end = s.indexOf(']', i);
+      i = end < 0 ? s.length : end;
+    } else if (c === '@') out.push(undefined);
+    else out.push(c);
+  }
+  return out;
+}
+
+/** A text cell as its format shows it: through the format's text section, when it has one. */
+export function formatText(text: string, format: NumberFormat | undefined): string {
+  if (!format?.text) return text;
+  return format.text.map((piece) => piece ?? text).join('');
 }
 
 function splitSections(code: string): string[] {
@@ -77,7 +120,7 @@ function splitSections(code: string): string[] {
   return out;
 }
 
-function parseSection(s: string): Section | undefined {
+function parseSection(s: string): Section {
   const tokens: Token[] = [];
   let percent = 0;
   let group = false;
@@ -121,7 +164,7 @@ function parseSection(s: string): Section | undefined {
     tokens.splice(last + 1, 1);
     scale++;
   }
-  if (last < 0) return tokens.length ? { tokens, percent, scale, group } : undefined;
+  // no digit: the section shows its text alone (`"neg"`), or nothing (an empty section hides the number)
   return { tokens, percent, scale, group };
 }
 
@@ -174,8 +217,8 @@ export function formatNumber(v: number, format: NumberFormat, date1904: boolean)
 }
 
 function render(v: number, s: Section): string {
+  // 1E+21 and past keep the format too: Excel writes out every digit (`0` gives 1000000000000000000000)
   const scaled = (v * 100 ** s.percent) / 1000 ** s.scale;
-  if (scaled >= 1e21) return general(scaled);
   const digits = s.tokens.filter((t) => 'digit' in t);
   const fracCount = digits.filter((t) => t.fraction).length;
   const intSlots = digits.filter((t) => !t.fraction) as { digit: string }[];
@@ -228,8 +271,16 @@ function fracDigit(frac: string, k: number, slot: string): string {
   return slot === '?' ? ' ' : '';
 }
 
-/** Excel's day 0 is 1899-12-30 (day 60 being the 29 February 1900 that never was); 1904 workbooks count from 1904-01-01. */
-function formatDate(serial: number, f: { date: boolean; time: boolean }, date1904: boolean): string {
+/**
+ * Excel's day 0 is 1899-12-30 (day 60 being the 29 February 1900 that never
+ * was); 1904 workbooks count from 1904-01-01. A time-only format shows the
+ * time of day, whatever the date (45322.75 as `h:mm` is 18:00:00); an elapsed
+ * one (`[h]:mm`) the whole duration, its hours past a day and its sign kept
+ * (-0.5 is -12:00:00), as LibreOffice and Gnumeric show them (Excel shows
+ * a negative time as #####).
+ */
+function formatDate(serial: number, f: { date: boolean; time: boolean; elapsed?: boolean }, date1904: boolean): string {
+  if (f.elapsed && !f.date) return elapsedTime(serial);
   const days = date1904 ? serial + 1462 : serial < 60 && serial >= 1 ? serial + 1 : serial;
   const ms = Math.round(days * 86400) * 1000 + Date.UTC(1899, 11, 30);
   const d = new Date(ms);
@@ -237,12 +288,17 @@ function formatDate(serial: number, f: { date: boolean; time: boolean }, date190
   const iso = d.toISOString();
   const day = iso.slice(0, 10);
   const time = iso.slice(11, 19);
-  if (!f.date) {
-    // a duration past a day ([h]:mm) keeps its hours
-    const hours = Math.floor(Math.round(serial * 86400) / 3600);
-    return hours >= 24 ? `${hours}:${time.slice(3)}` : time;
-  }
+  if (!f.date) return time;
   return f.time ? `${day} ${time}` : day;
+}
+
+/** A duration in days as [-]HH:MM:SS, to the nearest second, the hours counted on past 24. */
+function elapsedTime(serial: number): string {
+  const seconds = Math.round(Math.abs(serial) * 86400);
+  if (!Number.isSafeInteger(seconds)) return general(serial);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const text = `${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+  return serial < 0 && seconds > 0 ? `-${text}` : text;
 }
 
 /**

@@ -2,14 +2,18 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
-import { detectEmailColumn, looksHeaderless } from './column.js';
-import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
-import type { Input, InputBytes, InputRow } from './input-row.js';
+import { chooseColumns, columnsByNumber, looksHeaderless, type ColumnChoice } from './column.js';
+import { rowOf } from './cell-addresses.js';
+import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type DecodedAs } from './decode.js';
+import type { Dialect } from '../dialect.js';
+import { checkedColumns, type Input, type InputBytes, type InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
-import { detectDelimiter, looksLikeCsv } from './sniff.js';
+import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
+import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
 import { spool, interruptedReading } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
-import { isOle2, isZip, xlsxRecords, type SheetShape } from './xlsx.js';
+import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
+import { formulasNotice, noColumnButFormulas, uncalculatedAddresses } from './formula-cells.js';
 
 export interface OpenInputOptions {
   /** a path, or '-' for stdin */
@@ -29,8 +33,6 @@ export interface OpenInputOptions {
 
 /** Rows looked at to find the address column when no header names it. */
 const SAMPLE_ROWS = 50;
-/** Header lines of a bare list (`cut -f3 users.csv` keeps the header). */
-const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
 
 /**
  * Opens the input and reads just enough of it to know its shape: a workbook,
@@ -62,11 +64,27 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
     if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
     const binary = binaryKind(head, options.encoding !== undefined);
     if (binary !== undefined) throw new UsageError(`${name} is ${binary}, not a list of addresses or a CSV file`);
-    const chunks = peekable(decodeBytes(all, name, options.encoding));
+    const decoded: DecodedAs = { encoding: 'utf-8', bom: false };
+    const chunks = peekable(decodeBytes(all, name, options.encoding, decoded));
     const text = await chunks.peek(64 * 1024);
     if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
-    const isCsv = options.path === '-' ? looksLikeCsv(text) : named(/\.(csv|tsv)$/i);
-    input = isCsv ? await openCsv(chunks, text, name, options.column, options.onNotice) : openText(chunks, name, options.column);
+    // What a text is comes from its content (a table saved as .txt, the wrong file);
+    // a file named .csv or .tsv is a table, of one column perhaps.
+    const shape = named(/\.(csv|tsv)$/i) ? { kind: 'table' as const, delimiter: sepLine(text)?.delimiter ?? detectDelimiter(text) } : classifyText(text, chunks.done);
+    if (shape.kind === 'other') throw new UsageError(`${name} looks like ${shape.what}`);
+    const dialect: Dialect = { delimiter: ',', eol: lineEnding(text), encoding: decoded.encoding, bom: decoded.bom };
+    if (shape.kind === 'table') {
+      dialect.delimiter = shape.delimiter;
+      const sep = sepLine(text);
+      if (sep) {
+        if (sep.delimiter === '"') throw new UsageError(`${name}: its first line ${sep.prefix}" names the quote as the delimiter, which no CSV can have`);
+        // Excel's directive: not a row, not the header; the output repeats it
+        dialect.sep = sep.prefix;
+        chunks.skip(sep.length);
+      }
+      input = await openCsv(chunks, dialect.delimiter, name, options.column, options.onNotice);
+    } else input = openText(chunks, name, options.column);
+    input.dialect = dialect;
   }
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
@@ -98,18 +116,31 @@ async function openWorkbook(
   size.read = 0;
   delete size.total;
   const shape: SheetShape = {};
-  const records = xlsxRecords(spooled?.path ?? options.path, name, {
-    ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
-    signal: opening.signal,
-    progress: size,
-    shape,
-  });
+  const path = spooled?.path ?? options.path;
+  const sheet = options.sheet === undefined ? {} : { sheet: options.sheet };
+  const records = xlsxRecords(path, name, { ...sheet, signal: opening.signal, progress: size, shape });
   const close = (): void => {
     void records.return(undefined).catch(() => {});
     void spooled?.remove().catch(() => {});
   };
   try {
-    const input = await fromRecords(records, name, options.column, 'xlsx', shape, options.onNotice);
+    // Known before any row is read, so an address column that would read
+    // as empty is exit 2 before the first request, wherever in the sheet it is.
+    const formulas = await xlsxFormulaCells(path, name, { ...sheet, signal: opening.signal });
+    let input: Input;
+    try {
+      input = await fromRecords(records, name, options.column, 'xlsx', shape, options.onNotice);
+    } catch (err) {
+      if (formulas.count > 0 && err instanceof UsageError && err.message.startsWith('no address column found')) {
+        throw noColumnButFormulas(name, formulas, 'no address column found');
+      }
+      throw err;
+    }
+    // every checked column (--column may name several)
+    for (const col of checkedColumns(input)) {
+      if (formulas.inColumn(col) > 0) throw uncalculatedAddresses(name, input.header[col] ?? '', col, formulas);
+    }
+    if (formulas.count > 0) options.onNotice?.(formulasNotice(name, formulas));
     input.close = close;
     input.bytes = size;
     return input;
@@ -163,11 +194,14 @@ function describeFsError(err: unknown): string {
   return (err as Error).message;
 }
 
-async function openCsv(chunks: Peekable, head: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
+async function openCsv(chunks: Peekable, delimiter: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it
   const { parse } = await import('csv-parse');
   const parser = parse({
-    delimiter: detectDelimiter(head),
+    delimiter,
+    // CRLF, LF and CR each end a record, mixed in one file too (edited on two
+    // systems): csv-parse would otherwise take the first it meets for the whole file
+    record_delimiter: ['\r\n', '\n', '\r'],
     // a blank line is a row (output row N is input row N), and a short or
     // wide record is shaped by fromRecords, as a sheet's rows are
     skip_empty_lines: false,
@@ -182,6 +216,20 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
   return fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice);
+}
+
+/**
+ * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
+ * openInput decodes them: invalid text is the same error, the rest is `unsure`
+ * or vouched for.
+ */
+export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
+  const { stream } = await openFile(options.path, { read: 0 });
+  try {
+    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+  } finally {
+    (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  }
 }
 
 /**
@@ -214,20 +262,22 @@ async function fromRecords(
   }
   if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
   // A column asked for by name implies a header; one asked for by number does not.
-  const namedColumn = column !== undefined && !/^\d+$/.test(column);
+  const namedColumn = column !== undefined && !columnsByNumber(column);
   const headerless = !namedColumn && looksHeaderless(first);
   if (headerless) sample.unshift(first);
   // the widest of the header, the sheet's declared range and the first rows
   let width = Math.max(first.length, shape.width ?? 0);
   for (const record of sample) width = Math.max(width, usedWidth(record));
   const header = widenHeader(headerless ? [] : first, width, headerless);
-  let emailColumn: number;
+  let choice: ColumnChoice;
   if (sample.length === 0 && !headerless) {
     // A header and no rows: a quiet day's export, not an error (a cron job must not fail on it).
     onNotice?.(`${name}: a header and no rows below it, nothing to validate`);
-    emailColumn = column === undefined ? namedColumnOr0(header) : detectEmailColumn(header, [], column);
-  } else emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);
-  if (headerless) header[emailColumn] = 'email';
+    choice = column === undefined ? namedColumnOr0(header) : chooseColumns(header, [], column);
+  } else choice = chooseColumns(header, sample.slice(0, SAMPLE_ROWS), column);
+  const columns = choice.columns;
+  const emailColumn = columns[0]!;
+  if (headerless && columns.length === 1) header[emailColumn] = 'email';
 
   /** the row number of the next row, as the file counts (a sheet's own numbers) */
   let next = (shape.firstRow ?? 1) + blanksAbove + (headerless ? 0 : 1);
@@ -236,21 +286,21 @@ async function fromRecords(
       const fields = fitRow(cells, width);
       if (fields === undefined) throw tooWide(`${name}: row ${next}`, cells, width);
       next++;
-      return { fields, email: (fields[emailColumn] ?? '').trim() };
+      return rowOf(fields, columns);
     });
   async function* rows(): AsyncGenerator<InputRow[]> {
     if (sample.length) yield toRows(sample);
     for await (const chunk of { [Symbol.asyncIterator]: () => source }) yield toRows(chunk);
   }
-  return { kind, header, emailColumn, rows: rows(), close: () => {} };
+  return { kind, header, emailColumn, emailColumns: columns, columnChoice: choice, rows: rows(), close: () => {} };
 }
 
 /** The column the header names like "email", else the first: with no rows there is nothing to find it by. */
-function namedColumnOr0(header: string[]): number {
+function namedColumnOr0(header: string[]): ColumnChoice {
   try {
-    return detectEmailColumn(header, []);
+    return chooseColumns(header, []);
   } catch {
-    return 0;
+    return { columns: [0], by: 'content', others: [] };
   }
 }
 
@@ -286,8 +336,11 @@ async function* recordChunks(parser: Parser, name: string): AsyncGenerator<strin
   }
 }
 
+/** a text input's one column */
+const TEXT_COLUMN = [0];
+
 function openText(chunks: Peekable, name: string, column?: string): Input {
-  if (column !== undefined && column !== '1' && !TEXT_HEADER.test(column)) {
+  if (column !== undefined && column !== '1' && !LIST_HEADER.test(column)) {
     throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
   }
   async function* rows(): AsyncGenerator<InputRow[]> {
@@ -295,9 +348,9 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
     // an empty line comes out in place (output row N is line N), but not those at the very end
     for await (const lines of withoutTrailingBlanks(splitLines(chunks, name), (line: string) => line === '')) {
       // A header kept by `cut` is not an address.
-      if (first && TEXT_HEADER.test(lines[0]!)) lines.shift();
+      if (first && LIST_HEADER.test(lines[0]!)) lines.shift();
       first = false;
-      yield lines.map((line) => ({ fields: [line], email: line.trim() }));
+      yield lines.map((line) => rowOf([line], TEXT_COLUMN));
     }
   }
   return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows(), close: () => {} };
@@ -306,6 +359,10 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
 interface Peekable extends AsyncIterable<string> {
   /** reads ahead until at least `min` characters or one full line are buffered */
   peek(min: number): Promise<string>;
+  /** drops the first `n` characters, which peek() has buffered */
+  skip(n: number): void;
+  /** the source has ended: what peek() gave is all of it */
+  readonly done: boolean;
 }
 
 function peekable(source: AsyncGenerator<string>): Peekable {
@@ -323,6 +380,15 @@ function peekable(source: AsyncGenerator<string>): Peekable {
         }
       }
       return buffered.join('');
+    },
+    skip(n) {
+      const text = buffered.join('').slice(n);
+      buffered.length = 0;
+      bufferedLength = text.length;
+      if (text) buffered.push(text);
+    },
+    get done() {
+      return done;
     },
     async *[Symbol.asyncIterator]() {
       while (buffered.length) yield buffered.shift()!;

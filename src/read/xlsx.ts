@@ -1,8 +1,9 @@
 import { posix } from 'node:path';
 import { UsageError, XlsxError } from '../errors.js';
 import { zipKind } from './file-kind.js';
-import { builtinFormat, compileFormat, formatIsoDate, formatNumber, type NumberFormat } from './cell-format.js';
+import { builtinFormat, compileFormat, formatIsoDate, formatNumber, formatText, type NumberFormat } from './cell-format.js';
 import { MAX_LINE, tooLong } from './decode.js';
+import { FormulaCells } from './formula-cells.js';
 import { interruptedReading } from './spool.js';
 import { attr, XmlTokenizer, type XmlHandler } from './xml.js';
 import { ZipFile, type ZipEntry } from './zip.js';
@@ -78,6 +79,87 @@ export async function* xlsxRecords(path: string, name: string, options: XlsxOpti
   } finally {
     await zip.close();
   }
+}
+
+/**
+ * The cells of the sheet that hold a formula with no saved value (what
+ * openpyxl writes), found before the rows are read: such a cell reads as
+ * empty, and in the address column that would check nothing and say nothing.
+ * Most workbooks hold none, so the sheet is first only inflated and searched
+ * for a formula element, and parsed only when one is there: at 500,000 rows
+ * the search took 0.24 s where a parse takes 2.2–3.4 s (as long as reading
+ * the rows), on 2 loaded cores.
+ */
+export async function xlsxFormulaCells(path: string, name: string, options: Pick<XlsxOptions, 'sheet' | 'signal' | 'limits'> = {}): Promise<FormulaCells> {
+  const fail = (reason: string): XlsxError => new XlsxError(`${name}: not a readable .xlsx: ${printable(reason)}`);
+  const zip = await ZipFile.open(path, fail);
+  const limits: Limits = { ...XLSX_LIMITS, ...options.limits };
+  const found = new FormulaCells();
+  try {
+    const target = pickSheet((await sheetList(zip, fail, options, name)).sheets, options.sheet, name);
+    const entry = zip.entry(target.path);
+    if (!entry) throw fail(`the sheet "${target.name}" (${target.path}) is missing from the archive`);
+    if (!(await holdsFormula(zip, entry, options.signal))) return found;
+    let row = 0;
+    let col = -1;
+    let type = '';
+    let formula = false;
+    let hasValue = false;
+    let valued = false;
+    let inValue = false;
+    await parsePart(zip, entry, fail, options, {
+      get wantText() {
+        return inValue;
+      },
+      open(tag, attrs, selfClosing) {
+        if (tag === 'row') {
+          const r = Number(attr(attrs, 'r'));
+          row = Number.isInteger(r) && r > 0 ? r : row + 1;
+          col = -1;
+        } else if (tag === 'c') {
+          const ref = attr(attrs, 'r');
+          const at = ref === undefined ? -1 : columnOf(ref);
+          col = at >= 0 ? at : col + 1;
+          if (col >= limits.columns) throw fail(`row ${row} is wider than ${limits.columns} columns (the limit)`);
+          type = attr(attrs, 't') ?? 'n';
+          formula = hasValue = valued = false;
+        } else if (tag === 'f') formula = true;
+        else if (tag === 'v') {
+          hasValue = true;
+          inValue = !selfClosing;
+        }
+      },
+      close(tag) {
+        if (tag === 'v') inValue = false;
+        // a formula's saved value may be an empty text (t="str"), never an empty number
+        else if (tag === 'c' && formula && (!hasValue || (!valued && type !== 'str'))) found.add(col, row);
+      },
+      text(t) {
+        if (!valued && t.trim() !== '') valued = true;
+      },
+    });
+    return found;
+  } catch (err) {
+    if (options.signal?.aborted) throw interruptedReading(name, options.signal);
+    if (err instanceof UsageError) throw err;
+    throw new XlsxError(`${name}: not a readable .xlsx: ${printable((err as Error).message)}`, { cause: err });
+  } finally {
+    await zip.close();
+  }
+}
+
+/** Whether a part holds a formula element (`<f>`, `<f t="shared" …/>`, `<x:f>`), by a search of its text, not a parse. */
+async function holdsFormula(zip: ZipFile, entry: ZipEntry, signal: AbortSignal | undefined): Promise<boolean> {
+  const element = /<(?:[A-Za-z_][\w.-]*:)?f[\s/>]/;
+  let tail = '';
+  for await (const chunk of zip.read(entry)) {
+    signal?.throwIfAborted();
+    // latin1: one character per byte, and the markup is ASCII
+    const text = tail + chunk.toString('latin1');
+    if (element.test(text)) return true;
+    tail = text.slice(-64);
+  }
+  return false;
 }
 
 /** A reason fit for one line of a terminal: a damaged file's part names can hold any bytes. */
@@ -416,9 +498,10 @@ async function* sheetRows(
     if (type === 's') {
       const s = book.strings.get(Number(value));
       if (s === undefined && value.trim() !== '') throw fail(`a cell refers to shared string ${value}, of ${book.strings.count}`);
-      text = s ?? '';
-    } else if (type === 'inlineStr') text = unescapeOoxml(inline);
-    else if (type === 'str' || type === 'e') text = unescapeOoxml(value);
+      text = formatText(s ?? '', book.formats[style]);
+    } else if (type === 'inlineStr') text = formatText(unescapeOoxml(inline), book.formats[style]);
+    else if (type === 'str') text = formatText(unescapeOoxml(value), book.formats[style]);
+    else if (type === 'e') text = unescapeOoxml(value);
     else if (type === 'd') text = formatIsoDate(unescapeOoxml(value), book.formats[style]);
     else if (type === 'b') text = value === '1' || value === 'true' ? 'TRUE' : value === '' ? '' : 'FALSE';
     else if (value.trim() === '') text = '';

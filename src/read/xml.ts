@@ -29,6 +29,8 @@ export interface XmlHandler {
 export class XmlTokenizer {
   private rest = '';
   private depth = 0;
+  /** the last chunk ended with a CR: a LF that starts the next one belongs to it */
+  private afterCr = false;
 
   constructor(
     private readonly handler: XmlHandler,
@@ -36,6 +38,16 @@ export class XmlTokenizer {
   ) {}
 
   write(chunk: string): void {
+    // XML 1.0 §2.11: a parser reads CR LF and a lone CR as one LF, before
+    // anything else (a CR that is meant stays one as `&#13;`, or Excel's `_x000D_`)
+    if (this.afterCr && chunk.length > 0) {
+      if (chunk.charCodeAt(0) === 0x0a) chunk = chunk.slice(1);
+      this.afterCr = false;
+    }
+    if (chunk.indexOf('\r') >= 0) {
+      this.afterCr = chunk.endsWith('\r');
+      chunk = chunk.replace(/\r\n?/g, '\n');
+    }
     const buf = this.rest + chunk;
     const h = this.handler;
     let i = 0;

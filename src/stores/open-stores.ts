@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { KnownVerdicts } from './known-verdicts.js';
-import { jobBinding, type BindingOptions } from './binding.js';
+import { evidenceOf, jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
@@ -8,8 +8,14 @@ import { combineKnown } from './known.js';
 export interface StoreOptions {
   journal?: string;
   cache?: string;
-  /** --cache-ttl, milliseconds (the CLI's parser reads the flag) */
+  /** --cache-ttl, milliseconds (the CLI's parser reads the flag): the cache's verdicts, and a journal's job (see openJournal) */
   cacheTtlMs: number;
+  /** a dry run: look, change nothing (an old journal is not begun afresh) */
+  readOnly?: boolean;
+  /** the clock, epoch ms; tests pass their own */
+  now?: () => number;
+  /** told once when a Redis cache stops answering mid-run (the run goes on without it) */
+  onCacheLost?: (line: string) => void;
 }
 
 export interface Stores {
@@ -29,15 +35,18 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
   if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);
-  const journal = flags.journal ? await openJournal(flags.journal, binding) : undefined;
+  const evidence = evidenceOf(job);
+  const now = flags.now ?? Date.now;
+  const age = { ttlMs, now, ...(flags.readOnly ? { readOnly: true } : {}) };
+  const journal = flags.journal ? await openJournal(flags.journal, binding, evidence, undefined, age) : undefined;
   let cache: Cache | undefined;
   try {
     cache = !flags.cache
       ? undefined
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
-        : await openCache(flags.cache, { ttlMs, binding });
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
+        : await openCache(flags.cache, { ttlMs, binding, evidence, now });
   } catch (err) {
     await journal?.close();
     throw err;

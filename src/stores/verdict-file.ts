@@ -6,23 +6,51 @@ export { syncDirectory };
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
-import { VerdictEncoder } from '../codec/verdict-encoding.js';
+import { VerdictEncoder, type Evidence } from '../codec/verdict-encoding.js';
+import { keptBy } from '../reason.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';
-const VERSION = 1;
+/**
+ * 2: each record carries its evidence and a checksum. A file begun by version
+ * 1 is still read (its records of the first format are asked again, see
+ * TailPool) and appended to.
+ */
+const VERSION = 2;
+const READABLE_VERSIONS: readonly unknown[] = [1, 2];
 
 export interface OpenedVerdictFile {
   appender: DurableAppender;
-  /** complete lines that could not be used (ignored; at worst re-sent) */
+  /** complete lines that `onLine` refused as damaged (ignored; their addresses are asked again) */
   badLines: number;
   /** bytes of a torn or damaged tail that were cut off before appending */
   repairedBytes: number;
+  /** the file was begun before `expiry.notBefore` and so begun afresh: when the old one was begun (epoch ms) */
+  restarted?: { began: number };
 }
 
-export function headerLine(kind: FileKind, binding: JobBinding): string {
-  return JSON.stringify({ mailsift: kind, version: VERSION, ...binding }) + '\n';
+/**
+ * A file whose verdicts all expire together, when the file was begun (a
+ * journal: see openJournal): its header records when, and a file begun before
+ * `notBefore` is begun afresh, none of its lines read.
+ */
+export interface Expiry {
+  /** epoch ms: now, recorded in a new header */
+  now: number;
+  /** epoch ms: a file begun before this is too old to reuse */
+  notBefore: number;
+  /** look, but change nothing (a dry run): an old file's lines are left unread, and the file as it is */
+  readOnly?: boolean;
 }
+
+export function headerLine(kind: FileKind, binding: JobBinding, began?: number): string {
+  const { engine, baseUrl, fingerprint } = binding;
+  // `began` in epoch seconds, as the cache's lines have their time
+  return JSON.stringify({ mailsift: kind, version: VERSION, engine, baseUrl, fingerprint, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) + '\n';
+}
+
+/** Stops a scan at the header of a file that is too old (see Expiry). */
+const TOO_OLD = Symbol('too old');
 
 /** What to do next, in words, for a file that belongs to someone else. */
 function elsewhere(kind: FileKind, path: string): string {
@@ -48,6 +76,7 @@ export async function openVerdictFile(
    * new line instead, and the fragment, if it stays one, is a damaged line
    */
   shared = false,
+  expiry?: Expiry,
 ): Promise<OpenedVerdictFile> {
   let fh: FileHandle;
   try {
@@ -58,24 +87,46 @@ export async function openVerdictFile(
     });
   }
   try {
-    if (!(await fh.stat()).isFile()) throw notRegular(kind, path);
+    const stat = await fh.stat();
+    if (!stat.isFile()) throw notRegular(kind, path);
     let header = false;
+    let began: number | undefined;
     const scan = await scanLines(fh, (line, index) => {
       if (index === 0) {
-        checkHeader(line, path, kind, binding);
+        const h = checkHeader(line, path, kind, binding);
         header = true;
+        if (expiry) {
+          // a file from before `began` was recorded: begun no later than the file system says it was
+          began = typeof h.began === 'number' && Number.isFinite(h.began) ? h.began * 1000 : stat.birthtimeMs > 0 ? stat.birthtimeMs : stat.mtimeMs;
+          if (began < expiry.notBefore) throw TOO_OLD;
+        }
         return true;
       }
       if (line === '') return true; // see `shared`
       return onLine(line);
+    }).catch((err: unknown) => {
+      if (err !== TOO_OLD) throw err;
+      return undefined;
     });
+    if (scan === undefined) {
+      // too old to reuse: begun afresh, as a new file is (a dry run only looks)
+      const restarted = { began: began! };
+      if (!expiry!.readOnly) {
+        await fh.truncate(0);
+        const appender = new DurableAppender(fh, `--${kind} ${path}`);
+        await appender.append(headerLine(kind, binding, expiry!.now));
+        await appender.flush();
+        return { appender, badLines: 0, repairedBytes: 0, restarted };
+      }
+      return { appender: new DurableAppender(fh, `--${kind} ${path}`), badLines: 0, repairedBytes: 0, restarted };
+    }
     if (!header && scan.size > 0) await checkTornHeader(fh, scan.size, path, kind);
     const torn = scan.goodEnd < scan.size;
     if (torn && !shared) await fh.truncate(scan.goodEnd);
     const appender = new DurableAppender(fh, `--${kind} ${path}`);
     if (torn && shared && header) await appender.append('\n');
     if (!header) {
-      await appender.append(headerLine(kind, binding));
+      await appender.append(headerLine(kind, binding, expiry?.now));
       await appender.flush();
       await syncDirectory(path);
     }
@@ -86,28 +137,25 @@ export async function openVerdictFile(
   }
 }
 
-/** A verdict line parsed, or undefined when it is not JSON or not an array (a damaged line). */
-export function parseEntry(line: string): unknown[] | undefined {
-  try {
-    const entry: unknown = JSON.parse(line);
-    return Array.isArray(entry) ? entry : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * A store's record() and close() on its file: each finished batch appended in
- * one write, its lines prefixed with `stamp()` when given (the cache's time);
+ * A store's record() and close() on its file: what its kind keeps of each
+ * finished batch (keptBy), appended in one write, as verdicts resting on
+ * `evidence`, its lines prefixed with `stamp()` when given (the cache's time);
  * closed once, the file first, then `release` (its lock, its registration)
  * whatever happened.
  */
-export function appending(appender: DurableAppender, release: () => Promise<void>, stamp?: () => number): Pick<KnownVerdicts, 'record' | 'close'> {
+export function appending(
+  kind: FileKind,
+  appender: DurableAppender,
+  evidence: Evidence,
+  release: () => Promise<void>,
+  stamp?: () => number,
+): Pick<KnownVerdicts, 'record' | 'close'> {
   let closed = false;
-  const encoder = new VerdictEncoder();
+  const encoder = new VerdictEncoder(evidence);
   return {
     record(verdicts) {
-      const text = encoder.lines(verdicts, stamp?.());
+      const text = encoder.lines(verdicts.filter((v) => keptBy(kind, v)), stamp?.());
       return text ? appender.append(text) : Promise.resolve();
     },
     async close() {
@@ -124,7 +172,8 @@ export function appending(appender: DurableAppender, release: () => Promise<void
 
 // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
 function notRegular(kind: FileKind, path: string): UsageError {
-  return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
+  // nothing to delete: a device, a FIFO or a directory is not a file of ours (and /dev/null would keep nothing)
+  return new UsageError(`--${kind} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier --${kind})`);
 }
 
 /** Refuses early (before a lock file is made next to it) a path that exists and is no regular file. */
@@ -133,7 +182,7 @@ export async function checkRegularFile(path: string, kind: FileKind): Promise<vo
   if (st && !st.isFile()) throw notRegular(kind, path);
 }
 
-function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): void {
+function checkHeader(line: string, path: string, kind: FileKind, binding: JobBinding): Record<string, unknown> {
   let h: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(line);
@@ -147,11 +196,12 @@ function checkHeader(line: string, path: string, kind: FileKind, binding: JobBin
   if (h.mailsift !== kind) {
     throw new UsageError(`--${kind} ${path} is a mailsift ${String(h.mailsift)}, not a ${kind}; ${elsewhere(kind, path)}`);
   }
-  if (h.version !== VERSION) {
+  if (!READABLE_VERSIONS.includes(h.version)) {
     throw new UsageError(`--${kind} ${path} was written by another version of mailsift; ${elsewhere(kind, path)}`);
   }
   const diff = bindingDifference(h as Partial<JobBinding>, binding);
   if (diff) throw new UsageError(`--${kind} ${path} belongs to another job: ${diff}; ${elsewhere(kind, path)}`);
+  return h;
 }
 
 /**

@@ -20,5 +20,5 @@ export interface Progress extends RunProgress {
 }
 
 export function newProgress(now = Date.now()): Progress {
-  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, addressesReused: 0, inputDone: false, startedAt: now, addressesChecked: 0 };
+  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, rowsAnswered: 0, addressesReused: 0, inputDone: false, startedAt: now, addressesChecked: 0 };
 }

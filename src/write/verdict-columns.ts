@@ -1,6 +1,22 @@
 import type { Reason } from '../reason.js';
-import { defusedCsvCell } from './csv-cell.js';
+import { cellWriters } from './csv-cell.js';
 import type { Verdict } from '../verdict.js';
+
+/** A verdict with its reason (see reasonOf). */
+export interface ReasonedVerdict {
+  verdict: Verdict;
+  reason: Reason | '';
+}
+
+/**
+ * What one checked cell came to, for a row with several addresses: the
+ * verdict of its address — of the deciding one when it lists several (see
+ * pipeline/row-verdict.ts), each address's then in `addresses` —, or
+ * `empty` for an empty cell.
+ */
+export interface CheckedCell extends ReasonedVerdict {
+  addresses?: readonly ReasonedVerdict[];
+}
 
 /** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
 export const VERDICT_COLUMNS = [
@@ -52,35 +68,57 @@ export function verdictValue(v: Verdict, column: VerdictColumn, reason: Reason |
   return VALUES[column](v, reason);
 }
 
-/**
- * Each appended column as a CSV cell; an unknown value is an empty cell. Only
- * the text from elsewhere can need quoting or defusing; the rest are statuses,
- * reasons, booleans and numbers.
- */
-const CELLS = Object.fromEntries(
-  VERDICT_COLUMNS.map((column) => {
-    const value = VALUES[column];
-    const cell = FROM_ELSEWHERE.has(column)
-      ? (v: Verdict, reason: Reason | ''): string => {
-          const x = value(v, reason);
-          return x === undefined ? '' : defusedCsvCell(String(x));
-        }
-      : (v: Verdict, reason: Reason | ''): string => cellText(value(v, reason));
-    return [column, cell];
-  }),
-) as Record<VerdictColumn, (v: Verdict, reason: Reason | '') => string>;
-const ROW_CELLS = VERDICT_COLUMNS.map((column) => CELLS[column]);
-
-/** One appended column as a CSV cell. */
-export function verdictCell(v: Verdict, column: VerdictColumn, reason: Reason | ''): string {
-  return CELLS[column](v, reason);
+/** Each appended column as a CSV cell, and the full row's tail: made once per delimiter. */
+interface CsvCells {
+  cell: Record<VerdictColumn, (v: Verdict, reason: Reason | '') => string>;
+  tail: (v: Verdict, reason: Reason | '') => string;
 }
 
-/** Every appended column as CSV text, leading comma included: the full row's tail. */
-export function verdictCsv(v: Verdict, reason: Reason | ''): string {
-  let text = '';
-  for (let i = 0; i < ROW_CELLS.length; i++) text += ',' + ROW_CELLS[i]!(v, reason);
-  return text;
+const csvCells = new Map<string, CsvCells>();
+
+/**
+ * Each appended column as a CSV cell in a file of `delimiter`; an unknown
+ * value is an empty cell. Only the text from elsewhere can need quoting or
+ * defusing; the rest are statuses, reasons, booleans and numbers.
+ */
+function cellsFor(delimiter: string): CsvCells {
+  let cells = csvCells.get(delimiter);
+  if (cells !== undefined) return cells;
+  const { plain, defused } = cellWriters(delimiter);
+  // a letter, digit or sign as the delimiter (a `sep=` line may name any) can be in a status or a number
+  const ours = /[\w.+-]/.test(delimiter) ? (x: CellValue): string => plain(cellText(x)) : cellText;
+  const cell = Object.fromEntries(
+    VERDICT_COLUMNS.map((column) => {
+      const value = VALUES[column];
+      const write = FROM_ELSEWHERE.has(column)
+        ? (v: Verdict, reason: Reason | ''): string => {
+            const x = value(v, reason);
+            return x === undefined ? '' : defused(String(x));
+          }
+        : (v: Verdict, reason: Reason | ''): string => ours(value(v, reason));
+      return [column, write];
+    }),
+  ) as CsvCells['cell'];
+  const row = VERDICT_COLUMNS.map((column) => cell[column]);
+  const tail = (v: Verdict, reason: Reason | ''): string => {
+    let text = '';
+    for (let i = 0; i < row.length; i++) text += delimiter + row[i]!(v, reason);
+    return text;
+  };
+  cells = { cell, tail };
+  csvCells.set(delimiter, cells);
+  return cells;
+}
+
+/** Every appended column as CSV text in a file of `delimiter`, leading delimiter included: the full row's tail. Looked up once by a writer, not per row. */
+export function csvRowTail(delimiter: string): (v: Verdict, reason: Reason | '') => string {
+  return cellsFor(delimiter).tail;
+}
+
+/** The cell writer of one appended column in a file of `delimiter`. */
+export function csvVerdictCell(delimiter: string): (v: Verdict, column: VerdictColumn, reason: Reason | '') => string {
+  const { cell } = cellsFor(delimiter);
+  return (v, column, reason) => cell[column](v, reason);
 }
 
 /**
@@ -104,25 +142,83 @@ export function resultObject(v: Verdict, reason: Reason | '', input?: Record<str
 }
 
 /**
- * How a table's other cells are named in a result's `input`: by their header,
- * `column N` for a nameless one, `name (N)` for a name seen before — so no
- * cell is lost to a clash. Undefined when there is no other column.
+ * How a table's other cells are named in a result's `input`, so that every
+ * cell has a key of its own: a name keeps its header the first time it
+ * appears; a nameless column is `column N`, a name seen before `name (N)` (N
+ * its column number), and where that too is some column's name, ` (2)`, ` (3)`
+ * … is added until it is free. Undefined when there is no other column.
  */
-export function inputKeys(header: readonly string[], emailColumn: number): (string | undefined)[] | undefined {
-  if (header.length <= 1) return undefined;
-  const seen = new Set<string>();
-  return header.map((name, i) => {
-    if (i === emailColumn) return undefined;
-    let key = name === '' ? `column ${i + 1}` : name;
-    if (seen.has(key)) key = `${key} (${i + 1})`;
-    seen.add(key);
-    return key;
+export function inputKeys(header: readonly string[], checked: number | readonly number[]): (string | undefined)[] | undefined {
+  const skip = typeof checked === 'number' ? [checked] : checked;
+  if (header.length <= skip.length) return undefined;
+  const keys: (string | undefined)[] = header.map(() => undefined);
+  const taken = new Set<string>();
+  // first, each name where it first appears: a later `a (4)` must not take the name of column 4's own `a (4)`
+  header.forEach((name, i) => {
+    if (!skip.includes(i) && name !== '' && !taken.has(name)) {
+      taken.add(name);
+      keys[i] = name;
+    }
   });
+  header.forEach((name, i) => {
+    if (skip.includes(i) || keys[i] !== undefined) return;
+    const base = name === '' ? `column ${i + 1}` : `${name} (${i + 1})`;
+    let key = base;
+    for (let n = 2; taken.has(key); n++) key = `${base} (${n})`;
+    taken.add(key);
+    keys[i] = key;
+  });
+  return keys;
 }
 
-/** The row's other cells, exactly as read, under `keys` (see inputKeys). */
+/**
+ * What a result object says beyond one verdict (JSON, NDJSON): the checked
+ * cell as read (`cell`) when it is more than the address checked — a
+ * name-addr, a `mailto:` URI, a list —; each address's result for a cell
+ * that lists several (`addresses`); and with several checked columns, each
+ * one's result by its name (`columns`), the row's own being the deciding one.
+ */
+export function withCells(
+  out: Record<string, unknown>,
+  fields: readonly string[],
+  v: Verdict,
+  header: readonly string[],
+  checked: readonly number[] | undefined,
+  cells: readonly CheckedCell[] | undefined,
+): Record<string, unknown> {
+  if (checked === undefined) return out;
+  if (checked.length === 1) {
+    const raw = fields[checked[0]!];
+    if (raw !== undefined && raw.trim() !== v.email) out.cell = raw;
+    const addresses = cells?.[0]?.addresses;
+    if (addresses) out.addresses = addresses.map((a) => resultObject(a.verdict, a.reason));
+    return out;
+  }
+  if (cells === undefined) return out;
+  const seen = new Set<string>();
+  out.columns = Object.fromEntries(
+    checked.map((col, k) => {
+      let key = header[col] || `column ${col + 1}`;
+      if (seen.has(key)) key = `${key} (${col + 1})`;
+      seen.add(key);
+      const c = cells[k]!;
+      const one = resultObject(c.verdict, c.reason);
+      const raw = fields[col] ?? '';
+      if (raw.trim() !== c.verdict.email) one.cell = raw;
+      if (c.addresses) one.addresses = c.addresses.map((a) => resultObject(a.verdict, a.reason));
+      return [key, one];
+    }),
+  );
+  return out;
+}
+
+/**
+ * The row's other cells, exactly as read, under `keys` (see inputKeys), in an
+ * object without a prototype: a header named `__proto__` is a key like any
+ * other, not the object's prototype (JSON.stringify writes it as one).
+ */
 export function inputObject(keys: readonly (string | undefined)[], fields: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   for (let i = 0; i < fields.length; i++) {
     // a cell past the header (a ragged row) is kept too
     const k = i < keys.length ? keys[i] : `column ${i + 1}`;

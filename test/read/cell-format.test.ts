@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinFormat, compileFormat, formatIsoDate, formatNumber } from '../../src/read/cell-format.js';
+import { builtinFormat, compileFormat, formatIsoDate, formatNumber, formatText } from '../../src/read/cell-format.js';
 
 // A number cell as Excel shows it: format code, stored value → text.
 const cases: [string, number, string][] = [
@@ -113,5 +113,57 @@ describe('as Excel shows them', () => {
     expect(formatNumber(0.75, compileFormat('h:mm'), false)).toBe('18:00:00');
     expect(formatNumber(1.5, compileFormat('[h]:mm'), false)).toBe('36:00:00');
     expect(formatNumber(2.25, compileFormat('[h]:mm:ss'), false)).toBe('54:00:00');
+  });
+});
+
+// What Gnumeric (ssconvert, format=preserve) and LibreOffice (CSV "as shown")
+// both show for these cells, in mailsift's documented forms: times as
+// HH:MM:SS (24-hour), durations with their hours and sign.
+describe('as the spreadsheet shows them: times, empty sections, big numbers', () => {
+  const shown: [string, number, string][] = [
+    // a time-only format on a date-time: the time of day, not 1087746 hours
+    ['h:mm', 45322.75, '18:00:00'],
+    ['mm:ss', 45322.75, '18:00:00'],
+    ['h:mm AM/PM', 45322.75, '18:00:00'],
+    ['h:mm:ss', 45322.75, '18:00:00'],
+    ['hh:mm:ss', 45322.5 + 1 / 86400, '12:00:01'],
+    ['h:mm', -0.25, '18:00:00'],
+    // an elapsed format keeps the hours past a day, and the sign
+    ['[h]:mm', 45322.75, '1087746:00:00'],
+    ['[h]:mm:ss', 1.5, '36:00:00'],
+    ['[mm]:ss', 1.5, '36:00:00'],
+    ['[h]:mm', 0.0625, '01:30:00'],
+    ['[h]:mm', -0.5, '-12:00:00'],
+    ['[h]:mm:ss', -1.25, '-30:00:00'],
+    // empty sections hide what they are for; the others still apply
+    ['0;-0;;@', 2.5, '3'],
+    ['0;-0;;@', -2.5, '-3'],
+    ['0;-0;;@', 0, ''],
+    [';;;', 5, ''],
+    [';;;', -5, ''],
+    [';;;', 0, ''],
+    ['0.00;', -3, ''],
+    ['0.00;', 3, '3.00'],
+    ['0.00;;', 0, ''],
+    ['0;"neg"', -3, 'neg'],
+    ['0;-0;"zero"', 0, 'zero'],
+    // 1E+21 and past: the format still applies, every digit written
+    ['0', 1e21, '1000000000000000000000'],
+    ['0%', 1e21, '100000000000000000000000%'],
+    ['0', 1.5e22, '15000000000000000000000'],
+    ['#,##0', 1e21, '1,000,000,000,000,000,000,000'],
+  ];
+  it.each(shown)('%s: %d → %j', (code, value, text) => {
+    expect(formatNumber(value, compileFormat(code), false)).toBe(text);
+  });
+
+  it('a text cell through the text section: hidden by ;;; or an empty fourth section, placed by @', () => {
+    expect(formatText('jane@x.test', compileFormat(';;;'))).toBe('');
+    expect(formatText('jane@x.test', compileFormat('0;-0;0;'))).toBe('');
+    expect(formatText('jane@x.test', compileFormat('0;-0;;@'))).toBe('jane@x.test');
+    expect(formatText('jane', compileFormat('"x"@'))).toBe('xjane');
+    expect(formatText('42A', compileFormat('"ID "@'))).toBe('ID 42A');
+    expect(formatText('jane', compileFormat('0.00'))).toBe('jane');
+    expect(formatText('jane', compileFormat('@'))).toBe('jane');
   });
 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { BIN, type CliResult } from '../support/run-cli.js';
 import type { FaultServer } from '../support/fault-server.js';
+import type { Verdict } from '../../src/verdict.js';
 
 /** interruption moments are random but reproducible from a seed */
 export { seeded } from '../support/fault-server.js';
@@ -102,3 +103,13 @@ export async function settled(server: FaultServer): Promise<void> {
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** a verdict the test server would never give (risky, 0.42, provider `cached`): reuse shows in the output */
+export const cachedVerdict = (email: string): Verdict => ({
+  email,
+  isValid: true,
+  status: 'risky',
+  confidence: 0.42,
+  provider: 'cached',
+  details: { syntax: true, domain: email.slice(email.indexOf('@') + 1), mx: true, disposable: false, role: false },
+});

@@ -19,6 +19,16 @@ import { join } from 'node:path';
  *   127.0.20.6  a small TCP proxy to 127.0.20.1 that holds the server's
  *               greeting `holdSeconds`, every time (a tarpit that never relents)
  *   127.0.20.9  nothing listens: a dead MX host
+ * and, for how replies are read (REPLIES):
+ *   127.0.20.10 reject_unverified_sender with a 550: Postfix probes the
+ *               sender's domain (PROBED_DOMAIN, routed to 127.0.20.11) and
+ *               refuses every RCPT quoting that server's "User unknown"
+ *   127.0.20.11 plain, under another name: the server the sender probe asks
+ *   127.0.20.12 smtpd_tls_security_level = encrypt (a throwaway certificate
+ *               made by openssl at start): nothing before STARTTLS
+ *   127.0.20.13 smtputf8_enable = yes (announces SMTPUTF8)
+ *   127.0.20.14 smtputf8_enable = no
+ *   127.0.20.15 as 127.0.20.10, and the null sender refused too (an access map on `<>`)
  * It needs root (port 25, Postfix's own users); `postfixMissing()` says why
  * the suite cannot run, for a visible skip. `stop()` ends everything started
  * (also when start failed half-way) and removes the directory.
@@ -33,6 +43,19 @@ export const LAB = {
   dead: '127.0.20.9',
 };
 
+/** The listeners for how replies are read (see above); kept apart from LAB's. */
+export const REPLIES = {
+  verifySender: '127.0.20.10',
+  probed: '127.0.20.11',
+  tls: '127.0.20.12',
+  utf8: '127.0.20.13',
+  noUtf8: '127.0.20.14',
+  strictSender: '127.0.20.15',
+};
+
+/** the domain whose addresses 127.0.20.10 verifies as senders: it has no mailbox, so every one is undeliverable */
+export const PROBED_DOMAIN = 'sender.lab.test';
+
 const POSTFIX = '/usr/sbin/postfix';
 const POSTGREY = '/usr/sbin/postgrey';
 
@@ -41,6 +64,7 @@ export function postfixMissing(): string | undefined {
   if (process.platform !== 'linux') return 'not Linux';
   if (!existsSync(POSTFIX)) return `${POSTFIX} is not installed (apt-get install postfix postgrey)`;
   if (!existsSync(POSTGREY)) return `${POSTGREY} is not installed (apt-get install postgrey)`;
+  if (spawnSync('openssl', ['version']).status !== 0) return 'openssl is not installed (apt-get install openssl): the lab makes a certificate for STARTTLS';
   if (userInfo().uid !== 0) return 'not root (Postfix binds port 25 and runs as its own users)';
   if (spawnSync('id', ['postfix']).status !== 0) return 'no postfix user';
   return undefined;
@@ -86,13 +110,24 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
   const stop = async () => {
     for (const s of sockets) s.destroy();
     if (holder) await new Promise((r) => holder!.close(r));
-    if (started) spawnSync(POSTFIX, ['-c', etc, 'stop'], { stdio: 'ignore', timeout: 20_000 });
+    if (started) {
+      const master = masterPid(dir);
+      spawnSync(POSTFIX, ['-c', etc, 'stop'], { stdio: 'ignore', timeout: 20_000 });
+      // start-fg runs the master as a child of postfix-script, which the SIGTERM below
+      // does not reach: when `postfix stop` fails or times out (a loaded machine), the
+      // master would live on, holding the lab's addresses for every later run
+      if (master !== undefined) await endProcess(master);
+    }
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
     if (!process.env.MAILSIFT_KEEP_LAB) rmSync(dir, { recursive: true, force: true });
   };
 
   try {
+    // a lab still running (an earlier run's, another worktree's) would answer in this one's place
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES)]) {
+      if (await listening(addr, 25)) throw new Error(`${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`);
+    }
     // postgrey first: Postfix asks it for every RCPT on the greylisting host
     greyPort = await freePort();
     writeFileSync(join(dir, 'grey-empty'), '');
@@ -112,6 +147,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
       throw new Error(`${err.message}: ${greyErr}`);
     });
 
+    const replies = replyListeners(etc);
     const domains = [...new Set(o.mailboxes.map((m) => m.slice(m.lastIndexOf('@') + 1)))];
     writeFileSync(join(etc, 'vmailbox'), o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@'))}/\n`).join(''));
     writeFileSync(
@@ -131,7 +167,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         'smtpd_banner = $myhostname ESMTP',
         'smtpd_peername_lookup = no',
         'biff = no',
-        `virtual_mailbox_domains = ${domains.join(' ')}`,
+        `virtual_mailbox_domains = ${[...domains, PROBED_DOMAIN].join(' ')}`,
         `virtual_mailbox_maps = texthash:${join(etc, 'vmailbox')}`,
         `virtual_mailbox_base = ${join(dir, 'mail')}`,
         `virtual_uid_maps = static:${uid('postfix')}`,
@@ -151,6 +187,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         'postscreen_cache_map = btree:$data_directory/postscreen_cache',
         // a client that waited once is let straight through for this long: each session waits again
         'postscreen_greet_ttl = 1s',
+        ...replies.mainCf,
         '',
       ].join('\n'),
     );
@@ -182,6 +219,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         'anvil unix - - n - 1 anvil',
         'scache unix - - n - 1 scache',
         'postlog unix-dgram n - n - 1 postlogd',
+        ...replies.masterCf,
         '',
       ].join('\n'),
     );
@@ -189,7 +227,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
     children.push(master);
     started = true;
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit]) {
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, ...Object.values(REPLIES)]) {
       await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
         throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
       });
@@ -200,6 +238,46 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     throw err;
   }
   return { dir, log: () => readLog(dir), sessions: () => countSessions(readLog(dir)), stop };
+}
+
+/**
+ * The main.cf and master.cf lines of the REPLIES listeners, and their
+ * throwaway certificate (openssl, a P-256 key: made in a few milliseconds).
+ */
+function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
+  const key = join(etc, 'tls-key.pem');
+  const cert = join(etc, 'tls-cert.pem');
+  const made = spawnSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=mx-tls.lab.test', '-keyout', key, '-out', cert],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
+  if (made.status !== 0) throw new Error(`openssl could not make the lab's certificate: ${made.stderr}`);
+  writeFileSync(join(etc, 'transport'), `${PROBED_DOMAIN} smtp:[${REPLIES.probed}]:25\n`);
+  writeFileSync(join(etc, 'null-sender'), '<> REJECT null sender not accepted here\n');
+  const svc = (addr: string, extra: string) => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
+  return {
+    mainCf: [
+      `transport_maps = texthash:${join(etc, 'transport')}`,
+      // a probe's answer is waited for in the RCPT (1 s, 3 times) instead of a 450 "verification in progress"
+      'address_verify_poll_delay = 1s',
+      `smtpd_tls_cert_file = ${cert}`,
+      `smtpd_tls_key_file = ${key}`,
+      `strict_sender_restrictions = reject_unverified_sender, check_sender_access texthash:${join(etc, 'null-sender')}`,
+    ],
+    masterCf: [
+      svc(REPLIES.verifySender, ' -o smtpd_sender_restrictions=reject_unverified_sender -o unverified_sender_reject_code=550'),
+      // another name, or the sender probe's client would see its own name and call it a mail loop
+      svc(REPLIES.probed, ' -o myhostname=mx-probed.lab.test'),
+      // loglevel 1: the log says when a session went over TLS
+      svc(REPLIES.tls, ' -o smtpd_tls_security_level=encrypt -o smtpd_tls_loglevel=1'),
+      svc(REPLIES.utf8, ' -o smtputf8_enable=yes'),
+      svc(REPLIES.noUtf8, ' -o smtputf8_enable=no'),
+      svc(REPLIES.strictSender, ' -o smtpd_sender_restrictions=$strict_sender_restrictions -o unverified_sender_reject_code=550'),
+      'smtp unix - - n - - smtp',
+      'tlsmgr unix - - n 1000? 1 tlsmgr',
+    ],
+  };
 }
 
 /** `postfix/<addr>/smtpd[pid]: connect from` … `disconnect from`: sessions per host, and the most at once. */
@@ -267,6 +345,45 @@ function freePort(): Promise<number> {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
     });
+  });
+}
+
+/** The lab's master daemon, from the pid file it writes in its queue directory. */
+function masterPid(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'spool', 'pid', 'master.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** SIGTERM (the master ends its daemons), then SIGKILL after 5 s; bounded. */
+async function endProcess(pid: number): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** Whether something accepts connections on host:port now. */
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s: Socket = connect({ host, port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
   });
 }
 

@@ -156,6 +156,43 @@ describe('ProgressDisplay', () => {
     expect(Math.max(...etas)).toBeLessThanOrEqual(21);
   });
 
+  it('one slow batch: the line moves with the answers, and the ETA follows their recent rate', async () => {
+    // 400,000 rows in batches of 1,000, one answered a second; batch 52 takes 55 s more,
+    // so no row after it can be written meanwhile (13%) while 54,000 answers come in.
+    // The last row is written at 400 s. Reading is held 66 batches ahead of the writing.
+    const tty = new FakeTty();
+    const rows = 400_000;
+    const answeredAt = (b: number): number => (b === 52 ? 107 : 1 + b);
+    const progress = { ...newProgress(T0), inputBytes: { read: 0, total: rows * 20 } };
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    await display.start();
+    const seen: { t: number; percent: number; eta?: number }[] = [];
+    for (let ms = 150; ms <= 399_000; ms += 150) {
+      now = T0 + ms;
+      const t = ms / 1000;
+      let written = 0;
+      while (written < rows && answeredAt(written / 1000) <= t) written += 1000;
+      const read = Math.min(rows, written + 66_000);
+      let answered = 0;
+      for (let b = 0; b < read / 1000; b++) if (answeredAt(b) <= t) answered += 1000;
+      Object.assign(progress, { rowsRead: read, addressesQueued: read, addressesDone: answered, rowsAnswered: answered, rowsWritten: written, inputDone: read === rows });
+      progress.inputBytes.read = read * 20;
+      vi.advanceTimersByTime(150);
+      if (ms % 3000 !== 0) continue;
+      const line = tty.text.slice(tty.text.lastIndexOf('% · ') - 3);
+      const eta = /ETA (?:(\d+) min ?)?(?:(\d+) s)?/.exec(line);
+      seen.push({ t, percent: Number(/(\d+)% · /.exec(line)![1]), ...(eta ? { eta: Number(eta[1] ?? 0) * 60 + Number(eta[2] ?? 0) } : {}) });
+    }
+    display.stop();
+    // while batch 52 is out (53 s to 107 s), the percentage follows the answers
+    const during = seen.filter((s) => s.t > 60 && s.t < 105);
+    expect(during.at(0)!.percent).toBeLessThan(during.at(-1)!.percent);
+    expect(during.at(-1)!.percent).toBeGreaterThanOrEqual(25);
+    // and from 10 s on, the ETA is never far from the truth (400 s - t): not "40 min" with seconds to go
+    const wrong = seen.filter((s) => s.t >= 10).filter((s) => s.eta === undefined || Math.abs(s.eta - (400 - s.t)) > Math.max(5, 0.15 * (400 - s.t)));
+    expect(wrong).toEqual([]);
+  });
+
   it('never draws a line wider than the terminal: a wrapped line would be left behind when the line is erased', async () => {
     const tty = new FakeTty(true, 80);
     const progress = { ...newProgress(T0), rowsRead: 57_337, addressesQueued: 1000, addressesDone: 1000, rateLimitWaitUntil: T0 + 7_000 };

@@ -22,13 +22,15 @@
  *     accepts anything, so its 250 proves nothing), after disposable/role;
  *   - accepted by a domain that is not catch-all → valid, with more confidence;
  *   - undetermined (port 25 blocked, timeouts, a dropped connection, a block
- *     of the checker's IP, greylisting that outlasted the retry, a provider
- *     known to accept everything) → unknown, after invalid and risky: the user
- *     asked about the mailbox, and DNS's `valid` would be a guess about it
- *     (issue 31). A blocked checker is not evidence either way. `smtpFailure`
- *     says why (unreachable, timeout, greylisted, blocked), so the row can
- *     carry the reason; a provider that accepts everything has none (the
- *     reason is then `unverifiable`). Serve's answers past `--smtp-deadline`,
+ *     of the checker's IP, greylisting that outlasted the retry, our reverse
+ *     path refused and `<>` too, a non-ASCII local part and a server without
+ *     SMTPUTF8, a provider known to accept everything) → unknown, after
+ *     invalid and risky: the user asked about the mailbox, and DNS's `valid`
+ *     would be a guess about it. A blocked checker is not evidence
+ *     either way. `smtpFailure` says why (unreachable, timeout, greylisted,
+ *     blocked, sender-refused, no-utf8), so the row can carry the reason; a
+ *     provider that accepts everything has none (the reason is then
+ *     `unverifiable`). Serve's answers past `--smtp-deadline`,
  *     or past its queue of pending checks, were not checked at all: they
  *     stay what DNS and the lists decided.
  *

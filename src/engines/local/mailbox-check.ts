@@ -11,8 +11,6 @@ export interface MailboxCheckOptions {
   onChecked?: (indexes: Iterable<number>) => void;
 }
 
-const ASCII_LOCAL = /^[\x21-\x7e ]+$/;
-
 /**
  * The mailbox check of a batch, after DNS: its addresses grouped per domain,
  * one job per domain with a usable (or implicit) MX; each address's finding
@@ -31,9 +29,7 @@ export async function askMailServers(
   checks.forEach((c, i) => {
     if (!c.syntax || c.literal || c.disposable || !c.domain) return;
     if (c.dns !== 'mx' && c.dns !== 'implicit-mx') return;
-    // A non-ASCII local part needs SMTPUTF8 (RFC 6531), which many servers
-    // lack and refuse with texts that read like "invalid address": not asked.
-    if (!ASCII_LOCAL.test(emails[i]!.slice(0, emails[i]!.lastIndexOf('@')))) return;
+    // a non-ASCII local part too: asked with SMTPUTF8 where the server has it, else left unknown (dialogue.ts)
     const list = byDomain.get(c.domain);
     if (list) list.push(i);
     else byDomain.set(c.domain, [i]);

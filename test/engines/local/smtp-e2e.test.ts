@@ -65,7 +65,7 @@ describe('validate --engine local --smtp, end to end', () => {
       'ann@OK.test', // a duplicate
       'ann@nxdomain.test', // never dialled
       'ann@mailinator.com', // disposable: never dialled
-      'jörg@ok.test', // a non-ASCII local part: not asked (SMTPUTF8)
+      'jörg@ok.test', // a non-ASCII local part: asked with SMTPUTF8, which the server announces
     ];
     writeFileSync(input, 'id,email\n' + rows.map((e, i) => `${i},${e}`).join('\n') + '\n');
     const before = smtp.sessions.length;
@@ -100,17 +100,18 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(pick('ann@OK.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('ann@nxdomain.test')).toEqual(['invalid', '0.95', '', '']);
     expect(pick('ann@mailinator.com')[2]).toBe('');
-    expect(pick('jörg@ok.test')).toEqual(['valid', '0.9', '', '']);
+    expect(pick('jörg@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
 
     const mine = smtp.sessions.slice(before);
     const rcpts = mine.flatMap((s) => s.commands).filter((l) => l.startsWith('RCPT'));
-    expect(rcpts.some((l) => /nxdomain|mailinator|jörg/i.test(l))).toBe(false);
+    expect(rcpts.some((l) => /nxdomain|mailinator/i.test(l))).toBe(false);
+    expect(mine.flatMap((s) => s.commands)).toContain('MAIL FROM:<> SMTPUTF8');
     expect(mine.flatMap((s) => s.commands).some((l) => /^DATA/i.test(l))).toBe(false);
     // every session that got past the banner ended with QUIT (the dropped one excepted: none here)
     for (const s of mine.filter((s) => s.commands.length > 0)) expect(s.commands.at(-1)).toBe('QUIT');
     expect(mine.every((s) => s.commands.filter((l) => l.startsWith('EHLO')).every((l) => l === 'EHLO checker.example'))).toBe(true);
     // every connection the servers saw, the silent one included, and no more
-    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+12 asked · 5 accepted · 2 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
+    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+13 asked · 6 accepted · 2 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
   });
 
   it('keeps to --smtp-per-host with many domains on one MX host', async () => {
@@ -140,13 +141,22 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([['valid', true], ['invalid', false]]);
   });
 
-  it('a journal written without --smtp is not reused by a run with it (nor the other way round)', async () => {
+  it('a journal written without --smtp is not reused by a run with it, which asks the mail server and says why; the other way round it is', async () => {
     const journal = join(dir, 'run.journal');
-    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'ann@ok.test\n' });
+    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(first.code).toBe(0);
-    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'ann@ok.test\n' });
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/belongs to another job: .*--smtp/);
+    expect(first.stdout).toMatch(/^unknown-abe@ok\.test,valid,/m);
+    const rcpts = () => smtp.commands().filter((c) => c === 'RCPT TO:<unknown-abe@ok.test>').length;
+    const asked = rcpts();
+    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^unknown-abe@ok\.test,invalid,mailbox_not_found,/m);
+    expect(again.stderr).toMatch(/^mailsift: --journal .*: 1 verdict rests on less than this run asks for \(made with --no-dns, or without --smtp\): asked again$/m);
+    expect(rcpts()).toBe(asked + 1);
+    const shallower = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    expect(shallower.code).toBe(0);
+    expect(shallower.stdout).toBe(again.stdout);
+    expect(rcpts()).toBe(asked + 1);
   });
 
   // --smtp needs the local engine, a bad --smtp-from, --smtp with --no-dns, a malformed proxy URL: test/cli/plan.test.ts

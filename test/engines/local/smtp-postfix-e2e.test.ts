@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
-import { LAB, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
+import { LAB, PROBED_DOMAIN, REPLIES, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
 import { runCli } from '../../support/run-cli.js';
+import { startSocksServer } from '../../support/socks5-server.js';
+import { post } from '../../serve/helpers.js';
+import { startServe } from '../../serve/spawn.js';
 
 // The mailbox check against real Postfix (Debian's package) and postgrey, on
 // loopback addresses only (test/support/postfix.ts), with the loopback DNS
@@ -29,6 +32,15 @@ const LIVE: Record<string, string[]> = {
 };
 const DEAD = ['dead1.test', 'dead2.test', 'dead3.test'];
 
+/** mailboxes behind the REPLIES listeners (how replies are read); `nobody*`, `nadié*` do not exist */
+const REPLY_LIVE: Record<string, string[]> = {
+  'verify.test': ['ann', 'bob'],
+  'strict.test': ['ann'],
+  'tls.test': ['ann', 'bob'],
+  'utf8.test': ['ann', 'josé'],
+  'noutf8.test': ['ann', 'josé'],
+};
+
 const ZONES: Record<string, Zone> = {
   'mx-plain.lab.test': { a: [LAB.plain] },
   'mx-limit.lab.test': { a: [LAB.limit] },
@@ -49,6 +61,16 @@ const ZONES: Record<string, Zone> = {
   // the first MX is dead: RFC 5321 says try the next
   'backup.test': mxTo('mx-dead.lab.test', 'mx-plain.lab.test'),
   ...Object.fromEntries(DEAD.map((d) => [d, mxTo('mx-dead.lab.test')])),
+  'mx-verify.lab.test': { a: [REPLIES.verifySender] },
+  'mx-strict.lab.test': { a: [REPLIES.strictSender] },
+  'mx-tls.lab.test': { a: [REPLIES.tls] },
+  'mx-utf8.lab.test': { a: [REPLIES.utf8] },
+  'mx-noutf8.lab.test': { a: [REPLIES.noUtf8] },
+  'verify.test': mxTo('mx-verify.lab.test'),
+  'strict.test': mxTo('mx-strict.lab.test'),
+  'tls.test': mxTo('mx-tls.lab.test'),
+  'utf8.test': mxTo('mx-utf8.lab.test'),
+  'noutf8.test': mxTo('mx-noutf8.lab.test'),
 };
 
 let lab: PostfixLab;
@@ -61,7 +83,7 @@ describe.skipIf(missing !== undefined)('the mailbox check against real Postfix a
     [lab, dns] = await Promise.all([
       startPostfixLab({
         // hold.test's host is a proxy to the plain one: kept out of the dirty list, whose sessions are counted per host
-        mailboxes: [...Object.entries(LIVE).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`)), 'ann@hold.test'],
+        mailboxes: [...[LIVE, REPLY_LIVE].flatMap((live) => Object.entries(live).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`))), 'ann@hold.test'],
         greyDelaySeconds: 2,
         greetWaitSeconds: 3,
         holdSeconds: 3,
@@ -130,4 +152,76 @@ describe.skipIf(missing !== undefined)('the mailbox check against real Postfix a
     const results = JSON.parse(r.stdout).results as { status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
     for (const res of results) expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['unknown', 'smtp_timeout', undefined, 'timeout']);
   }, 60_000);
+
+  describe('how replies are read: the sender, STARTTLS, SMTPUTF8', () => {
+    type Row = { email: string; status: string; reason: string; details: { smtp?: boolean; catchAll?: boolean; smtpFailure?: string } };
+    const validate = async (emails: string[], ...more: string[]) => {
+      const r = await runCli(['validate', '-', ...flags('--smtp-timeout', '5000', ...more)], { stdin: emails.join('\n') + '\n', timeoutMs: 60_000 });
+      expect(r.stderr).not.toMatch(/at .*\.js/);
+      expect(r.code, r.stderr).toBe(0);
+      const rows = JSON.parse(r.stdout).results as Row[];
+      return new Map(rows.map((row) => [row.email, [row.status, row.reason, row.details.smtp, row.details.smtpFailure ?? '']]));
+    };
+
+    it('a server that verifies the sender (reject_unverified_sender, 550): asked again with <>, live mailboxes valid, none called invalid; <> refused too: unknown', async () => {
+      const by = await validate(
+        ['ann@verify.test', 'bob@verify.test', 'nobody@verify.test', 'ann@strict.test', 'zed@strict.test'],
+        '--smtp-from', `verify@${PROBED_DOMAIN}`,
+      );
+      expect(by.get('ann@verify.test')).toEqual(['valid', '', true, '']);
+      expect(by.get('bob@verify.test')).toEqual(['valid', '', true, '']);
+      expect(by.get('nobody@verify.test')).toEqual(['invalid', 'mailbox_not_found', false, '']);
+      expect(by.get('ann@strict.test')).toEqual(['unknown', 'smtp_sender_refused', undefined, 'sender-refused']);
+      expect(by.get('zed@strict.test')).toEqual(['unknown', 'smtp_sender_refused', undefined, 'sender-refused']);
+      // what the servers did: refused the sender, quoting the probe of its domain; refused <> on the strict one
+      const log = lab.log();
+      expect(log).toMatch(new RegExp(`${REPLIES.verifySender.replace(/\./g, '\\.')}/smtpd\\[\\d+\\]: NOQUEUE: reject: RCPT from .*: 550 5\\.1\\.7 <verify@sender\\.lab\\.test>: Sender address rejected: undeliverable address: host ${REPLIES.probed.replace(/\./g, '\\.')}\\[.*said: 550 5\\.1\\.1`));
+      expect(log).toMatch(/NOQUEUE: reject: RCPT from .*: 554 5\.7\.1 <>: Sender address rejected: null sender not accepted here/);
+    }, 90_000);
+
+    it('STARTTLS: a server that requires it answers per mailbox; --smtp-tls require leaves a server without it unasked; through a SOCKS5 proxy too', async () => {
+      const by = await validate(['ann@tls.test', 'nobody@tls.test']);
+      expect(by.get('ann@tls.test')).toEqual(['valid', '', true, '']);
+      expect(by.get('nobody@tls.test')).toEqual(['invalid', 'mailbox_not_found', false, '']);
+      expect(lab.log()).toMatch(new RegExp(`${REPLIES.tls.replace(/\./g, '\\.')}/smtpd\\[\\d+\\]: Anonymous TLS connection established from`));
+      const required = await validate(['ann@tls.test', 'ann@utf8.test'], '--smtp-tls', 'require');
+      expect(required.get('ann@tls.test')).toEqual(['valid', '', true, '']);
+      expect(required.get('ann@utf8.test')).toEqual(['unknown', 'smtp_unreachable', undefined, 'unreachable']);
+      const socks = await startSocksServer();
+      try {
+        const proxied = await validate(['bob@tls.test', 'nobody2@tls.test'], '--smtp-tls', 'require', '--smtp-proxy', `socks5://127.0.0.1:${socks.port}`);
+        expect(proxied.get('bob@tls.test')).toEqual(['valid', '', true, '']);
+        expect(proxied.get('nobody2@tls.test')).toEqual(['invalid', 'mailbox_not_found', false, '']);
+        expect(socks.connects).toContain(`${REPLIES.tls}:25`);
+      } finally {
+        await socks.close();
+      }
+    }, 120_000);
+
+    it('SMTPUTF8: a non-ASCII local part is asked where the server announces it, and unknown where it does not — never valid from DNS alone', async () => {
+      const by = await validate(['josé@utf8.test', 'nadié@utf8.test', 'josé@noutf8.test', 'ann@noutf8.test']);
+      expect(by.get('josé@utf8.test')).toEqual(['valid', '', true, '']);
+      expect(by.get('nadié@utf8.test')).toEqual(['invalid', 'mailbox_not_found', false, '']);
+      expect(by.get('josé@noutf8.test')).toEqual(['unknown', 'smtp_no_utf8', undefined, 'no-utf8']);
+      expect(by.get('ann@noutf8.test')).toEqual(['valid', '', true, '']);
+    }, 90_000);
+
+    it('serve --smtp: the same for a non-ASCII local part (its SMTP path does not keep DNS\'s valid)', async () => {
+      const keys = join(dir, 'keys');
+      writeFileSync(keys, 'msk_lab_key\n');
+      const served = await startServe(
+        ['--keys-file', keys, '--dns-server', dns.address, '--smtp', '--smtp-port', '25', '--smtp-helo', 'checker.lab.test', '--smtp-timeout', '5000', '--smtp-allow-private'],
+        { dns: true },
+      );
+      try {
+        const ask = async (email: string) => (await post(served.url, '/api/validate', { email }, { key: 'msk_lab_key' })).json;
+        expect(await ask('josé@noutf8.test')).toMatchObject({ status: 'unknown', rawResponse: { smtp_failure: 'no-utf8' } });
+        expect(await ask('nadié@utf8.test')).toMatchObject({ status: 'invalid', details: { smtp: false } });
+        expect(await ask('josé@utf8.test')).toMatchObject({ status: 'valid', details: { smtp: true } });
+      } finally {
+        served.child.kill('SIGTERM');
+        await served.exit;
+      }
+    }, 90_000);
+  });
 });

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { SessionOutcome } from './dialogue.js';
+import type { SessionOutcome, TlsMode } from './dialogue.js';
 import type { ProviderRule } from './providers.js';
 import type { SocksProxy } from './proxy.js';
 import type { MailboxFinding, SessionBudget, SmtpCache } from './stores.js';
@@ -10,8 +10,10 @@ import type { SmtpFailure } from '../../../verdict.js';
 export interface SmtpCheckOptions {
   /** the name given in EHLO/HELO */
   helo: string;
-  /** the MAIL FROM reverse path; '' is the null path `<>` */
+  /** the MAIL FROM reverse path; '' is the null path `<>` (also what is asked with when a server refuses this one) */
   from: string;
+  /** STARTTLS when offered (default; the certificate is not verified), or required of every server */
+  tls?: TlsMode;
   port: number;
   /** per reply and per TCP/proxy handshake */
   timeoutMs: number;

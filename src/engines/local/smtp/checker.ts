@@ -18,6 +18,14 @@ export type { SessionOutcome } from './dialogue.js';
 
 const DEFAULT_TTL_MS = 30 * 60_000;
 const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', full: 'full' };
+/** why an answer that says nothing of the mailbox left it undetermined */
+const FAILURE: Partial<Record<RcptOutcome, SmtpFailure>> = {
+  blocked: 'blocked',
+  unclear: 'blocked',
+  sender: 'sender-refused',
+  starttls: 'unreachable',
+  'no-utf8': 'no-utf8',
+};
 
 /** one domain's progress through the check */
 interface DomainState {
@@ -182,7 +190,7 @@ export class SmtpChecker {
           }
           const mailbox = outcome && MAILBOX[outcome];
           if (mailbox) found.set(e, { mailbox });
-          else why.set(e, outcome === 'blocked' || outcome === 'unclear' ? 'blocked' : later.has(e) ? 'greylisted' : a.why);
+          else why.set(e, (outcome && FAILURE[outcome]) ?? (later.has(e) ? 'greylisted' : a.why));
           if (!mailbox && a.note) notes.set(e, a.note);
         }
         // only deferred addresses are asked again; the rest have their answer, or its absence

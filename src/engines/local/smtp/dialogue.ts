@@ -27,12 +27,21 @@ export interface DialogueEnd extends Attempt {
   problem?: string;
 }
 
+/**
+ * STARTTLS (RFC 3207): `opportunistic` uses it whenever the server offers it
+ * (or asks for it with a 530), as MTAs do, without verifying the certificate;
+ * `require` asks nothing of a server that does not offer it.
+ */
+export type TlsMode = 'opportunistic' | 'require';
+
 export interface DialogueOptions {
   helo: string;
   /** the MAIL FROM reverse path; '' is the null path `<>` */
   from: string;
   /** RCPT per transaction at most */
   maxRecipients: number;
+  /** STARTTLS; opportunistic when absent */
+  tls?: TlsMode;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -43,16 +52,37 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 }
 
 /** where the dialogue is: the command it sends next */
-type Step = 'hello' | 'mail' | 'rcpt' | 'rset';
+type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
+
+/** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The keywords of an EHLO reply (its lines after the first), in upper case. */
+function keywords(hello: Reply): Set<string> {
+  return new Set(hello.lines.slice(1).map((l) => l.split(/\s+/)[0]!.toUpperCase()));
+}
 
 /**
  * The dialogue after the banner, as a small state machine: EHLO (HELO for an
- * old server), then transactions of MAIL FROM and up to `maxRecipients` RCPT
- * TO, RSET between them — never DATA. Replies that end the session early leave
- * the recipients not yet answered in `later` (a 4xx, 421) or unanswered (a
- * block of the checker, a timeout, a dropped connection, a protocol error:
- * never evidence). A protocol error also throws away what this session
- * answered: once replies may have slipped, none of them is believed.
+ * old server); STARTTLS when the server offers it, then EHLO again; then
+ * transactions of MAIL FROM and up to `maxRecipients` RCPT TO, RSET between
+ * them — never DATA. Replies that end the session early leave the recipients
+ * not yet answered in `later` (a 4xx, 421) or unanswered (a block of the
+ * checker, a timeout, a dropped connection, a protocol error: never
+ * evidence). A protocol error also throws away what this session answered:
+ * once replies may have slipped, none of them is believed.
+ *
+ * A refusal of the reverse path, or a policy refusal, at MAIL FROM or at a
+ * RCPT, says nothing about the mailbox: the transaction is tried again with
+ * the null reverse path `<>` (RFC 5321 §4.5.5, which servers must accept;
+ * Postfix's reject_unverified_sender does not verify it), from that recipient
+ * on; recipients already answered keep their answers. Refused again, the
+ * rest are undetermined (`sender-refused`, or `blocked` for a policy).
+ *
+ * A non-ASCII local part is asked with `MAIL FROM:<...> SMTPUTF8` when the
+ * server announces SMTPUTF8, and not asked at all when it does not (`no-utf8`):
+ * such a server may accept it and bounce later, or refuse it as if it were
+ * unknown.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -60,15 +90,43 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** answered 4xx in this session: asked again later */
   const deferred: string[] = [];
   let problem: string | undefined;
-  const stop = (step: StepOutcome, reply?: Reply): DialogueEnd => {
+  /** the reverse path: the one given, then `<>` once the server refused it */
+  let from = o.from;
+  /** the server's EHLO keywords; none after HELO */
+  let ext = new Set<string>();
+  /** STARTTLS: asked for by the server (a 530), or refused by it when offered */
+  let tlsAsked = false;
+  let tlsRefused = false;
+  /** where RSET leads */
+  let afterRset: Step = 'mail';
+  const stop = (step: StepOutcome, reply?: Reply, why?: SmtpFailure, note?: string): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
-    const why: SmtpFailure = step === 'blocked' || step === 'failed' ? (reply ? 'blocked' : 'unreachable') : 'greylisted';
+    why ??=
+      step === 'temporary' ? 'greylisted'
+      : step === 'sender' ? 'sender-refused'
+      : step === 'blocked' || (step === 'failed' && reply) ? 'blocked'
+      : 'unreachable';
     const end: DialogueEnd = { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred, why, ended };
-    if (reply) {
-      end.note = end.problem = `${host}: ${showReply(reply)}`;
-      if (isBusy(reply) || reply.code === 421) end.host = 'busy';
+    if (reply || note) {
+      end.note = end.problem = `${host}: ${note ?? showReply(reply!)}`;
+      if (reply && (isBusy(reply) || reply.code === 421)) end.host = 'busy';
     } else if (problem) end.problem = problem;
     return end;
+  };
+  const done = (): DialogueEnd => ({ outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) });
+  /** after EHLO (and STARTTLS): the addresses this server cannot be asked about are set aside */
+  const ready = (): Step => {
+    if (!ext.has('SMTPUTF8')) {
+      for (let i = queue.length - 1; i >= 0; i--) {
+        if (NON_ASCII.test(queue[i]!)) outcomes.set(queue.splice(i, 1)[0]!, 'no-utf8');
+      }
+    }
+    return 'mail';
+  };
+  /** the reverse path refused (or a policy refusal): `<>` from now on */
+  const toNullPath = (reply: Reply) => {
+    problem = `${host}: ${showReply(reply)} (MAIL FROM:<${from}>; asked again with the null reverse path <>)`;
+    from = '';
   };
 
   const banner = classifyStep(greeting);
@@ -80,34 +138,64 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
       switch (step) {
         case 'hello': {
           let hello = await session.command(`EHLO ${o.helo}`);
+          ext = hello.code === 250 ? keywords(hello) : new Set();
           // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
           if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
           if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
-          step = 'mail';
+          if (!session.secure && !tlsRefused && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
+          else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
+          else step = ready();
+          break;
+        }
+        case 'starttls': {
+          const reply = await session.command('STARTTLS');
+          if (reply.code !== 220) {
+            if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
+            // offered, then refused: opportunistic TLS goes on in plain text
+            tlsRefused = true;
+            step = ready();
+            break;
+          }
+          await session.startTls(host);
+          step = 'hello';
           break;
         }
         case 'rset': {
           const rset = await session.command('RSET');
           if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
-          step = 'mail';
+          step = afterRset;
+          afterRset = 'mail';
           break;
         }
         case 'mail': {
-          const mail = await session.command(`MAIL FROM:<${o.from}>`);
-          if (classifyStep(mail) !== 'ok') return stop(classifyStep(mail), mail);
-          inTransaction = 0;
-          step = 'rcpt';
+          if (queue.length === 0) return done();
+          const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
+          const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
+          const outcome = classifyStep(mail, 'MAIL');
+          if (outcome === 'ok') {
+            inTransaction = 0;
+            step = 'rcpt';
+          } else if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+            // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
+            tlsAsked = true;
+            step = 'starttls';
+          } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            toNullPath(mail);
+          } else if (outcome === 'sender' && mail.code < 500) {
+            // <> deferred for a while: asked again later, like any 4xx
+            return stop('temporary', mail);
+          } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
           break;
         }
         case 'rcpt': {
-          if (queue.length === 0) return { outcomes, later: deferred, why: 'unreachable', ended: 'completed', host: 'fine', ...(problem ? { problem } : {}) };
+          if (queue.length === 0) return done();
           if (inTransaction >= limit) {
             step = 'rset';
             break;
           }
           const rcpt = queue[0]!;
           const reply = await session.command(`RCPT TO:<${rcpt}>`);
-          const outcome = classifyRcpt(reply);
+          let outcome = classifyRcpt(reply);
           if (outcome === 'too-many') {
             // a new transaction for the rest, no larger than what this one took
             if (inTransaction === 0) return stop('temporary', reply);
@@ -116,7 +204,21 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             break;
           }
           if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
-          if (outcome === 'blocked' || outcome === 'unclear' || outcome === 'temporary') problem = `${host}: ${showReply(reply)}`;
+          if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            // nothing said of this mailbox: a new transaction with <>, from this recipient on
+            toNullPath(reply);
+            step = 'rset';
+            break;
+          }
+          if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+            tlsAsked = true;
+            step = 'rset';
+            afterRset = 'starttls';
+            break;
+          }
+          // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
+          if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
+          if (outcome !== 'accepted' && outcome !== 'refused' && outcome !== 'full') problem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
           if (outcome === 'temporary') deferred.push(rcpt);
@@ -131,7 +233,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
     if (err.kind === 'protocol') {
       return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
     }
-    // a timeout, a dropped connection or our own abort: what was answered stands, the rest stays undetermined
+    // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
     return { ...stop('failed'), why: failureOf(err.kind), note: problem };
   }
 }

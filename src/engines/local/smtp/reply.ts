@@ -1,7 +1,7 @@
 /**
  * SMTP replies (RFC 5321 §4.2): `250-first line`, `250 last line`. A reply is
  * its three-digit code, the RFC 3463 enhanced status code when the server gives
- * one (`5.1.1`), and the text of all its lines.
+ * one (`5.1.1`), and the text of its lines.
  */
 export interface Reply {
   code: number;
@@ -9,10 +9,15 @@ export interface Reply {
   enhanced?: string;
   /** the lines' text without code and enhanced code, joined with a space */
   text: string;
+  /** the same, line by line (EHLO's keywords are one a line; Exim puts a quoted reply on lines of its own) */
+  lines: string[];
 }
 
 const LINE = /^(\d{3})([ -])(.*)$/;
-const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})(?:\s+|$)/;
+// `#5.7.1` is how Exchange 2003 and some appliances write it
+const ENHANCED = /^#?([245])\.(\d{1,3})\.(\d{1,3})(?:\s+|$)/;
+/** qmail and vpopmail's chkuser put it last, in brackets: `553 sorry, no mailbox here by that name. (#5.1.1 - chkuser)` */
+const ENHANCED_LAST = /\(#([245])\.(\d{1,3})\.(\d{1,3})\b[^()]*\)\s*$/;
 /** a line longer than this is not an SMTP server talking (RFC 5321 §4.5.3.1.5 allows 512) */
 const MAX_LINE = 8192;
 /** a reply of more lines than this is not one either (EHLO lists a dozen or two) */
@@ -28,6 +33,11 @@ export class ReplyParser {
   private buffer = '';
   private lines: string[] = [];
   private code = 0;
+
+  /** part of a reply has come and not all of it */
+  get holding(): boolean {
+    return this.buffer.length > 0 || this.lines.length > 0;
+  }
 
   push(chunk: string): Reply[] {
     this.buffer += chunk;
@@ -68,7 +78,11 @@ export function parseReplyLines(code: number, lines: readonly string[]): Reply {
     enhanced ??= `${m[1]}.${m[2]}.${m[3]}`;
     return l.slice(m[0].length);
   });
-  const reply: Reply = { code, text: texts.join(' ').trim() };
+  if (enhanced === undefined && texts.length > 0) {
+    const m = ENHANCED_LAST.exec(texts[texts.length - 1]!);
+    if (m && Number(m[1]) === Math.floor(code / 100)) enhanced = `${m[1]}.${m[2]}.${m[3]}`;
+  }
+  const reply: Reply = { code, text: texts.join(' ').trim(), lines: texts.map((t) => t.trim()) };
   if (enhanced) reply.enhanced = enhanced;
   return reply;
 }

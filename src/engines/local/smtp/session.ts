@@ -1,4 +1,5 @@
 import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
 import { ReplyError, ReplyParser, type Reply } from './reply.js';
 
@@ -12,11 +13,12 @@ import { ReplyError, ReplyParser, type Reply } from './reply.js';
  *   dropped          the server closed or reset the connection
  *   protocol         what the server sent is not a reply to what we asked
  *                    (a second banner, an unsolicited or extra reply, not SMTP)
+ *   tls              the TLS handshake after STARTTLS failed
  *   proxy-auth, proxy  our own SOCKS5 set-up failed
  *   aborted          we called it off (serve's client hung up, the run ended):
  *                    nothing is said of the server
  */
-export type FailureKind = 'refused' | 'connect-timeout' | 'timeout' | 'budget' | 'dropped' | 'protocol' | 'proxy-auth' | 'proxy' | 'aborted';
+export type FailureKind = 'refused' | 'connect-timeout' | 'timeout' | 'budget' | 'dropped' | 'protocol' | 'tls' | 'proxy-auth' | 'proxy' | 'aborted';
 
 export class SessionError extends Error {
   constructor(
@@ -56,6 +58,7 @@ const SUCCESS: Record<string, readonly number[]> = {
   MAIL: [250],
   RCPT: [250, 251, 252],
   RSET: [250],
+  STARTTLS: [220],
   QUIT: [221],
 };
 
@@ -67,43 +70,60 @@ const SUCCESS: Record<string, readonly number[]> = {
  * can never be taken for the answer to the next command. PIPELINING is not
  * used even where it is advertised: a verifier's dialogue is short, and lock
  * step is what makes every reply provably the answer to its command. It never
- * knows DATA: the checker has no way to send mail through it.
+ * knows DATA: the checker has no way to send mail through it. STARTTLS
+ * (RFC 3207) turns the same connection, direct or through the proxy, into a
+ * TLS one (`startTls`).
  */
 export class SmtpSession {
-  private readonly parser = new ReplyParser();
+  private parser = new ReplyParser();
   private readonly replies: Reply[] = [];
   private waiting: { resolve: (r: Reply) => void; reject: (e: SessionError) => void } | undefined;
   private failure: SessionError | undefined;
   private ended = false;
   /** replies owed by the server: the greeting, then one per command sent */
   private owed = 1;
+  private socket: Socket;
+  /** every socket of the session (the plain one, then the TLS one over it): all destroyed at the end */
+  private readonly sockets: Socket[] = [];
+  /** the listener that reads replies off the plain socket, removed when TLS takes it over */
+  private readonly onData = (chunk: string) => this.receive(chunk);
+  private tls = false;
 
   private constructor(
-    private readonly socket: Socket,
+    socket: Socket,
     private readonly o: SessionOptions,
   ) {
+    this.socket = socket;
+    this.sockets.push(socket);
     socket.setEncoding('latin1');
     socket.setNoDelay(true);
-    socket.on('data', (chunk: string) => {
-      let got: Reply[];
-      try {
-        got = this.parser.push(chunk);
-      } catch (err) {
-        this.fail(new SessionError('protocol', (err as ReplyError).message));
-        socket.destroy();
+    socket.on('data', this.onData);
+    this.watch(socket);
+  }
+
+  /** What the server sent: replies, each owed to a command, or a protocol failure. */
+  private receive(chunk: string): void {
+    let got: Reply[];
+    try {
+      got = this.parser.push(chunk);
+    } catch (err) {
+      this.fail(new SessionError('protocol', (err as ReplyError).message));
+      this.destroy();
+      return;
+    }
+    for (const r of got) {
+      if (this.owed === 0) {
+        this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
+        this.destroy();
         return;
       }
-      for (const r of got) {
-        if (this.owed === 0) {
-          this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
-          socket.destroy();
-          return;
-        }
-        this.owed--;
-        this.replies.push(r);
-      }
-      this.deliver();
-    });
+      this.owed--;
+      this.replies.push(r);
+    }
+    this.deliver();
+  }
+
+  private watch(socket: Socket): void {
     socket.on('error', (err: NodeJS.ErrnoException) => this.fail(new SessionError('dropped', `connection lost (${err.code ?? err.message})`)));
     socket.on('close', () => {
       this.ended = true;
@@ -166,18 +186,82 @@ export class SmtpSession {
       }
     }
     this.socket.end();
-    this.socket.destroy();
+    this.destroy();
     return inStep;
   }
 
   destroy(): void {
-    this.socket.destroy();
+    for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * After the server's 220 to STARTTLS: the TLS handshake on this connection,
+   * then the session goes on over TLS (EHLO again: RFC 3207 §4.2 — what the
+   * server said before is forgotten). Opportunistic, as MTAs do it (RFC 7435):
+   * the certificate is not verified and old protocol versions are allowed,
+   * since a checker sends nothing secret and plain text is the alternative.
+   * Anything the server sent after its 220 and before the handshake is a
+   * protocol failure: it could only be an injection (CVE-2011-0411).
+   */
+  async startTls(servername: string | undefined): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.replies.length > 0 || this.parser.holding) {
+      const err = new SessionError('protocol', 'the server sent more after its 220 to STARTTLS');
+      this.fail(err);
+      this.destroy();
+      throw err;
+    }
+    const plain = this.socket;
+    plain.off('data', this.onData);
+    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - (this.o.now ?? Date.now)();
+    const wait = Math.max(0, Math.min(this.o.timeoutMs, left));
+    const tls = await new Promise<TLSSocket>((resolve, reject) => {
+      const t = tlsConnect({
+        socket: plain,
+        // SNI only for a name, never for an address (RFC 6066 §3)
+        ...(servername && !/^[\d.]+$|:/.test(servername) ? { servername: servername.replace(/\.$/, '') } : {}),
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1',
+        ciphers: 'DEFAULT:@SECLEVEL=0',
+      });
+      const timer = setTimeout(() => failed(new SessionError(left < this.o.timeoutMs ? 'budget' : 'tls', `no TLS handshake within ${wait} ms`)), wait);
+      const failed = (err: Error) => {
+        clearTimeout(timer);
+        t.off('secureConnect', done);
+        t.destroy();
+        reject(err instanceof SessionError ? err : new SessionError('tls', `the TLS handshake failed (${(err as NodeJS.ErrnoException).code ?? err.message})`));
+      };
+      const done = () => {
+        clearTimeout(timer);
+        t.off('error', failed).off('close', closed);
+        resolve(t);
+      };
+      // the server hung up, or we called it off (abort() destroys the plain socket)
+      const closed = () => failed(this.failure ?? new SessionError('dropped', 'the server closed the connection during the TLS handshake'));
+      t.once('error', failed).once('close', closed).once('secureConnect', done);
+    }).catch((err: SessionError) => {
+      this.fail(err);
+      plain.destroy();
+      throw err;
+    });
+    this.parser = new ReplyParser();
+    this.socket = tls;
+    this.sockets.push(tls);
+    tls.setEncoding('latin1');
+    tls.on('data', this.onData);
+    this.watch(tls);
+    this.tls = true;
+  }
+
+  /** true once STARTTLS succeeded */
+  get secure(): boolean {
+    return this.tls;
   }
 
   /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
   private abort(): void {
     this.fail(new SessionError('aborted', 'the check was called off'));
-    this.socket.destroy();
+    this.destroy();
   }
 
   private read(what: string, timeoutMs: number): Promise<Reply> {
@@ -194,7 +278,7 @@ export class SmtpSession {
           ? new SessionError('budget', `the time allowed for this mail server ran out waiting for the ${what === 'greeting' ? 'banner' : `reply to ${what}`}`)
           : new SessionError('timeout', `no ${what === 'greeting' ? 'banner' : `reply to ${what}`} within ${timeoutMs} ms`);
         this.fail(err);
-        this.socket.destroy();
+        this.destroy();
         reject(err);
       }, wait);
       this.waiting = {
@@ -216,7 +300,7 @@ export class SmtpSession {
     if (ok && r.code < 400 && !ok.includes(r.code)) {
       const err = new SessionError('protocol', `${r.code} is no answer to ${what === 'greeting' ? 'the connection' : what}`);
       this.fail(err);
-      this.socket.destroy();
+      this.destroy();
       throw err;
     }
     return r;
