@@ -53,6 +53,8 @@ describe('validate --engine local --smtp, end to end', () => {
       'ann@ok.test', // accepted
       'unknown-bob@ok.test', // 550 5.1.1
       'full-cy@ok.test', // 552 5.2.2
+      'disabled-flo@ok.test', // 550 5.2.1
+      'moved-gus@ok.test', // 551 5.1.6
       'grey-di@ok.test', // 451, then 250
       'policy-ed@ok.test', // 554 5.7.1 (the checker is blocked)
       'info@ok.test', // role, accepted
@@ -82,6 +84,12 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(pick('ann@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('unknown-bob@ok.test')).toEqual(['invalid', '0.95', 'false', 'false']);
     expect(pick('full-cy@ok.test')).toEqual(['risky', '0.8', 'false', 'false']);
+    // refused for a reason the server gives: disabled (X.2.1), moved (X.1.6)
+    expect([by('disabled-flo@ok.test'), by('moved-gus@ok.test')].map((o) => [o.status, o.reason, o.smtp])).toEqual([
+      ['invalid', 'mailbox_disabled', 'false'],
+      ['invalid', 'mailbox_disabled', 'false'],
+    ]);
+    expect(by('unknown-bob@ok.test').reason).toBe('mailbox_not_found');
     expect(pick('grey-di@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
     // a block of the checker is not evidence: the mailbox is unknown, smtp empty
     expect(pick('policy-ed@ok.test')).toEqual(['unknown', '0.3', '', 'false']);
@@ -111,7 +119,7 @@ describe('validate --engine local --smtp, end to end', () => {
     for (const s of mine.filter((s) => s.commands.length > 0)) expect(s.commands.at(-1)).toBe('QUIT');
     expect(mine.every((s) => s.commands.filter((l) => l.startsWith('EHLO')).every((l) => l === 'EHLO checker.example'))).toBe(true);
     // every connection the servers saw, the silent one included, and no more
-    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+13 asked · 6 accepted · 2 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
+    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+15 asked · 6 accepted · 4 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
   });
 
   it('keeps to --smtp-per-host with many domains on one MX host', async () => {

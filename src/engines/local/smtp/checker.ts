@@ -17,7 +17,7 @@ export type { DomainJob } from './joining.js';
 export type { SessionOutcome } from './dialogue.js';
 
 const DEFAULT_TTL_MS = 30 * 60_000;
-const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', full: 'full' };
+const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', disabled: 'disabled', full: 'full' };
 /** why an answer that says nothing of the mailbox left it undetermined */
 const FAILURE: Partial<Record<RcptOutcome, SmtpFailure>> = {
   blocked: 'blocked',
@@ -185,7 +185,7 @@ export class SmtpChecker {
           const outcome = a.outcomes.get(e);
           if (e === st.probe) {
             if (outcome === 'accepted') st.catchAll = true;
-            else if (outcome === 'refused') st.catchAll = false;
+            else if (outcome === 'refused' || outcome === 'disabled') st.catchAll = false;
             continue;
           }
           const mailbox = outcome && MAILBOX[outcome];

@@ -69,7 +69,7 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
 
 /** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
-const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'full']);
+const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'disabled', 'full']);
 
 /** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -271,7 +271,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           }
           // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
           if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
-          if (outcome !== 'accepted' && outcome !== 'refused' && outcome !== 'full') problem = `${host}: ${showReply(reply)}`;
+          if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
           answered++;
