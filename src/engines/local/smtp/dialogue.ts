@@ -1,6 +1,7 @@
 import { classifyRcpt, classifyStep, isBusy, type RcptOutcome, type StepOutcome } from './classify.js';
 import { showReply, type Reply } from './reply.js';
 import { SessionError, type FailureKind, type SmtpSession } from './session.js';
+import type { Habits } from './hosts.js';
 import type { SmtpFailure } from '../../../verdict.js';
 
 /** How a session ended, for serve's metrics (see SmtpCheckOptions.onSession). */
@@ -33,6 +34,8 @@ export interface DialogueEnd extends Attempt {
   rest?: string[];
   /** the server dropped the session: its failed RCPT replies (4xx/5xx) until then, the drop's own included */
   droppedAfter?: number;
+  /** what this session found out of the server's ways, for its later sessions (hosts.ts) */
+  learnt?: Omit<Habits, 'failedPerSession'>;
 }
 
 /**
@@ -42,7 +45,14 @@ export interface DialogueEnd extends Attempt {
  */
 export type TlsMode = 'opportunistic' | 'require';
 
-export interface DialogueOptions {
+/**
+ * What the dialogue is told, and what earlier sessions taught of this server
+ * (Habits, kept by hosts.ts): `failedPerSession`, the failed RCPT replies
+ * (4xx/5xx, what anti-harvest limits count) a session may have before it ends
+ * and leaves the rest to a new one; `nullSender`, ask with `<>` from the
+ * start; `plainText`, no STARTTLS (opportunistic TLS only).
+ */
+export interface DialogueOptions extends Habits {
   helo: string;
   /** the MAIL FROM reverse path; '' is the null path `<>` */
   from: string;
@@ -50,12 +60,6 @@ export interface DialogueOptions {
   maxRecipients: number;
   /** STARTTLS; opportunistic when absent */
   tls?: TlsMode;
-  /**
-   * failed RCPT replies (4xx/5xx, what anti-harvest limits count) a session
-   * may have before it ends and leaves the rest to a new one: learnt from a
-   * server that dropped one (hosts.ts)
-   */
-  failedPerSession?: number;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -94,7 +98,14 @@ function keywords(hello: Reply): Set<string> {
  * the null reverse path `<>` (RFC 5321 §4.5.5, which servers must accept;
  * Postfix's reject_unverified_sender does not verify it), from that recipient
  * on; recipients already answered keep their answers. Refused again, the
- * rest are undetermined (`sender-refused`, or `blocked` for a policy).
+ * rest are undetermined (`sender-refused`, or `blocked` for a policy). The
+ * server's refusal is learnt: its later sessions start with `<>`.
+ *
+ * Opportunistic STARTTLS whose handshake fails (or the server hangs up during
+ * it) ends the session with every recipient left for a new one in plain text,
+ * as MTAs do (Postfix's smtp_tls_security_level = may); the server's broken
+ * TLS is learnt. Not so with `--smtp-tls require`, nor for a server that asked
+ * for TLS itself (a 530): plain text would get nothing from it.
  *
  * A non-ASCII local part is asked with `MAIL FROM:<...> SMTPUTF8` when the
  * server announces SMTPUTF8, and not asked at all when it does not (`no-utf8`):
@@ -113,8 +124,12 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** answered 4xx in this session: asked again later */
   const deferred: string[] = [];
   let problem: string | undefined;
-  /** the reverse path: the one given, then `<>` once the server refused it */
-  let from = o.from;
+  /** the reverse path: the one given, then `<>` once the server refused it (or refused it in an earlier session) */
+  let from = o.nullSender ? '' : o.from;
+  /** no STARTTLS: the server's TLS failed before, and TLS is opportunistic */
+  const plainText = o.plainText === true && o.tls !== 'require';
+  /** what this session finds out of the server's ways, for its later sessions */
+  const learnt: NonNullable<DialogueEnd['learnt']> = {};
   /** the server's EHLO keywords; none after HELO */
   let ext = new Set<string>();
   /** STARTTLS: asked for by the server (a 530), or refused by it when offered */
@@ -172,128 +187,140 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   const toNullPath = (reply: Reply) => {
     problem = `${host}: ${showReply(reply)} (MAIL FROM:<${from}>; asked again with the null reverse path <>)`;
     from = '';
+    learnt.nullSender = true;
   };
 
-  const banner = classifyStep(greeting);
-  if (banner !== 'ok') return stop(banner, greeting);
-  let limit = o.maxRecipients;
-  let inTransaction = 0;
-  let step: Step = 'hello';
-  try {
-    for (;;) {
-      switch (step) {
-        case 'hello': {
-          let hello = await session.command(`EHLO ${o.helo}`);
-          ext = hello.code === 250 ? keywords(hello) : new Set();
-          // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
-          if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
-          if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
-          if (!session.secure && !tlsRefused && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
-          else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
-          else step = ready();
-          break;
-        }
-        case 'starttls': {
-          const reply = await session.command('STARTTLS');
-          if (reply.code !== 220) {
-            if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
-            // offered, then refused: opportunistic TLS goes on in plain text
-            tlsRefused = true;
-            step = ready();
+  const end = await (async (): Promise<DialogueEnd> => {
+    const banner = classifyStep(greeting);
+    if (banner !== 'ok') return stop(banner, greeting);
+    let limit = o.maxRecipients;
+    let inTransaction = 0;
+    let step: Step = 'hello';
+    try {
+      for (;;) {
+        switch (step) {
+          case 'hello': {
+            let hello = await session.command(`EHLO ${o.helo}`);
+            ext = hello.code === 250 ? keywords(hello) : new Set();
+            // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
+            if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
+            if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
+            if (!session.secure && !tlsRefused && !plainText && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
+            else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
+            else step = ready();
             break;
           }
-          await session.startTls(host);
-          step = 'hello';
-          break;
-        }
-        case 'rset': {
-          const rset = await session.command('RSET');
-          if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
-          step = afterRset;
-          afterRset = 'mail';
-          break;
-        }
-        case 'mail': {
-          if (queue.length === 0) return done();
-          const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
-          const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
-          const outcome = classifyStep(mail, 'MAIL');
-          if (outcome === 'ok') {
-            inTransaction = 0;
-            step = 'rcpt';
-          } else if (outcome === 'starttls' && !session.secure && !tlsAsked) {
-            // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
-            tlsAsked = true;
-            step = 'starttls';
-          } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
-            toNullPath(mail);
-          } else if (outcome === 'sender' && mail.code < 500) {
-            // <> deferred for a while: asked again later, like any 4xx
-            return stop('temporary', mail);
-          } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
-          break;
-        }
-        case 'rcpt': {
-          if (queue.length === 0) return done();
-          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
-          if (inTransaction >= limit) {
-            step = 'rset';
+          case 'starttls': {
+            const reply = await session.command('STARTTLS');
+            if (reply.code !== 220) {
+              if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
+              // offered, then refused: opportunistic TLS goes on in plain text
+              tlsRefused = true;
+              step = ready();
+              break;
+            }
+            try {
+              await session.startTls(host);
+            } catch (err) {
+              // the handshake failed, or the server hung up during it: a new session in plain text
+              if (!(err instanceof SessionError) || (err.kind !== 'tls' && err.kind !== 'dropped') || o.tls === 'require' || tlsAsked) throw err;
+              learnt.plainText = true;
+              problem = `${host}: ${err.message}; asked again without TLS`;
+              return { outcomes, later: deferred, why: 'unreachable', ended: 'failed', rest: [...queue], note: problem, problem };
+            }
+            step = 'hello';
             break;
           }
-          const rcpt = queue[0]!;
-          const reply = await session.command(`RCPT TO:<${rcpt}>`);
-          let outcome = classifyRcpt(reply);
-          if (outcome === 'too-many') {
-            // a new transaction for the rest, no larger than what this one took
-            if (inTransaction === 0) return stop('temporary', reply);
-            limit = inTransaction;
-            step = 'rset';
+          case 'rset': {
+            const rset = await session.command('RSET');
+            if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
+            step = afterRset;
+            afterRset = 'mail';
             break;
           }
-          if (outcome === 'closing' && !isBusy(reply)) {
-            // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
-            failed++;
-            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
-            if (end) return end;
-          }
-          if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
-          if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
-            // nothing said of this mailbox: a new transaction with <>, from this recipient on
-            toNullPath(reply);
-            step = 'rset';
+          case 'mail': {
+            if (queue.length === 0) return done();
+            const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
+            const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
+            const outcome = classifyStep(mail, 'MAIL');
+            if (outcome === 'ok') {
+              inTransaction = 0;
+              step = 'rcpt';
+            } else if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
+              // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
+              tlsAsked = true;
+              step = 'starttls';
+            } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+              toNullPath(mail);
+            } else if (outcome === 'sender' && mail.code < 500) {
+              // <> deferred for a while: asked again later, like any 4xx
+              return stop('temporary', mail);
+            } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
             break;
           }
-          if (outcome === 'starttls' && !session.secure && !tlsAsked) {
-            tlsAsked = true;
-            step = 'rset';
-            afterRset = 'starttls';
+          case 'rcpt': {
+            if (queue.length === 0) return done();
+            if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
+            if (inTransaction >= limit) {
+              step = 'rset';
+              break;
+            }
+            const rcpt = queue[0]!;
+            const reply = await session.command(`RCPT TO:<${rcpt}>`);
+            let outcome = classifyRcpt(reply);
+            if (outcome === 'too-many') {
+              // a new transaction for the rest, no larger than what this one took
+              if (inTransaction === 0) return stop('temporary', reply);
+              limit = inTransaction;
+              step = 'rset';
+              break;
+            }
+            if (outcome === 'closing' && !isBusy(reply)) {
+              // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
+              failed++;
+              const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
+              if (end) return end;
+            }
+            if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
+            if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+              // nothing said of this mailbox: a new transaction with <>, from this recipient on
+              toNullPath(reply);
+              step = 'rset';
+              break;
+            }
+            if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
+              tlsAsked = true;
+              step = 'rset';
+              afterRset = 'starttls';
+              break;
+            }
+            // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
+            if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
+            if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
+            queue.shift();
+            inTransaction++;
+            answered++;
+            if (reply.code >= 400) failed++;
+            last = { rcpt, outcome };
+            if (outcome === 'temporary') deferred.push(rcpt);
+            else outcomes.set(rcpt, outcome);
             break;
           }
-          // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
-          if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
-          if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
-          queue.shift();
-          inTransaction++;
-          answered++;
-          if (reply.code >= 400) failed++;
-          last = { rcpt, outcome };
-          if (outcome === 'temporary') deferred.push(rcpt);
-          else outcomes.set(rcpt, outcome);
-          break;
         }
       }
+    } catch (err) {
+      if (!(err instanceof SessionError)) throw err;
+      problem = `${host}: ${err.message}`;
+      if (err.kind === 'protocol') {
+        return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
+      }
+      if (err.kind === 'dropped') {
+        const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
+        if (end) return end;
+      }
+      // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
+      return { ...stop('failed'), why: failureOf(err.kind), note: problem };
     }
-  } catch (err) {
-    if (!(err instanceof SessionError)) throw err;
-    problem = `${host}: ${err.message}`;
-    if (err.kind === 'protocol') {
-      return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
-    }
-    if (err.kind === 'dropped') {
-      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
-      if (end) return end;
-    }
-    // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
-    return { ...stop('failed'), why: failureOf(err.kind), note: problem };
-  }
+  })();
+  return Object.keys(learnt).length > 0 ? { ...end, learnt } : end;
 }
