@@ -524,12 +524,18 @@ describe('protocol discipline', () => {
  *   failLimit   Exim's anti-harvest ACL: once more than N RCPTs failed, the
  *               next RCPT gets `550 Too many failed recipients` and the connection drops
  *   dropAtOnce  closes the connection at the first RCPT, unanswered
+ *   rcptDelayMs each RCPT reply held this long
+ *   sleeps      the delay is a sleep (Postfix's `sleep`, Exim's `delay`): the
+ *               server reads nothing meanwhile, so it sees the client leave only
+ *               after it, and counts the session until then
  * A session is counted out when the server answers QUIT, as Postfix logs it.
  * On `host` (127.0.0.1); the other loopback addresses on its port refuse.
  */
-async function limitServer(o: { maxConn?: number; errorLimit?: number; failLimit?: number; dropAtOnce?: boolean; rcptDelayMs?: number; host?: string } = {}) {
+async function limitServer(
+  o: { maxConn?: number; errorLimit?: number; failLimit?: number; dropAtOnce?: boolean; rcptDelayMs?: number; sleeps?: boolean; host?: string } = {},
+) {
   const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, rcpts: [] as string[] };
-  const srv = createServer((sock) => {
+  const srv = createServer({ allowHalfOpen: o.sleeps === true }, (sock) => {
     stats.sessions++;
     stats.maxOpen = Math.max(stats.maxOpen, ++stats.open);
     let counted = true;
@@ -550,6 +556,8 @@ async function limitServer(o: { maxConn?: number; errorLimit?: number; failLimit
     let errors = 0;
     let buf = '';
     let chain = Promise.resolve();
+    // the client left: noticed once the sleep is over, then the server closes its end too
+    if (o.sleeps) sock.on('end', () => void chain.then(() => sock.end()));
     sock.on('data', (d) => {
       buf += d.toString();
       let nl: number;
@@ -628,6 +636,21 @@ describe('every address of a host, politeness per server, a new session after a 
       const dual = await c.checkDomain({ domain: 'dual.test', hosts: ['dual.test'], emails: ['ok-ann@dual.test'] });
       expect(dual.get('ok-ann@dual.test')).toEqual({ mailbox: 'accepted', catchAll: false });
       expect(lab.stats.sessions).toBe(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('a session we timed out holds its place until the server lets it go: never more than 2 open on its side', async () => {
+    // each RCPT reply sleeps 600 ms, past the 200 ms reply timeout: the server is still at work when we leave
+    const lab = await limitServer({ rcptDelayMs: 600, sleeps: true });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], timeoutMs: 200 });
+      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `s${i}.test`, hosts: [host], emails: [`ok-ann@s${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) expect(found.get(j.emails[0]!)).toMatchObject({ failure: 'timeout' });
+      expect(lab.stats.sessions).toBe(3);
+      expect(lab.stats.maxOpen).toBe(2);
     } finally {
       await lab.close();
     }

@@ -65,6 +65,21 @@ interface Server {
 
 type Skip = NonNullable<ReturnType<HostHealth['skip']>>;
 
+/**
+ * A session that may outlive its answers: one whose reply we timed out is
+ * still open on the server's side until the server closes it (session.ts,
+ * release), and keeps its place among the server's sessions until then.
+ */
+interface Held {
+  closed?: Promise<void>;
+}
+
+/** Runs `free` once `held` is let go of: at once, or when the server has closed it. */
+function whenLetGo(held: Held, free: () => void): void {
+  if (held.closed) void held.closed.then(free);
+  else free();
+}
+
 const SKIPPED: Record<Skip, string> = {
   refused: 'refused a connection earlier: not dialled again for now',
   timeout: 'did not answer earlier: not dialled again for now',
@@ -193,15 +208,18 @@ export class Dialler {
     } finally {
       cancelTimer();
     }
+    const held: Held = {};
     try {
-      return await this.slots(() => this.dial(server, domain, rcpts, signal));
+      return await this.slots(() => this.dial(server, domain, rcpts, signal, held));
     } finally {
-      this.hosts.leave(address);
-      lease.release();
+      whenLetGo(held, () => {
+        this.hosts.leave(address);
+        lease.release();
+      });
     }
   }
 
-  private async dial(server: Server, domain: string, rcpts: readonly string[], signal?: AbortSignal): Promise<DialogueEnd | NoSession> {
+  private async dial(server: Server, domain: string, rcpts: readonly string[], signal: AbortSignal | undefined, held: Held): Promise<DialogueEnd | NoSession> {
     // waited in the run-wide queue past the caller's interest (serve's background limit)
     signal?.throwIfAborted();
     if (this.closing.aborted) return nothing('timeout');
@@ -226,9 +244,10 @@ export class Dialler {
         if (!(err instanceof SessionError)) throw err;
         return this.connectFailed(err, server, domain);
       }
-      return await this.talk(session, server, rcpts, signal);
+      return await this.talk(session, server, rcpts, signal, deadlineAt, held);
     } finally {
-      this.hosts.end(server.address);
+      // the server's time is spent until it has let the session go
+      whenLetGo(held, () => this.hosts.end(server.address));
     }
   }
 
@@ -247,7 +266,7 @@ export class Dialler {
   }
 
   /** An open connection: the banner, the dialogue, QUIT; what the server showed goes to its health. */
-  private async talk(session: SmtpSession, server: Server, rcpts: readonly string[], signal?: AbortSignal): Promise<DialogueEnd | NoSession> {
+  private async talk(session: SmtpSession, server: Server, rcpts: readonly string[], signal: AbortSignal | undefined, deadlineAt: number, held: Held): Promise<DialogueEnd | NoSession> {
     const { address, name } = server;
     // counted as the server counts them: every connection that opened
     this.o.onOpened();
@@ -287,7 +306,8 @@ export class Dialler {
       }
       return end;
     } finally {
-      session.destroy();
+      // a reply we timed out may still be in the works: waited for until the server closes, within its budget
+      held.closed = session.release(deadlineAt - this.o.clock.now());
       ended?.(outcome);
     }
   }
