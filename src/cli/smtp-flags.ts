@@ -86,7 +86,7 @@ export const SMTP_OPTIONS = {
 export const SMTP_DEADLINE_OPTION = {
   /** milliseconds */
   smtpDeadline: spec<number | undefined>(() =>
-    new Option('--smtp-deadline <seconds>', 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache')
+    new Option('--smtp-deadline <seconds>', 'answer without the mailbox check (not determined: smtp_timeout) when it takes longer; it goes on to fill the cache')
       .argParser(parseDeadline)
       .default(SMTP_DEFAULTS.deadlineMs, String(SMTP_DEFAULTS.deadlineMs / 1000))),
   smtpAllowPrivate: spec<boolean | undefined>(() =>

@@ -301,17 +301,30 @@ describe('serve --smtp', () => {
     }
   });
 
-  it('answers within --smtp-deadline from DNS, and the finished check fills the cache', async () => {
+  it('answers within --smtp-deadline as not determined (no client keeps it), and the finished check fills the cache', async () => {
     const served = await startServe(
       ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500',
         '--smtp-deadline', '0.3', '--smtp-retry-delay', '1', '--smtp-allow-private'],
       { dns: true },
     );
     try {
-      // the check needs the greylisting retry (1 s): an answer without smtp is one given at the deadline
+      // the check needs the greylisting retry (1 s): an answer without smtp is one given at the deadline,
+      // which says nothing of the mailbox yet: not determined, for a temporary reason
       const first = await post(served.url, '/api/validate', { email: 'grey-late@ok.test' });
-      expect(first).toMatchObject({ status: 'valid', confidence: 0.9 });
+      expect(first).toMatchObject({
+        status: 'unknown',
+        rawResponse: { smtp_failure: 'timeout', smtp_note: expect.stringMatching(/--smtp-deadline/) },
+        error: { code: 'UNDETERMINED', details: 'smtp_timeout' },
+      });
       expect(first.details).not.toHaveProperty('smtp');
+      // mailsift's own client, through the API engine: no verdict for the row, nothing cached
+      const run = await runCli(['validate', '-', '--cache', join(dir, 'deadline.cache'), '-q'], {
+        stdin: 'grey-cli@ok.test\n',
+        env: { MAILSIFT_BASE_URL: served.url, MAILSIFT_API_KEY: 'test-key-0123456789abcdef' },
+      });
+      expect(run.code, run.stderr).toBe(4);
+      expect(run.stdout).toMatch(/^grey-cli@ok\.test,unknown,.*UNDETERMINED/m);
+      expect(readFileSync(join(dir, 'deadline.cache'), 'utf8').split('\n').slice(1).filter(Boolean)).toEqual([]);
       // the check goes on: wait (bounded) until the server has been asked again and the session ended
       const asked = () => smtp.sessions.filter((x) => x.commands.includes('RCPT TO:<grey-late@ok.test>'));
       for (let i = 0; i < 50 && !(asked().length === 2 && asked()[1]!.commands.at(-1) === 'QUIT'); i++) {

@@ -107,10 +107,16 @@ export class SmtpChecker {
   ): Promise<Map<string, SmtpFinding>> {
     const found = new Map<string, SmtpFinding>();
     const claim = this.joining.claim(jobs);
-    for (const e of claim.overflow) {
-      this.stats.asked++;
-      this.stats.undetermined++;
-      found.set(e, { note: `the mailbox check has ${this.o.maxPending} addresses pending, its most: answered from DNS and the lists` });
+    if (claim.overflow.length > 0) {
+      // not asked: as undetermined as a check that ran out of time, and asked again by the next request
+      const overflow = new Map<string, SmtpFinding>();
+      for (const e of claim.overflow) {
+        this.stats.asked++;
+        this.stats.undetermined++;
+        overflow.set(e, { failure: 'timeout', note: `the mailbox check has ${this.o.maxPending} addresses pending, its most: not checked; ask again later` });
+      }
+      onGroup?.(overflow);
+      for (const [e, f] of overflow) found.set(e, f);
     }
     const groups = new Map<string, DomainJob[]>();
     for (const job of claim.mine) {
