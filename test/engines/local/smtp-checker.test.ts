@@ -376,11 +376,11 @@ describe('real-server behaviour', () => {
     expect(rcpts).toHaveLength(2); // and one catch-all probe
   });
 
-  it('keeps at most maxPending checks; past it an address is answered without one', async () => {
+  it('keeps at most maxPending checks; past it an address is answered without one, as not determined', async () => {
     const { c } = checker({ maxPending: 2 });
     const found = await c.checkDomain({ domain: 'q.test', hosts: ['mx1.test'], emails: ['a@q.test', 'b@q.test', 'c@q.test'] });
     expect(found.get('a@q.test')?.mailbox).toBe('accepted');
-    expect(found.get('c@q.test')).toEqual({ note: expect.stringMatching(/2 addresses pending/) });
+    expect(found.get('c@q.test')).toEqual({ failure: 'timeout', note: expect.stringMatching(/2 addresses pending/) });
     expect(c.pending).toBe(0);
   });
 
@@ -645,8 +645,11 @@ describe('every address of a host, politeness per server, a new session after a 
     // each RCPT reply sleeps 600 ms, past the 200 ms reply timeout: the server is still at work when we leave
     const lab = await limitServer({ rcptDelayMs: 600, sleeps: true });
     try {
-      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], timeoutMs: 200 });
-      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `s${i}.test`, hosts: [host], emails: [`ok-ann@s${i}.test`] }));
+      // one server first in three MX lists whose backups differ: three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'], timeoutMs: 200 });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({ domain: `s${i}.test`, hosts, emails: [`ok-ann@s${i}.test`] }));
       const found = await c.checkDomains(jobs);
       for (const j of jobs) expect(found.get(j.emails[0]!)).toMatchObject({ failure: 'timeout' });
       expect(lab.stats.sessions).toBe(3);
@@ -656,14 +659,33 @@ describe('every address of a host, politeness per server, a new session after a 
     }
   });
 
-  it('three names of one server address share its session budget: never more than 2 at once, no 421 too many connections', async () => {
-    const lab = await limitServer({ maxConn: 2, rcptDelayMs: 25 });
+  it('three names of one server address are one server: one session asks for the three domains', async () => {
+    const lab = await limitServer({ maxConn: 2 });
     try {
       const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'] });
-      // an MX, a CNAME and a mail. name of one machine: three groups of domains, dialled at once
-      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({
+      // an MX, a CNAME and a mail. name of one machine
+      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `n${i}.test`, hosts: [host], emails: [`ok-ann@n${i}.test`, `nobody@n${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) {
+        expect(found.get(j.emails[0]!)).toEqual({ mailbox: 'accepted', catchAll: false });
+        expect(found.get(j.emails[1]!)).toEqual({ mailbox: 'refused', catchAll: false });
+      }
+      expect(lab.stats.sessions).toBe(1);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('one server first in three MX lists shares its session budget: never more than 2 at once, no 421 too many connections', async () => {
+    const lab = await limitServer({ maxConn: 2, rcptDelayMs: 25 });
+    try {
+      // the backups differ (127.0.0.2 and .3 refuse on the lab's port), so the three are three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'] });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({
         domain: `d${i}.test`,
-        hosts: [host],
+        hosts,
         emails: [`ok-ann@d${i}.test`, `ok-bob@d${i}.test`, `nobody@d${i}.test`],
       }));
       const found = await c.checkDomains(jobs);

@@ -4,7 +4,7 @@ import type { RcptOutcome } from './classify.js';
 import type { SmtpCheckOptions, SmtpFinding } from './check-options.js';
 import { pause, systemClock, type Clock } from './clock.js';
 import type { Attempt } from './dialogue.js';
-import { Dialler } from './dialler.js';
+import { Dialler, MAX_MX } from './dialler.js';
 import { Joining, type DomainJob } from './joining.js';
 import { providerRule, PROVIDER_RULES } from './providers.js';
 import { MemorySmtpCache, type MailboxFinding, type SmtpCache } from './stores.js';
@@ -93,11 +93,12 @@ export class SmtpChecker {
   }
 
   /**
-   * Findings for the addresses of several domains, by address. Domains with
-   * the same MX hosts (a hosting provider's customers) share their sessions:
-   * their recipients go to the host together. An address already being
-   * checked (another request, in serve) is not asked again: its finding is
-   * waited for.
+   * Findings for the addresses of several domains, by address. Domains whose
+   * MX hosts are the same servers (a hosting provider's customers, whether
+   * their MX records name its host or a name of their own that points at it)
+   * share their sessions: their recipients go to the server together, in as
+   * few connections as it takes. An address already being checked (another
+   * request, in serve) is not asked again: its finding is waited for.
    */
   async checkDomains(
     jobs: readonly DomainJob[],
@@ -119,12 +120,12 @@ export class SmtpChecker {
       for (const [e, f] of overflow) found.set(e, f);
     }
     const groups = new Map<string, DomainJob[]>();
-    for (const job of claim.mine) {
-      const key = job.hosts.join(' ');
-      const g = groups.get(key);
+    const keys = await Promise.all(claim.mine.map((job) => this.serversOf(job.hosts)));
+    claim.mine.forEach((job, i) => {
+      const g = groups.get(keys[i]!);
       if (g) g.push(job);
-      else groups.set(key, [job]);
-    }
+      else groups.set(keys[i]!, [job]);
+    });
     try {
       await Promise.all([
         ...[...groups.values()].map(async (group) => {
@@ -144,6 +145,21 @@ export class SmtpChecker {
       claim.releaseAll();
     }
     return found;
+  }
+
+  /**
+   * The servers a domain's mail goes to, as a key: its MX hosts' addresses in
+   * preference order (the dialler resolves them through the same cached
+   * DNS). Three customers whose MX names (an MX, a CNAME, a `mail.` name)
+   * point at one server get one key, so one session asks for all three, not
+   * three sessions that a server limiting connections per minute turns away.
+   * A host without an address, or with a proxy that resolves names itself,
+   * stands for itself.
+   */
+  private async serversOf(hosts: readonly string[]): Promise<string> {
+    if (this.o.proxy?.remoteDns) return hosts.join(' ');
+    const each = await Promise.all(hosts.slice(0, MAX_MX).map((h) => this.o.resolveHost(h).catch(() => [] as string[])));
+    return each.map((addresses, i) => (addresses.length > 0 ? [...new Set(addresses)].sort().join(',') : hosts[i])).join(' ');
   }
 
   private async checkGroup(jobs: readonly DomainJob[], signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {

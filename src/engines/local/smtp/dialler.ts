@@ -15,7 +15,7 @@ import type { SmtpCheckOptions } from './check-options.js';
 export const DEFAULT_BANNER_TIMEOUT_MS = 60_000;
 export const DEFAULT_HOST_BUDGET_MS = 120_000;
 /** MX hosts tried for one domain, best preference first */
-const MAX_MX = 5;
+export const MAX_MX = 5;
 /**
  * Addresses tried per MX host, and per domain in all: a host may publish
  * many, and each dead one can cost a connect timeout (Postfix stops at 5,
