@@ -525,6 +525,8 @@ describe('protocol discipline', () => {
  *               next RCPT gets `550 Too many failed recipients` and the connection drops
  *   dropAtOnce  closes the connection at the first RCPT, unanswered
  *   rcptDelayMs each RCPT reply held this long
+ *   errorSleep  Postfix's smtpd_soft_error_limit/smtpd_error_sleep_time: once
+ *               `after` RCPTs failed, every reply waits `ms` (counted in `held`)
  *   sleeps      the delay is a sleep (Postfix's `sleep`, Exim's `delay`): the
  *               server reads nothing meanwhile, so it sees the client leave only
  *               after it, and counts the session until then
@@ -532,9 +534,18 @@ describe('protocol discipline', () => {
  * On `host` (127.0.0.1); the other loopback addresses on its port refuse.
  */
 async function limitServer(
-  o: { maxConn?: number; errorLimit?: number; failLimit?: number; dropAtOnce?: boolean; rcptDelayMs?: number; sleeps?: boolean; host?: string } = {},
+  o: {
+    maxConn?: number;
+    errorLimit?: number;
+    failLimit?: number;
+    dropAtOnce?: boolean;
+    rcptDelayMs?: number;
+    sleeps?: boolean;
+    errorSleep?: { after: number; ms: number };
+    host?: string;
+  } = {},
 ) {
-  const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, rcpts: [] as string[] };
+  const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, held: 0, rcpts: [] as string[] };
   const srv = createServer({ allowHalfOpen: o.sleeps === true }, (sock) => {
     stats.sessions++;
     stats.maxOpen = Math.max(stats.maxOpen, ++stats.open);
@@ -570,6 +581,10 @@ async function limitServer(
     const answer = async (line: string) => {
       // a connection the server has ended reads no more commands
       if (sock.destroyed || sock.writableEnded) return;
+      if (o.errorSleep && errors >= o.errorSleep.after) {
+        stats.held++;
+        await new Promise((r) => setTimeout(r, o.errorSleep!.ms));
+      }
       const verb = line.split(/[ :]/)[0]!.toUpperCase();
       if (verb === 'QUIT') {
         out();
@@ -724,6 +739,22 @@ describe('every address of a host, politeness per server, a new session after a 
       }
     });
   }
+
+  it("Postfix's error sleep (every reply held once enough recipients failed): a new session instead, and later ones stop short of it", async () => {
+    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 } });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const emails = Array.from({ length: 24 }, (_, i) => (i % 2 ? `nobody${i}@slow.test` : `ok${i}@slow.test`));
+      const found = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
+      // one held reply tells (its session's QUIT is held too): the session ends there, and the next ones stop at 3 failed recipients
+      expect(lab.stats.held).toBe(2);
+      expect(lab.stats.sessions).toBeGreaterThan(2);
+      expect(lab.stats.maxOpen).toBeLessThanOrEqual(2);
+    } finally {
+      await lab.close();
+    }
+  });
 
   it('a server that drops every session at once is not dialled over and over: one session, the rows unreachable', async () => {
     const lab = await limitServer({ dropAtOnce: true });

@@ -296,6 +296,7 @@ export class Dialler {
       else if (end.host === 'fine') this.hosts.fine(address);
       else if (end.host === 'protocol') this.hosts.down(address, 'protocol');
       if (end.droppedAfter !== undefined) this.hosts.dropped(address, end.droppedAfter);
+      if (end.slowedAfter !== undefined) this.hosts.slowed(address, end.slowedAfter);
       if (end.learnt) this.hosts.learn(address, end.learnt);
       outcome = end.ended ?? 'failed';
       if (!(await session.quit()) && outcome !== 'failed') {

@@ -34,6 +34,8 @@ export interface DialogueEnd extends Attempt {
   rest?: string[];
   /** the server dropped the session: its failed RCPT replies (4xx/5xx) until then, the drop's own included */
   droppedAfter?: number;
+  /** the server began to hold its replies after this many failed RCPT replies: this session ended there (its rest in `rest`) */
+  slowedAfter?: number;
   /** what this session found out of the server's ways, for its later sessions (hosts.ts) */
   learnt?: Omit<Habits, 'failedPerSession'>;
 }
@@ -74,6 +76,14 @@ type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
 
 /** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
 const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'disabled', 'full']);
+
+/**
+ * A RCPT reply this much slower than the session's fastest, once some have
+ * failed, is a server that has begun to hold its replies (Postfix's
+ * smtpd_error_sleep_time, 1 s per reply from the 10th error on): measured
+ * replies of loopback and internet servers differ by far less.
+ */
+const HELD_REPLY_MS = 700;
 
 /** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -116,7 +126,11 @@ function keywords(hello: Reply): Set<string> {
  * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
  * count per connection) leaves the rest in `rest`, for a new session; so does
  * a session that reached `failedPerSession`. One that ends before any answer
- * leaves its rest for later, as any 421.
+ * leaves its rest for later, as any 421. So does a server that begins to hold
+ * its replies once enough recipients failed (Postfix's smtpd_soft_error_limit
+ * and smtpd_error_sleep_time: 1 s a reply from the 10th error on, by default):
+ * the session ends after the first held reply, the rest go to a new session
+ * (the server's counters start again), and later sessions stop short of it.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -140,6 +154,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** RCPT replies read in this session, the failed ones (4xx/5xx), and the last one */
   let answered = 0;
   let failed = 0;
+  /** the fastest RCPT reply of this session, in ms */
+  let fastest = Infinity;
   let last: { rcpt: string; outcome: RcptOutcome } | undefined;
   /**
    * The server ended the session while `inFlight` (if any) waited for its
@@ -297,6 +313,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
             if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
             if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
+            const held = failed >= 2 && session.lastReplyMs >= fastest + HELD_REPLY_MS ? failed : undefined;
+            fastest = Math.min(fastest, session.lastReplyMs);
             queue.shift();
             inTransaction++;
             answered++;
@@ -304,6 +322,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             last = { rcpt, outcome };
             if (outcome === 'temporary') deferred.push(rcpt);
             else outcomes.set(rcpt, outcome);
+            // the server began to hold its replies: what it said stands; the rest in a new session
+            if (held !== undefined && queue.length > 0) return { ...done(), rest: [...queue], slowedAfter: held };
             break;
           }
         }

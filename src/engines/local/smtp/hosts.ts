@@ -29,7 +29,7 @@ const MAX_SERVERS = 50_000;
 
 /** What a server has taught the dialogue, for its later sessions (see DialogueOptions). */
 export interface Habits {
-  /** failed recipients a session may have before the server drops it */
+  /** failed recipients a session may have before the server drops it, or starts to hold its replies */
   failedPerSession?: number;
   /** it refused our reverse path: `<>` from the start */
   nullSender?: true;
@@ -155,6 +155,18 @@ export class HostHealth {
     if (failed < 2) return;
     const h = this.get(server);
     h.habits.failedPerSession = Math.min(h.habits.failedPerSession ?? Infinity, failed - 1);
+  }
+
+  /**
+   * The server began to hold its replies once `failed` recipients of a
+   * session had failed (Postfix's smtpd_soft_error_limit: once 10 errors are
+   * counted, every reply, QUIT's too, waits smtpd_error_sleep_time, 1 s):
+   * later sessions stop one short of that and go on in a new one, whose
+   * counters start again. As with a drop, fewer than two is not taken for
+   * such a limit. Only ever lowered.
+   */
+  slowed(server: string, failed: number): void {
+    this.dropped(server, failed);
   }
 
   /**

@@ -93,6 +93,8 @@ export class SmtpSession {
   private tls = false;
   /** a reply timed out: we have half-closed the connection, and the server may still be at work on it (see letGo) */
   private lettingGo = false;
+  /** how long the last command's reply took, in ms (a server that starts to hold its replies is tarpitting) */
+  lastReplyMs = 0;
 
   private constructor(
     socket: Socket,
@@ -179,8 +181,11 @@ export class SmtpSession {
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.owed++;
+    const sent = performance.now();
     this.socket.write(`${line}\r\n`);
-    return this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    const reply = await this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    this.lastReplyMs = performance.now() - sent;
+    return reply;
   }
 
   /**
