@@ -289,7 +289,7 @@ export class Dialler {
         if (err.kind === 'protocol') this.hosts.down(address, 'protocol');
         return { next: true, why: failureOf(err.kind), note: `${name}: ${err.message}` };
       }
-      const end = await converse(session, greeting, rcpts, name, { ...this.o, ...this.hosts.habits(address) });
+      const end = await converse(session, greeting, rcpts, name, { ...this.o, ...this.hosts.habits(address), learn: (habits) => this.hosts.learn(address, habits) });
       signal?.throwIfAborted();
       if (end.problem) this.o.onProblem(end.problem);
       if (end.host === 'busy') this.hosts.busy(address);
@@ -297,7 +297,6 @@ export class Dialler {
       else if (end.host === 'protocol') this.hosts.down(address, 'protocol');
       if (end.droppedAfter !== undefined) this.hosts.dropped(address, end.droppedAfter);
       if (end.slowedAfter !== undefined) this.hosts.slowed(address, end.slowedAfter);
-      if (end.learnt) this.hosts.learn(address, end.learnt);
       outcome = end.ended ?? 'failed';
       if (!(await session.quit()) && outcome !== 'failed') {
         // QUIT got the answer to something else: the replies had slipped, none is believed

@@ -36,8 +36,6 @@ export interface DialogueEnd extends Attempt {
   droppedAfter?: number;
   /** the server began to hold its replies after this many failed RCPT replies: this session ended there (its rest in `rest`) */
   slowedAfter?: number;
-  /** what this session found out of the server's ways, for its later sessions (hosts.ts) */
-  learnt?: Omit<Habits, 'failedPerSession'>;
 }
 
 /**
@@ -62,6 +60,8 @@ export interface DialogueOptions extends Habits {
   maxRecipients: number;
   /** STARTTLS; opportunistic when absent */
   tls?: TlsMode;
+  /** told what this session finds out of the server's ways (it refused our reverse path; its TLS is broken), for its later sessions */
+  learn?: (habits: Omit<Habits, 'failedPerSession'>) => void;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -142,8 +142,6 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   let from = o.nullSender ? '' : o.from;
   /** no STARTTLS: the server's TLS failed before, and TLS is opportunistic */
   const plainText = o.plainText === true && o.tls !== 'require';
-  /** what this session finds out of the server's ways, for its later sessions */
-  const learnt: NonNullable<DialogueEnd['learnt']> = {};
   /** the server's EHLO keywords; none after HELO */
   let ext = new Set<string>();
   /** STARTTLS: asked for by the server (a 530), or refused by it when offered */
@@ -203,144 +201,141 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   const toNullPath = (reply: Reply) => {
     problem = `${host}: ${showReply(reply)} (MAIL FROM:<${from}>; asked again with the null reverse path <>)`;
     from = '';
-    learnt.nullSender = true;
+    o.learn?.({ nullSender: true });
   };
 
-  const end = await (async (): Promise<DialogueEnd> => {
-    const banner = classifyStep(greeting);
-    if (banner !== 'ok') return stop(banner, greeting);
-    let limit = o.maxRecipients;
-    let inTransaction = 0;
-    let step: Step = 'hello';
-    try {
-      for (;;) {
-        switch (step) {
-          case 'hello': {
-            let hello = await session.command(`EHLO ${o.helo}`);
-            ext = hello.code === 250 ? keywords(hello) : new Set();
-            // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
-            if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
-            if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
-            if (!session.secure && !tlsRefused && !plainText && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
-            else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
-            else step = ready();
+  const banner = classifyStep(greeting);
+  if (banner !== 'ok') return stop(banner, greeting);
+  let limit = o.maxRecipients;
+  let inTransaction = 0;
+  let step: Step = 'hello';
+  try {
+    for (;;) {
+      switch (step) {
+        case 'hello': {
+          let hello = await session.command(`EHLO ${o.helo}`);
+          ext = hello.code === 250 ? keywords(hello) : new Set();
+          // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
+          if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
+          if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
+          if (!session.secure && !tlsRefused && !plainText && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
+          else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
+          else step = ready();
+          break;
+        }
+        case 'starttls': {
+          const reply = await session.command('STARTTLS');
+          if (reply.code !== 220) {
+            if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
+            // offered, then refused: opportunistic TLS goes on in plain text
+            tlsRefused = true;
+            step = ready();
             break;
           }
-          case 'starttls': {
-            const reply = await session.command('STARTTLS');
-            if (reply.code !== 220) {
-              if (o.tls === 'require' || tlsAsked) return stop('failed', reply, 'unreachable');
-              // offered, then refused: opportunistic TLS goes on in plain text
-              tlsRefused = true;
-              step = ready();
-              break;
-            }
-            try {
-              await session.startTls(host);
-            } catch (err) {
-              // the handshake failed, or the server hung up during it: a new session in plain text
-              if (!(err instanceof SessionError) || (err.kind !== 'tls' && err.kind !== 'dropped') || o.tls === 'require' || tlsAsked) throw err;
-              learnt.plainText = true;
-              problem = `${host}: ${err.message}; asked again without TLS`;
-              return { outcomes, later: deferred, why: 'unreachable', ended: 'failed', rest: [...queue], note: problem, problem };
-            }
-            step = 'hello';
+          try {
+            await session.startTls(host);
+          } catch (err) {
+            // the handshake failed, or the server hung up during it: a new session in plain text
+            if (!(err instanceof SessionError) || (err.kind !== 'tls' && err.kind !== 'dropped') || o.tls === 'require' || tlsAsked) throw err;
+            o.learn?.({ plainText: true });
+            problem = `${host}: ${err.message}; asked again without TLS`;
+            return { outcomes, later: deferred, why: 'unreachable', ended: 'failed', rest: [...queue], note: problem, problem };
+          }
+          step = 'hello';
+          break;
+        }
+        case 'rset': {
+          const rset = await session.command('RSET');
+          if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
+          step = afterRset;
+          afterRset = 'mail';
+          break;
+        }
+        case 'mail': {
+          if (queue.length === 0) return done();
+          const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
+          const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
+          const outcome = classifyStep(mail, 'MAIL');
+          if (outcome === 'ok') {
+            inTransaction = 0;
+            step = 'rcpt';
+          } else if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
+            // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
+            tlsAsked = true;
+            step = 'starttls';
+          } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            toNullPath(mail);
+          } else if (outcome === 'sender' && mail.code < 500) {
+            // <> deferred for a while: asked again later, like any 4xx
+            return stop('temporary', mail);
+          } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
+          break;
+        }
+        case 'rcpt': {
+          if (queue.length === 0) return done();
+          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
+          if (inTransaction >= limit) {
+            step = 'rset';
             break;
           }
-          case 'rset': {
-            const rset = await session.command('RSET');
-            if (classifyStep(rset) !== 'ok') return stop(classifyStep(rset), rset);
-            step = afterRset;
-            afterRset = 'mail';
+          const rcpt = queue[0]!;
+          const reply = await session.command(`RCPT TO:<${rcpt}>`);
+          let outcome = classifyRcpt(reply);
+          if (outcome === 'too-many') {
+            // a new transaction for the rest, no larger than what this one took
+            if (inTransaction === 0) return stop('temporary', reply);
+            limit = inTransaction;
+            step = 'rset';
             break;
           }
-          case 'mail': {
-            if (queue.length === 0) return done();
-            const utf8 = ext.has('SMTPUTF8') && [from, ...queue].some((a) => NON_ASCII.test(a));
-            const mail = await session.command(`MAIL FROM:<${from}>${utf8 ? ' SMTPUTF8' : ''}`);
-            const outcome = classifyStep(mail, 'MAIL');
-            if (outcome === 'ok') {
-              inTransaction = 0;
-              step = 'rcpt';
-            } else if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
-              // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
-              tlsAsked = true;
-              step = 'starttls';
-            } else if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
-              toNullPath(mail);
-            } else if (outcome === 'sender' && mail.code < 500) {
-              // <> deferred for a while: asked again later, like any 4xx
-              return stop('temporary', mail);
-            } else return stop(outcome === 'starttls' ? 'failed' : outcome, mail, outcome === 'starttls' ? 'unreachable' : undefined);
+          if (outcome === 'closing' && !isBusy(reply)) {
+            // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
+            failed++;
+            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
+            if (end) return end;
+          }
+          if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
+          if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
+            // nothing said of this mailbox: a new transaction with <>, from this recipient on
+            toNullPath(reply);
+            step = 'rset';
             break;
           }
-          case 'rcpt': {
-            if (queue.length === 0) return done();
-            if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
-            if (inTransaction >= limit) {
-              step = 'rset';
-              break;
-            }
-            const rcpt = queue[0]!;
-            const reply = await session.command(`RCPT TO:<${rcpt}>`);
-            let outcome = classifyRcpt(reply);
-            if (outcome === 'too-many') {
-              // a new transaction for the rest, no larger than what this one took
-              if (inTransaction === 0) return stop('temporary', reply);
-              limit = inTransaction;
-              step = 'rset';
-              break;
-            }
-            if (outcome === 'closing' && !isBusy(reply)) {
-              // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
-              failed++;
-              const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
-              if (end) return end;
-            }
-            if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
-            if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
-              // nothing said of this mailbox: a new transaction with <>, from this recipient on
-              toNullPath(reply);
-              step = 'rset';
-              break;
-            }
-            if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
-              tlsAsked = true;
-              step = 'rset';
-              afterRset = 'starttls';
-              break;
-            }
-            // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
-            if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
-            if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
-            const held = failed >= 2 && session.lastReplyMs >= fastest + HELD_REPLY_MS ? failed : undefined;
-            fastest = Math.min(fastest, session.lastReplyMs);
-            queue.shift();
-            inTransaction++;
-            answered++;
-            if (reply.code >= 400) failed++;
-            last = { rcpt, outcome };
-            if (outcome === 'temporary') deferred.push(rcpt);
-            else outcomes.set(rcpt, outcome);
-            // the server began to hold its replies: what it said stands; the rest in a new session
-            if (held !== undefined && queue.length > 0) return { ...done(), rest: [...queue], slowedAfter: held };
+          if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
+            tlsAsked = true;
+            step = 'rset';
+            afterRset = 'starttls';
             break;
           }
+          // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
+          if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
+          if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
+          const held = failed >= 2 && session.lastReplyMs >= fastest + HELD_REPLY_MS ? failed : undefined;
+          fastest = Math.min(fastest, session.lastReplyMs);
+          queue.shift();
+          inTransaction++;
+          answered++;
+          if (reply.code >= 400) failed++;
+          last = { rcpt, outcome };
+          if (outcome === 'temporary') deferred.push(rcpt);
+          else outcomes.set(rcpt, outcome);
+          // the server began to hold its replies: what it said stands; the rest in a new session
+          if (held !== undefined && queue.length > 0) return { ...done(), rest: [...queue], slowedAfter: held };
+          break;
         }
       }
-    } catch (err) {
-      if (!(err instanceof SessionError)) throw err;
-      problem = `${host}: ${err.message}`;
-      if (err.kind === 'protocol') {
-        return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
-      }
-      if (err.kind === 'dropped') {
-        const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
-        if (end) return end;
-      }
-      // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
-      return { ...stop('failed'), why: failureOf(err.kind), note: problem };
     }
-  })();
-  return Object.keys(learnt).length > 0 ? { ...end, learnt } : end;
+  } catch (err) {
+    if (!(err instanceof SessionError)) throw err;
+    problem = `${host}: ${err.message}`;
+    if (err.kind === 'protocol') {
+      return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
+    }
+    if (err.kind === 'dropped') {
+      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
+      if (end) return end;
+    }
+    // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
+    return { ...stop('failed'), why: failureOf(err.kind), note: problem };
+  }
 }
