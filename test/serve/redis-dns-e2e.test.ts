@@ -13,6 +13,7 @@ import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/r
 let redis: TestRedis;
 let dns: TestDnsServer;
 const closers: (() => Promise<void> | void)[] = [];
+const signal = new AbortController().signal;
 
 beforeAll(async () => {
   if (!REDIS_SERVER) return;
@@ -44,7 +45,7 @@ describe.skipIf(!REDIS_SERVER)(`DNS answers shared through Redis${NO_REDIS}`, ()
     const seen: string[] = [];
     const a = await instance('dnsa:');
     const b = await instance('dnsa:', (from) => seen.push(from));
-    const [va] = await a.validate(['jane@mx.test', 'joe@nullmx.test', 'x@silent.test']);
+    const [va] = await a.validate(['jane@mx.test', 'joe@nullmx.test', 'x@silent.test'], signal);
     expect(va!.details.mx).toBe(true);
     expect(asked('mx.test')).toBe(1);
     expect(asked('nullmx.test')).toBe(1);
@@ -57,14 +58,14 @@ describe.skipIf(!REDIS_SERVER)(`DNS answers shared through Redis${NO_REDIS}`, ()
       await new Promise((r) => setTimeout(r, 10));
     }
 
-    const vb = await b.validate(['ann@mx.test', 'bob@nullmx.test', 'y@silent.test']);
+    const vb = await b.validate(['ann@mx.test', 'bob@nullmx.test', 'y@silent.test'], signal);
     expect(vb.map((v) => v.details.mx)).toEqual([true, false, undefined]);
     expect(asked('mx.test')).toBe(1);
     expect(asked('nullmx.test')).toBe(1);
     expect(asked('silent.test')).toBeGreaterThan(silentBefore);
     expect(seen.sort()).toEqual(['dns', 'shared', 'shared']);
     // and once in b's own memory, Redis is not asked either
-    await b.validate(['cy@mx.test']);
+    await b.validate(['cy@mx.test'], signal);
     expect(seen.filter((s) => s === 'memory')).toHaveLength(1);
 
     const client = new Redis(redis.url);
@@ -84,8 +85,8 @@ describe.skipIf(!REDIS_SERVER)(`DNS answers shared through Redis${NO_REDIS}`, ()
     await redis.kill();
     try {
       const before = asked('gmail.com');
-      const [va] = await a.validate(['jane@gmail.com']);
-      const [vb] = await b.validate(['joe@gmail.com']);
+      const [va] = await a.validate(['jane@gmail.com'], signal);
+      const [vb] = await b.validate(['joe@gmail.com'], signal);
       expect([va!.details.mx, vb!.details.mx]).toEqual([true, true]);
       expect(asked('gmail.com') - before).toBe(2);
     } finally {

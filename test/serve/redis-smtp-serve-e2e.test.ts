@@ -156,7 +156,7 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       // so does d, and then it is told to stop: waiting for a lease does not keep it alive
       const dWaits = check(d, ['cy@hang.test']).catch(() => undefined);
       // both wait: two instances besides c's have asked for the lease (bounded poll)
-      const [cLease] = await watcher.zrange('smtpserve:smtp-sessions:mx.hang.test', 0, 0);
+      const [cLease] = await watcher.zrange('smtpserve:smtp-sessions:mx.hang.test', '0', '0');
       const cInstance = cLease!.split(':')[0];
       for (let i = 0; new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size < 2; i++) {
         if (i > 500) throw new Error('b and d never both asked for the lease');

@@ -2,6 +2,9 @@ import dns2 from 'dns2';
 import type { AddressInfo } from 'node:net';
 
 const { Packet, createUDPServer } = dns2;
+type DnsResource = InstanceType<typeof Packet.Resource>;
+/** RFC 1035 §4.1.1 (dns2 has them as Packet.RCODE, its typings do not) */
+const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
 /**
  * What a test DNS server says for one name. A name with no zone gets NXDOMAIN.
@@ -80,19 +83,20 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
     if (zone?.silent) return;
     if (!zone) {
-      response.header.rcode = Packet.RCODE.NXDOMAIN;
+      response.header.rcode = RCODE.NXDOMAIN;
     } else if (zone.servfail) {
-      response.header.rcode = Packet.RCODE.SERVFAIL;
+      response.header.rcode = RCODE.SERVFAIL;
     } else {
-      const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
+      const answer = (record: Partial<DnsResource>): number =>
+        response.answers.push(Packet.createResourceFromQuestion(question, { class: Packet.CLASS.IN, ttl: 60, ...record }));
       if (question.type === Packet.TYPE.MX) {
-        for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
+        for (const mx of zone.mx ?? []) answer({ type: Packet.TYPE.MX, ...mx });
       } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
+        for (const address of zone.a ?? []) answer({ type: Packet.TYPE.A, address });
       } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
+        for (const address of zone.aaaa ?? []) answer({ type: Packet.TYPE.AAAA, address });
       } else if (question.type === Packet.TYPE.NS && name === '') {
-        response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
+        answer({ type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
     }
     if (zone?.hold) {

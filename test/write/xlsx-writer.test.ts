@@ -67,7 +67,7 @@ async function writeBook(name: string, header: string[], rows: string[][], colum
   try {
     await writer.begin();
     for (const r of rows) {
-      writer.row(r, verdict);
+      writer.row(r, verdict, '');
       await writer.drain();
     }
     await writer.end(emptySummary('local'));
@@ -133,7 +133,7 @@ describe('the Excel writer: backpressure', () => {
     await writer.begin();
     blocked = true;
     // incompressible text, so deflate's output fills the blocked output and deflate fills up behind it
-    for (let i = 0; i < 3000; i++) writer.row([`a${i}@b.test`, randomBytes(32).toString('hex')], verdict);
+    for (let i = 0; i < 3000; i++) writer.row([`a${i}@b.test`, randomBytes(32).toString('hex')], verdict, '');
     let settled = 0;
     const first = writer.drain(true).then(() => settled++);
     const second = writer.drain().then(() => settled++); // nothing left to write
