@@ -7,7 +7,7 @@ import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from '.
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
 import { detectDelimiter, looksLikeCsv } from './sniff.js';
-import { spool, interruptedReading } from './spool.js';
+import { spool } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
 import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
 import { formulasNotice, noColumnButFormulas, uncalculatedAddresses } from './formula-cells.js';
