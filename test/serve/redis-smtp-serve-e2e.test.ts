@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { post } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 import { startServe, type Served } from './spawn.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 // `serve --redis --smtp` instances sharing one real redis-server, a loopback
@@ -71,7 +72,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
   it('--smtp-per-host 1 holds across instances: the mail server never sees two sessions at once; /metrics counts them', async () => {
     smtp.maxOpen.set('127.0.0.1', 0);
     // six requests at once, three to each instance, each a domain of its own on
@@ -120,12 +121,8 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       await redis.restart();
     }
     for (const s of [a, b]) {
-      for (let i = 0; ; i++) {
-        const ready = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null });
-        if (ready.json?.redis === 'connected') break;
-        if (i > 60) throw new Error('never went back to Redis');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const connected = async () => (await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.redis === 'connected';
+      await waitFor(connected, { what: 'serve to go back to Redis (GET /readyz)', timeoutMs: 5000, intervalMs: 50 });
     }
   });
 

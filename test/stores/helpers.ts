@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { BIN, type CliResult } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import type { FaultServer } from '../support/fault-server.js';
 
 /** interruption moments are random but reproducible from a seed */
@@ -93,12 +94,10 @@ export async function readJournal(path: string): Promise<JournalCheck> {
 }
 
 /**
- * The fault server records a request on arrival and its addresses after its
- * delay: after a SIGKILL, wait (bounded) until the requests in flight at the
- * kill have been filled in.
+ * After a SIGKILL: every request the fault server has recorded carries its
+ * addresses (it records them as it reads the body, so this holds at once
+ * today; the wait keeps the count honest if recording ever moves later).
  */
 export async function settled(server: FaultServer): Promise<void> {
-  for (let i = 0; i < 400 && server.requests.some((r) => r.emails.length === 0); i++) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitFor(() => !server.requests.some((r) => r.emails.length === 0), { what: 'the requests in flight at the kill to be recorded with their addresses' });
 }

@@ -2,7 +2,9 @@ import dns2 from 'dns2';
 import type { AddressInfo } from 'node:net';
 
 const { Packet, createUDPServer } = dns2;
-type DnsResource = InstanceType<typeof Packet.Resource>;
+type DnsPacket = InstanceType<typeof Packet>;
+/** dns2 encodes answers given as plain records; its typings ask for Resource objects */
+type Reply = Omit<DnsPacket, 'answers'> & { answers: Omit<DnsPacket['answers'][number], 'toBuffer'>[] };
 /** RFC 1035 §4.1.1 (dns2 has them as Packet.RCODE, its typings do not) */
 const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
@@ -74,7 +76,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
   const held: (() => void)[] = [];
   let maxHeld = 0;
   const server = createUDPServer((request, send) => {
-    const response = Packet.createResponseFromRequest(request);
+    const response: Reply = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
@@ -87,24 +89,23 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     } else if (zone.servfail) {
       response.header.rcode = RCODE.SERVFAIL;
     } else {
-      const answer = (record: Partial<DnsResource>): number =>
-        response.answers.push(Packet.createResourceFromQuestion(question, { class: Packet.CLASS.IN, ttl: 60, ...record }));
+      const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.MX) {
-        for (const mx of zone.mx ?? []) answer({ type: Packet.TYPE.MX, ...mx });
+        for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
       } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a ?? []) answer({ type: Packet.TYPE.A, address });
+        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
       } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa ?? []) answer({ type: Packet.TYPE.AAAA, address });
+        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
       } else if (question.type === Packet.TYPE.NS && name === '') {
-        answer({ type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
+        response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
     }
     if (zone?.hold) {
-      held.push(() => void send(response));
+      held.push(() => void send(response as DnsPacket));
       maxHeld = Math.max(maxHeld, held.length);
       return;
     }
-    void send(response);
+    void send(response as DnsPacket);
   });
   await server.listen(0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;

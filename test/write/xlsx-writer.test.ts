@@ -12,6 +12,7 @@ import { emptySummary } from '../../src/summary.js';
 import type { Verdict } from '../../src/verdict.js';
 import { ALL_COLUMNS, type Columns } from '../../src/write/output-plan.js';
 import { createXlsxWriter, type XlsxWriterOptions } from '../../src/write/xlsx-writer.js';
+import { waitFor } from '../support/wait.js';
 
 const verdict: Verdict = { email: 'a@b.test', isValid: true, status: 'valid', confidence: 0.9, provider: 'p', details: { domain: 'b.test' } };
 
@@ -138,9 +139,8 @@ describe('the Excel writer: backpressure', () => {
     const first = writer.drain(true).then(() => settled++);
     const second = writer.drain().then(() => settled++); // nothing left to write
     const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-    // deflate works on the thread pool: wait (bounded) until its output has reached the blocked output
-    for (let i = 0; i < 200_000 && held.length === 0; i++) await turn();
-    expect(held.length).toBeGreaterThan(0);
+    // deflate works on the thread pool: wait until its output has reached the blocked output
+    await waitFor(() => held.length > 0, { what: "deflate's output to reach the blocked output", intervalMs: 1 });
     for (let i = 0; i < 100; i++) await turn();
     expect(settled).toBe(0);
     blocked = false;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../../src/engines/local/index.js';
 import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../../src/engines/local/dns.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { waitFor } from '../../support/wait.js';
 
 let server: TestDnsServer;
 beforeAll(async () => {
@@ -69,11 +70,12 @@ describe('DNS outcomes against a loopback server', () => {
     const { v } = engine({ dnsConcurrency: 3, dnsTimeoutMs: 10_000 });
     let done = false;
     const result = v.validate(domains.map((d) => `x@${d}`), signal).finally(() => (done = true));
-    // answer whatever is held, until the batch is through (bounded: 200 rounds)
-    for (let round = 0; round < 200 && !done; round++) {
-      await new Promise((r) => setTimeout(r, 10));
+    // answer whatever is held, until the batch is through
+    const answerHeld = (): boolean => {
       server.releaseHeld();
-    }
+      return done;
+    };
+    await waitFor(answerHeld, { what: 'the batch to be through, its held queries answered as they come', timeoutMs: 5000 });
     const verdicts = await result;
     await v.close();
     expect(verdicts.every((x) => x.status === 'valid')).toBe(true);
