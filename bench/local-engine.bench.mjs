@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import dns2 from 'dns2';
 import validator from 'validator';
 import { checkOffline, createLocalValidator } from '../dist/engines/local/index.js';
-import { parseAddress } from '../dist/engines/local/syntax.js';
+import { parseAddress } from '../dist/codec/syntax.js';
 
 const N = 1_000_000;
 const fmt = (n) => Math.round(n).toLocaleString('en-US');

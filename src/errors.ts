@@ -8,7 +8,13 @@ export const EXIT = {
   failOn: 5,
   /** a write failed for want of room or a device error (EX_IOERR of sysexits.h) */
   ioError: 74,
+  /** 128 + the signal's number, each with SIGTERM's clean-up: the terminal or SSH session closed */
+  sighup: 129,
   sigint: 130,
+  /** Ctrl+Backslash */
+  sigquit: 131,
+  sigusr2: 140,
+  sigalrm: 142,
   sigterm: 143,
 } as const;
 
@@ -186,4 +192,18 @@ export const EXIT_MEANINGS: readonly ExitMeaning[] = [
     meaning: 'terminated (SIGTERM), same clean-up as 130',
     todo: 'as for 130',
   },
-];
+  ...(
+    [
+      [EXIT.sighup, 'SIGHUP', ' (the terminal or SSH session closed)'],
+      [EXIT.sigquit, 'SIGQUIT', ' (Ctrl+Backslash)'],
+      [EXIT.sigusr2, 'SIGUSR2', ''],
+      [EXIT.sigalrm, 'SIGALRM', ''],
+    ] as const
+  ).map(([code, name, why]) => ({
+    code,
+    help: `terminated by ${name}${why}, the same clean-up as 143`,
+    check: `terminated (${name})`,
+    meaning: `terminated by ${name}${why}, same clean-up as 143 (128 + the signal's number)`,
+    todo: 'as for 130',
+  })),
+].sort((a, b) => a.code - b.code);

@@ -70,3 +70,95 @@ export function reasonOf(v: Verdict): Reason | '' {
       return smtp ?? 'unverifiable';
   }
 }
+
+/**
+ * Which verdicts are kept, by reason: the one statement of the rule (the
+ * table of reasons in docs/output.md has it as its `final` column, and a test
+ * holds the two together).
+ *
+ * - `final`: a determination about the address — valid, invalid, risky.
+ *   Journaled and cached: a resumed run and, within --cache-ttl, a later run
+ *   reuse it.
+ * - `resume-only`: the API's or the server's own `unknown` for the address. It
+ *   is an answer, so it is journaled and a resumed job does not pay for it
+ *   twice; but it determined nothing, so no cache ever serves it: a later run
+ *   asks again.
+ * - `never`: an `unknown` from a temporary condition or the run's own means —
+ *   DNS errors and timeouts, a mail server that could not be reached, timed out,
+ *   deferred (4xx, greylisting) or refused the checker, an API error, an
+ *   outage. Neither journaled nor cached: a resumed run asks again.
+ */
+export type Finality = 'final' | 'resume-only' | 'never';
+
+const BY_REASON = {
+  syntax: 'final',
+  domain_not_found: 'final',
+  no_mail_server: 'final',
+  mailbox_not_found: 'final',
+  mailbox_disabled: 'final',
+  rejected: 'final',
+  disposable: 'final',
+  typo: 'final',
+  // full now, perhaps not next week; but the server's answer about the mailbox, as a bounce would be
+  mailbox_full: 'final',
+  catch_all: 'final',
+  role: 'final',
+  low_confidence: 'final',
+  dns_error: 'never',
+  smtp_unreachable: 'never',
+  smtp_timeout: 'never',
+  greylisted: 'never',
+  smtp_blocked: 'never',
+  // about the check's own sender address, or what this server could be asked: nothing said of the mailbox
+  smtp_sender_refused: 'never',
+  smtp_no_utf8: 'never',
+  api_error: 'never',
+  unverifiable: 'resume-only',
+  // an empty cell (a reason the vocabulary is gaining) is never sent: nothing of it is kept
+  empty: 'never',
+} as const;
+
+/** Finality by reason (see Finality); every reason has its line, or this does not compile. */
+export const FINALITY: Readonly<Record<Reason, Finality>> = BY_REASON;
+
+const RANK: Record<Finality, number> = { never: 0, 'resume-only': 1, final: 2 };
+
+/**
+ * How final `v` is: its reason's finality, unless a check behind it could not
+ * tell for a reason that is never final — a role address whose DNS did not
+ * answer is `risky` by the lists, but the domain might not exist; a risky row
+ * whose mailbox check timed out might be a mailbox the server refuses.
+ */
+export function finalityOf(v: Verdict): Finality {
+  return weakest(v).finality;
+}
+
+/**
+ * The reason that makes `v` never final (see Finality), or undefined when it
+ * is final, or final for a journal: what `serve` tells its clients in the
+ * result's error object.
+ */
+export function undeterminedBy(v: Verdict): Reason | undefined {
+  const w = weakest(v);
+  return w.finality === 'never' && w.reason !== '' ? w.reason : undefined;
+}
+
+/** The least final of the reasons that apply to `v`: its own, and the causes behind checks that could not tell. */
+function weakest(v: Verdict): { finality: Finality; reason: Reason | '' } {
+  const own = reasonOf(v);
+  let w: { finality: Finality; reason: Reason | '' } = { finality: own === '' ? 'final' : FINALITY[own], reason: own };
+  const weaker = (reason: Reason): void => {
+    if (RANK[FINALITY[reason]] < RANK[w.finality]) w = { finality: FINALITY[reason], reason };
+  };
+  const d = v.details;
+  if (v.error) weaker('api_error');
+  if (d.dnsFailure === 'unanswered') weaker('dns_error');
+  if (d.smtpFailure !== undefined) weaker(SMTP_REASON[d.smtpFailure]);
+  return w;
+}
+
+/** Whether a store of this kind keeps and reuses `v` (see Finality): the journal of a job, or a cache across jobs. */
+export function keptBy(store: 'journal' | 'cache', v: Verdict): boolean {
+  const f = finalityOf(v);
+  return f === 'final' || (f === 'resume-only' && store === 'journal');
+}

@@ -36,6 +36,11 @@ export interface Summary {
   warnings?: string[];
   /** why rows got no verdict: one entry per distinct cause, with advice (API engine) */
   failures?: { kind: string; cause: string; addresses: number; advice: string }[];
+  /**
+   * the cache (Redis) stopped answering mid-run: the run went on without it, and
+   * `unstored` verdicts it paid for are not in the cache (the next run asks again)
+   */
+  cacheLost?: { cache: string; unstored: number };
   /** set when Ctrl-C or SIGTERM stopped the run before every row was written */
   interrupted?: boolean;
   /**

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { normalizeBulk } from '../src/engines/api/normalize.js';
 import { decide, type Checks } from '../src/engines/local/decide.js';
 import { precheckVerdict } from '../src/pipeline/precheck.js';
-import { reasonOf, REASON_TABLE, REASONS, statusesOf } from '../src/reason.js';
+import { finalityOf, FINALITY, keptBy, reasonOf, REASON_TABLE, REASONS, statusesOf, undeterminedBy, type Finality } from '../src/reason.js';
+import { readFileSync } from 'node:fs';
 import { errorVerdict, type Verdict } from '../src/verdict.js';
 
 /** one Shape A bulk item through the client's own normalisation */
@@ -81,5 +82,43 @@ describe('reasonOf', () => {
     expect(new Set(REASONS).size).toBe(REASONS.length);
     for (const r of REASONS) expect(r).toMatch(/^[a-z]+(_[a-z0-9]+)*$/);
     expect(Object.keys(REASON_TABLE)).toEqual(['invalid', 'risky', 'unknown']);
+  });
+});
+
+describe('which verdicts are final (FINALITY, keptBy)', () => {
+  it.each<[string, Verdict, Finality, string | undefined]>([
+    ['a valid row', engine({}), 'final', undefined],
+    ['an invalid domain', engine({ dns: 'nxdomain' }), 'final', undefined],
+    ['a role address', engine({ role: true }), 'final', undefined],
+    ['the API’s own unknown', shapeA('unknown', {}), 'resume-only', undefined],
+    ['a provider that accepts everything: the engine’s own unknown', engine({ acceptsAll: true }), 'resume-only', undefined],
+    ['DNS did not answer', engine({ dns: 'unanswered' }), 'never', 'dns_error'],
+    ['the run’s DNS outage', engine({ dns: 'unanswered', outage: 'dns' }), 'never', 'dns_error'],
+    ['greylisted', engine({ smtpFailure: 'greylisted' }), 'never', 'greylisted'],
+    ['the checker blocked', engine({ smtpFailure: 'blocked' }), 'never', 'smtp_blocked'],
+    ['a role address whose DNS did not answer: the domain might not exist', engine({ role: true, dns: 'unanswered' }), 'never', 'dns_error'],
+    ['a role address whose mailbox check timed out', engine({ role: true, smtpFailure: 'timeout' }), 'never', 'smtp_timeout'],
+    ['a row without a verdict', errorVerdict('a@example.com', 'SERVER_ERROR', 'down'), 'never', 'api_error'],
+  ])('%s: %s', (_name, v, finality, undetermined) => {
+    expect(finalityOf(v)).toBe(finality);
+    expect(undeterminedBy(v)).toBe(undetermined);
+    expect(keptBy('journal', v)).toBe(finality !== 'never');
+    // no unknown is ever served from a cache
+    expect(keptBy('cache', v)).toBe(finality === 'final');
+    if (v.status === 'unknown') expect(keptBy('cache', v)).toBe(false);
+  });
+
+  it('docs/output.md’s table of reasons has the same final column as the code', () => {
+    const doc = readFileSync(new URL('../docs/output.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Reasons: why a row is not plainly valid'));
+    const rows = section.split('\n').filter((l) => /^\| (valid|invalid|risky|unknown) \|/.test(l));
+    const words: Record<Finality, string> = { final: 'yes', 'resume-only': 'resume only', never: 'no' };
+    const documented = Object.fromEntries(rows.map((l) => {
+      const cells = l.split(' | ');
+      return [cells[1]!.replace(/`/g, ''), cells.at(-1)!.replace(/ \|$/, '')];
+    }));
+    expect(documented['*(empty)*']).toBe('yes');
+    for (const r of REASONS) expect(documented[r], r).toBe(words[FINALITY[r]]);
+    expect(Object.keys(documented)).toHaveLength(REASONS.length + 1);
   });
 });

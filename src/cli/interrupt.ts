@@ -20,19 +20,44 @@ export interface InterruptOptions {
 }
 
 export interface Interrupts {
-  /** aborted at the first SIGINT/SIGTERM: dispatch nothing more */
+  /** aborted at the first terminating signal (or when the reader of the output left): dispatch nothing more */
   readonly stop: AbortSignal;
   /** aborted when the grace period ends or at a second signal: give up on requests in flight */
   readonly abandon: AbortSignal;
-  /** 130 after SIGINT, 143 after SIGTERM, undefined if never interrupted */
+  /** 128 + the signal's number (130 after SIGINT, 143 after SIGTERM), undefined if never interrupted */
   exitCode(): number | undefined;
   /** the input is open and requests may go out: from now on a signal lets those in flight answer */
   sending(): void;
+  /**
+   * The reader of the output left (`| head -1`): stop as a first signal does —
+   * nothing more is sent, the requests in flight may answer (and reach the
+   * journal) for the grace period, then are abandoned — but quietly, with no
+   * exit code of its own.
+   */
+  readerGone(): void;
   /** stop listening (at the end of a run) and cancel the timers */
   dispose(): void;
 }
 
-const CODES = { SIGINT: EXIT.sigint, SIGTERM: EXIT.sigterm } as const;
+/**
+ * Every signal whose default action ends the process and that someone sends on
+ * purpose: each gets SIGTERM's clean-up (the journal flushed, temp files
+ * removed) and exits 128 + its number. Without a listener, SIGHUP (a closed
+ * terminal or SSH session), SIGQUIT and SIGUSR2 killed the run at once, and
+ * the answers in flight were paid for and lost. Left alone: SIGPIPE (node
+ * ignores it), SIGPROF (V8's profiler), SIGUSR1 (see ignoreInspectorSignal) and
+ * the faults (SIGSEGV…), after which no JavaScript may run.
+ */
+export const CODES = {
+  SIGINT: EXIT.sigint,
+  SIGTERM: EXIT.sigterm,
+  SIGHUP: EXIT.sighup,
+  SIGQUIT: EXIT.sigquit,
+  SIGUSR2: EXIT.sigusr2,
+  SIGALRM: EXIT.sigalrm,
+} as const;
+export type TerminatingSignal = keyof typeof CODES;
+const SIGNALS = Object.keys(CODES) as TerminatingSignal[];
 
 /**
  * Ctrl-C and SIGTERM for a validate run (clig.dev): say something at once, stop
@@ -59,9 +84,11 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     timers.push(t);
   };
 
-  const onSignal = (name: keyof typeof CODES): void => {
+  const onSignal = (name: TerminatingSignal): void => {
     count++;
     const word = name === 'SIGINT' ? 'interrupted' : 'terminated';
+    /** how the first notice names the signal: Ctrl-C and SIGTERM as they always were */
+    const said = name === 'SIGINT' || name === 'SIGTERM' ? word : `${word} (${name})`;
     if (reading) {
       // Nothing sent, nothing written: the reader stops at once and says so (an
       // error of code 130/143, reason.exitCode); a read blocked on a silent pipe
@@ -71,7 +98,7 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       stop.abort(reason);
       abandon.abort(reason);
       const quit = (): void => {
-        o.notice(`${word} while reading the input; nothing was sent`);
+        o.notice(`${said} while reading the input; nothing was sent`);
         forceExit(code!);
       };
       if (count === 1) later(READING_EXIT_MS, quit);
@@ -82,10 +109,11 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       code = CODES[name];
       // SIGTERM comes from a supervisor (`timeout -k`, systemd, a container's
       // stop) that kills for good a few seconds later: the whole clean-up must
-      // fit before that, temp files removed included.
-      const graceMs = name === 'SIGTERM' ? Math.min(o.graceMs, TERM_GRACE_MS) : o.graceMs;
+      // fit before that, temp files removed included. The other signals come
+      // from no person waiting at a terminal either (a hang-up, a script).
+      const graceMs = name === 'SIGINT' ? o.graceMs : Math.min(o.graceMs, TERM_GRACE_MS);
       o.notice(
-        `${word}: sending nothing more; waiting up to ${Math.ceil(graceMs / 1000)}s for requests in flight` +
+        `${said}: sending nothing more; waiting up to ${Math.ceil(graceMs / 1000)}s for requests in flight` +
           (name === 'SIGINT' ? ' (Ctrl-C again to stop now)' : ''),
       );
       const reason = Object.assign(new Error(word), { exitCode: code });
@@ -99,10 +127,8 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       forceExit(code!);
     }
   };
-  const onInt = (): void => onSignal('SIGINT');
-  const onTerm = (): void => onSignal('SIGTERM');
-  target.on('SIGINT', onInt);
-  target.on('SIGTERM', onTerm);
+  const listeners = SIGNALS.map((name) => [name, () => onSignal(name)] as const);
+  for (const [name, listener] of listeners) target.on(name, listener);
 
   return {
     stop: stop.signal,
@@ -116,9 +142,14 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
       }
       reading = false;
     },
+    readerGone() {
+      if (stop.signal.aborted) return;
+      const reason = new Error('the reader of the output has gone');
+      stop.abort(reason);
+      later(o.graceMs, () => abandon.abort(reason));
+    },
     dispose() {
-      target.off('SIGINT', onInt);
-      target.off('SIGTERM', onTerm);
+      for (const [name, listener] of listeners) target.off(name, listener);
       for (const t of timers) clearTimeout(t);
     },
   };
@@ -144,7 +175,8 @@ export function exitNow(code: number): void {
   } catch {
     // a hook failed: exit all the same
   }
-  const signal = code === EXIT.sigint ? 'SIGINT' : code === EXIT.sigterm ? 'SIGTERM' : undefined;
+  // SIGQUIT's default action dumps core — the memory of a process that holds the API key: exit with its number instead
+  const signal = SIGNALS.find((name) => CODES[name] === code && name !== 'SIGQUIT');
   if (signal !== undefined) {
     process.removeAllListeners(signal); // the default action again: death by the signal
     process.kill(process.pid, signal);

@@ -36,6 +36,15 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
   });
+  // After a hang-up (SIGHUP: the terminal or SSH session closed) writing to the
+  // terminal fails with EIO: that must not end, unflushed, a run that handles
+  // the hang-up as it handles SIGTERM. There is nowhere left to say it anyway.
+  process.stderr.on('error', () => {});
+  // Node's answer to SIGUSR1 is to open its inspector on 127.0.0.1:9229: any
+  // local process could then read the API key out of this one. A listener
+  // replaces that answer; the signal is ignored (a debugger is attached with
+  // `node --inspect bin/mailsift.js …` on purpose instead).
+  process.on('SIGUSR1', () => {});
   let ran: number | undefined;
   const program = createProgram((code) => (ran = code), helpDepth(argv.slice(2)));
   let code: number;

@@ -8,12 +8,14 @@ import { type Command, Option } from 'commander';
  */
 export interface OptionSpec<V> {
   readonly make: () => Option;
+  /** its `--no-` twin, stored under the same key (`--bom` / `--no-bom`: true, false, or undefined when neither is given) */
+  readonly negate?: () => Option;
   /** never set: carries the value's type */
   readonly value?: V;
 }
 
 /** A table entry whose value, as commander hands it over, is a `V`. */
-export const spec = <V>(make: () => Option): OptionSpec<V> => ({ make });
+export const spec = <V>(make: () => Option, negate?: () => Option): OptionSpec<V> => (negate ? { make, negate } : { make });
 
 export type OptionTable = Record<string, OptionSpec<unknown>>;
 
@@ -26,10 +28,11 @@ export type FlagsOf<T extends OptionTable> = { [K in keyof T]: T[K] extends Opti
  * always undefined: it throws, so any test that builds the command catches it.
  */
 export function addOptions(cmd: Command, table: OptionTable): Command {
-  for (const [key, { make }] of Object.entries(table)) {
-    const option = make();
-    if (option.attributeName() !== key) throw new Error(`option table: ${option.flags} is stored as ${option.attributeName()}, not ${key}`);
-    cmd.addOption(option);
+  for (const [key, { make, negate }] of Object.entries(table)) {
+    for (const option of negate ? [make(), negate()] : [make()]) {
+      if (option.attributeName() !== key) throw new Error(`option table: ${option.flags} is stored as ${option.attributeName()}, not ${key}`);
+      cmd.addOption(option);
+    }
   }
   return cmd;
 }

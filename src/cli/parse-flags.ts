@@ -5,6 +5,7 @@ import { parseRedisUrl, type RedisTarget } from '../redis/url.js';
 import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 import type { TlsMode } from '../engines/local/smtp/dialogue.js';
+import type { Eol } from '../dialect.js';
 
 /**
  * commander argument parsers: each turns a flag's text into its typed value,
@@ -114,4 +115,22 @@ export function smtpTls(value: string): TlsMode {
   const v = value.trim().toLowerCase();
   if ((SMTP_TLS_MODES as readonly string[]).includes(v)) return v as TlsMode;
   throw new InvalidArgumentError(`expected ${SMTP_TLS_MODES.join(' or ')}`);
+}
+
+/** `--output-delimiter`: one character (`;`, `|`), or `tab` (a tab is hard to type in a shell) */
+export function csvDelimiter(value: string): string {
+  if (/^(tab|\\t)$/i.test(value)) return '\t';
+  if ([...value].length !== 1 || value === '"' || value === '\r' || value === '\n') {
+    throw new InvalidArgumentError('expected one character other than a quote or a line break (e.g. ";" or "|"), or tab');
+  }
+  return value;
+}
+
+const EOLS: Record<string, Eol> = { lf: '\n', crlf: '\r\n', cr: '\r' };
+
+/** `--output-eol lf|crlf|cr` */
+export function lineEnding(value: string): Eol {
+  const eol = EOLS[value.toLowerCase()];
+  if (eol === undefined) throw new InvalidArgumentError('expected lf, crlf or cr');
+  return eol;
 }

@@ -61,11 +61,13 @@ export async function validatePlan(inputArg: string | undefined, flags: Validate
   if (input === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
+  for (const [flag, name] of [['--encoding', flags.encoding], ['--output-encoding', flags.outputEncoding]] as const) {
+    if (name !== undefined && !(await knownEncoding(name))) {
+      throw new UsageError(`${flag} ${name}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
+    }
+  }
   const filter: RowFilter = { only: flags.only, except: flags.except, unique: flags.unique };
   const output = planOutput({ ...flags, filter }, context.stdoutIsTTY);
-  if (flags.encoding !== undefined && !(await knownEncoding(flags.encoding))) {
-    throw new UsageError(`--encoding ${flags.encoding}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
-  }
   return {
     input,
     read: { column: flags.column, sheet: flags.sheet, encoding: flags.encoding },

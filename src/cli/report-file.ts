@@ -5,7 +5,7 @@ import { ReportTally } from '../report/tally.js';
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
 import { VERSION } from '../version.js';
-import { openAtomic, writeWhole, type AtomicFile } from '../write/atomic-file.js';
+import { openAtomic, writeOnly, type AtomicFile, type Placement } from '../write/atomic-file.js';
 import type { Outcome } from '../write/outputs.js';
 
 /**
@@ -33,10 +33,14 @@ export class ReportFile {
     this.tally.add(verdict, reason);
   };
 
-  /** Writes the page; an interrupted run's (`partial`) only where no report was. False when the file was left as it was. */
-  async write(summary: Summary, more: Pick<ReportMeta, 'output' | 'dryRun'>, outcome: Exclude<Outcome, 'failed'>): Promise<boolean> {
+  /**
+   * Writes the page beside its target, to be put in place with the run's other
+   * outputs (commitTogether): an interrupted run's (`partial`) only where no report was.
+   */
+  async write(summary: Summary, more: Pick<ReportMeta, 'output' | 'dryRun'>, outcome: Exclude<Outcome, 'failed'>): Promise<Placement> {
     const page = renderReport(this.tally, { ...this.run, ...more, summary, finishedAt: new Date(), version: VERSION });
-    return writeWhole(this.file, page, `the report to ${this.path}`, outcome === 'complete' ? 'replace' : 'create');
+    await writeOnly(this.file, page, `the report to ${this.path}`);
+    return { file: this.file, mode: outcome === 'complete' ? 'replace' : 'create', label: this.path };
   }
 
   /** The run ends without a report: the file stays as it was. */

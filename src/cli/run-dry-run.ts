@@ -8,6 +8,7 @@ import { errorVerdict, type Verdict } from '../verdict.js';
 import type { RowWriter } from '../write/row-writer.js';
 import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import type { ReportFile } from './report-file.js';
+import { commitTogether } from '../write/atomic-file.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -51,7 +52,8 @@ export async function runDryRun(
     concurrency: options.concurrency,
   };
   process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
-  await options.report?.write(summary, { dryRun: figures }, options.stop?.aborted ? 'partial' : 'complete');
+  const page = await options.report?.write(summary, { dryRun: figures }, options.stop?.aborted ? 'partial' : 'complete');
+  if (page) await commitTogether([page]);
   if (api) {
     // the same settings, given the same way: check reads the same flags and environment
     const flagsToRepeat = [

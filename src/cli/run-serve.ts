@@ -73,7 +73,7 @@ export async function runServe(plan: ServePlan): Promise<number> {
     ...(smtp ? { smtp } : {}),
     onWarning: say,
     ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
-    ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from) } : {}),
+    ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from), onDnsFailure: (code: string) => metrics.dnsFailure(code) } : {}),
   });
   const server = await startServer({
     ...config,
@@ -82,6 +82,7 @@ export async function runServe(plan: ServePlan): Promise<number> {
     metrics,
     ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
     ...(smtp ? { smtpState: () => engine.smtpState() } : {}),
+    ...(config.dns ? { dnsState: () => engine.dnsState() } : {}),
   }).catch(async (err: unknown) => {
     await engine.close();
     await redis?.close();

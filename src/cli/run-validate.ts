@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
-import { resolveColumns } from '../write/output-plan.js';
+import { outputDialect, resolveColumns, appendedPrefix } from '../write/output-plan.js';
 import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
+import { commitTogether, type Placement } from '../write/atomic-file.js';
 import { apiSettings, localSettings } from './api-config.js';
 import { runDryRun } from './run-dry-run.js';
 import { RunReporter } from '../terminal/run-reporter.js';
@@ -19,8 +21,14 @@ import { hideInArgv } from './smtp-flags.js';
 import type { ValidatePlan } from './plan-validate.js';
 import { MAX_IN_FLIGHT, type LimitChange } from '../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../pipeline/address-check.js';
+import { checkedRows, preflight, type RowCheck } from '../pipeline/preflight.js';
+import { openInput, scanCsvFile } from '../read/open-input.js';
+import { interruptedReading } from '../read/spool.js';
+import type { Input } from '../read/input-row.js';
+import { xlsxRowCheck } from '../write/xlsx-writer.js';
 import { ReportFile } from './report-file.js';
-import { printable } from '../format.js';
+import { plural, printable } from '../format.js';
+import type { Unused } from '../stores/unused.js';
 
 const say = (line: string): void => {
   process.stderr.write(`mailsift: ${printable(line)}\n`);
@@ -74,14 +82,53 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     interrupts.dispose();
     throw err;
   }
+  try {
+    // For a file, whatever would end the run in exit 2 halfway is found now, before anything is paid for.
+    const check = outputCheck(plan, input);
+    if (plan.dryRun) {
+      // a dry run reads every row anyway: the same check as they pass
+      if (check) input = { ...input, rows: checkedRows(input.rows, check) };
+    } else if (await isRegularFile(inputPath)) {
+      const read = { path: inputPath, column: plan.read.column, sheet: plan.read.sheet, encoding: plan.read.encoding, signal: interrupts.stop };
+      const delimiter = input.dialect?.delimiter;
+      const shape = { delimiter: delimiter!, width: input.header.length, cellChars: check?.cellChars, signal: interrupts.stop };
+      await preflight({
+        open: () => openInput(read),
+        ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(read, shape) } : {}),
+        check,
+        signal: interrupts.stop,
+      }).catch((err: unknown) => {
+        throw interrupts.stop.aborted ? interruptedReading(inputPath, interrupts.stop) : err;
+      });
+    }
+  } catch (err) {
+    input.close();
+    interrupts.dispose();
+    throw err;
+  }
   interrupts.sending();
   const cleanUp = new CleanUp();
   // Undone last: its force-exit timer bounds a clean-up that hangs after Ctrl-C.
   cleanUp.defer(() => interrupts.dispose());
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
-    const columns = resolveColumns(plan.output.columns, input.kind);
-    const job = { engine: choice.engine, baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined, dnsServer: plan.engineSettings.dnsServer, smtp: smtp !== undefined };
+    const columns = resolveColumns(plan.output.columns, input.kind, input.header);
+    // the CSV output's dialect: the input's, changed by the flags (--bom with no BOM to have is exit 2, before anything is sent)
+    const dialect = outputDialect(input.dialect, plan.output.dialect);
+    const { format } = plan.output;
+    if (columns.prefix && (format === 'csv' || format === 'xlsx')) {
+      const { clashes } = appendedPrefix(columns.order, input.header);
+      const appended = columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
+      const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
+      notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
+    }
+    const job = {
+      engine: choice.engine,
+      baseUrl: choice.engine === 'api' ? choice.baseUrl : undefined,
+      dnsServer: plan.engineSettings.dnsServer,
+      dns: plan.engineSettings.dns,
+      smtp: smtp !== undefined,
+    };
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
@@ -96,9 +143,23 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       return interrupts.exitCode() ?? EXIT.ok;
     }
 
-    const { known, journal } = await openStores(stores, job);
+    let cacheLost: string | undefined;
+    const { known, journal, cache } = await openStores(
+      {
+        ...stores,
+        // said at once, even with --quiet: a run that goes on without its cache leaves the next ones to pay again
+        onCacheLost: (line) => {
+          cacheLost = line;
+          if (reporter) reporter.say(`warning: ${line}`);
+          else say(`warning: ${line}`);
+        },
+      },
+      job,
+    );
     cleanUp.defer(() => known?.close()); // else the journal's lock file outlives us
     if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, false));
+    sayUnused('--journal', journal, notice);
+    sayUnused('--cache', cache, notice);
     // Every output is proven writable before the first request: the --split
     // directory is made first, since --summary or --report may be inside it.
     let summaryFile: SummaryFile | undefined;
@@ -106,18 +167,19 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     /** a result in hand and every output flushed: the summary and the report may be written */
     let ended = false;
     let output: Output | undefined;
+    /** the output files, written whole, waiting to be put in place with the summary and the report */
+    let placements: Placement[] = [];
     // Undone after the output is ended (steps are undone in reverse), which sets `ended`.
     cleanUp.defer(() => (!ended || output?.gone.aborted ? Promise.all([summaryFile?.discard(), report?.discard()]) : undefined));
     let result: RunResult | undefined;
     // A failed write must fail the run (rows would be lost), but not mask an error already on its way (see CleanUp.around).
     cleanUp.defer(async () => {
       if (output === undefined) return;
-      // only a complete run replaces an output; an interrupted one fills only an empty place
-      const kept = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
-      if (kept.length) notice(`${kept.join(', ')} left as it was: only a complete run replaces an output`);
+      placements = await output.end(result === undefined ? 'failed' : result.complete ? 'complete' : 'partial');
+      if (result !== undefined) for (const line of output.notices()) say(line);
       ended = result !== undefined;
     });
-    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop);
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, dialect);
     if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
@@ -161,6 +223,10 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     const { gone } = output;
     if (stop.aborted) stopSending.abort(stop.reason);
     stop.addEventListener('abort', () => stopSending.abort(stop.reason), { once: true });
+    // The reader of the output gone (`| head`): what nobody reads is not paid for. The API
+    // client's queued requests are held back as after Ctrl-C, those in flight still reach the journal.
+    if (gone.aborted) interrupts.readerGone();
+    gone.addEventListener('abort', () => interrupts.readerGone(), { once: true });
 
     result = await validateStream({
       input,
@@ -175,21 +241,33 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       known,
       // a resumed run starts from the journal's index instead of a second copy of its addresses
       dedupe: new Dedupe({ resumed: journal?.memo }),
-      // the reader of the output gone (`| head`) stops the run as Ctrl-C does, quietly
-      stop: AbortSignal.any([stop, gone]),
+      stop,
       cancel: abandon,
     });
     await cleanUp.run();
     if (gone.aborted) return EXIT.ok; // the reader went away (`| head`): end quietly
 
     const { summary } = result;
+    if (cacheLost !== undefined && cache) {
+      // the output is whole and every row has its verdict: exit 0, with the loss in the summary
+      summary.cacheLost = { cache: cache.path, unstored: cache.unstored ?? 0 };
+      summary.warnings = [...(summary.warnings ?? []), cacheLost];
+    }
     const signalled = interrupts.exitCode();
-    if ((await summaryFile?.write(summary, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${plan.summary} left as it was: only a complete run replaces an output`);
+    // The outputs are one set (-o or --split, --summary, --report): all written, then put in
+    // place together; one that cannot be written (a full disk) leaves every older file as it was.
+    // Only a complete run replaces an output; an interrupted one fills only an empty place.
+    const outcome = result.complete ? 'complete' : 'partial';
+    const set = [...placements];
+    try {
+      if (summaryFile) set.push(await summaryFile.write(summary, outcome));
+      if (report) set.push(await report.write(summary, { output: output.label }, outcome));
+    } catch (err) {
+      await Promise.allSettled(set.map((p) => p.file.discard()));
+      throw err;
     }
-    if ((await report?.write(summary, { output: output.label }, result.complete ? 'complete' : 'partial')) === false) {
-      notice(`${plan.report} left as it was: only a complete run replaces an output`);
-    }
+    const kept = await commitTogether(set);
+    for (const label of kept) notice(`${label} left as it was: only a complete run replaces an output`);
     const code = reporter.finish(summary, result.complete, progress);
     if (signalled === undefined) return code;
     say(interruptedAdvice(stores.journal, validator.engine));
@@ -197,7 +275,40 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   });
 }
 
-/** `path` when it names something that exists (or is `-`, refused later), else undefined. */
+/**
+ * What a store read and will not reuse, said once per store: damage (even with
+ * --quiet: a disk, or a hand, changed the file), then records of the first
+ * format and records resting on less than this run asks for (notices).
+ */
+function sayUnused(flag: string, store: { path: string; unused: Unused } | undefined, notice: (line: string) => void): void {
+  if (store === undefined) return;
+  const { damaged, older, weaker } = store.unused;
+  const where = `${flag} ${store.path}`;
+  if (damaged > 0) {
+    say(`${where}: ${plural(damaged, 'damaged record', 'damaged records')} (failing the checksum or the format) ignored: ${damaged === 1 ? 'its address is' : 'their addresses are'} asked again`);
+  }
+  if (older > 0) notice(`${where}: ${plural(older, 'address', 'addresses')} recorded by an older mailsift, without a checksum, ${older === 1 ? 'is' : 'are'} asked again`);
+  if (weaker > 0) notice(`${where}: ${plural(weaker, 'verdict rests', 'verdicts rest')} on less than this run asks for (made with --no-dns, or without --smtp): asked again`);
+}
+
+/**
+ * The check of each input row against the output's limits, when there is one
+ * to make before the run: an .xlsx output that every row reaches. (With
+ * --only, --except, --unique or --split, which rows reach a file depends on
+ * the verdicts: the writer checks them as they come.)
+ */
+function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
+  const { output, filter } = plan;
+  if (output.format !== 'xlsx' || output.split || filter.only || filter.except || filter.unique) return undefined;
+  return xlsxRowCheck(output.file ?? 'stdout', input.header, resolveColumns(output.columns, input.kind));
+}
+
+/** Whether the input can be read a second time from its start: a regular file (not stdin, a FIFO or a device). */
+async function isRegularFile(path: string): Promise<boolean> {
+  if (path === '-') return false;
+  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
+}
+
 /** A journal begun longer ago than --cache-ttl: what became of it, in one line. */
 function journalTooOld(path: string, began: number, ttlMs: number, dryRun: boolean): string {
   const when = new Date(began).toISOString().slice(0, 16).replace('T', ' ');
@@ -212,6 +323,7 @@ function flagDuration(ms: number): string {
   return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
 }
 
+/** `path` when it names something that exists (or is `-`, refused later), else undefined. */
 function existing(path: string | undefined): string | undefined {
   return path !== undefined && (path === '-' || /^rediss?:\/\//i.test(path) || existsSync(path)) ? path : undefined;
 }

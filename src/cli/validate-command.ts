@@ -5,7 +5,8 @@ import { REASON_TABLE } from '../reason.js';
 import type { OutputFormat } from '../write/output-plan.js';
 import { VERDICT_COLUMNS } from '../write/verdict-columns.js';
 import { addOptions, type FlagsOf, spec } from './option-table.js';
-import { concurrencySetting, durationMs, intIn, outputFormat, tokenList } from './parse-flags.js';
+import { concurrencySetting, csvDelimiter, durationMs, intIn, lineEnding, outputFormat, tokenList } from './parse-flags.js';
+import type { Eol } from '../dialect.js';
 import { MAX_IN_FLIGHT, type ConcurrencySetting } from '../engines/api/concurrency-limit.js';
 import { ENGINE_OPTIONS, type EngineFlags } from './shared-options.js';
 import { SMTP_OPTIONS, type SmtpFlags } from './smtp-flags.js';
@@ -94,7 +95,16 @@ export const VALIDATE_OPTIONS = {
   except: spec<Set<RowToken> | undefined>(() =>
     new Option('--except <statuses|reasons>', 'leave out rows with these statuses or reasons, e.g. disposable,typo,mailbox_full').argParser(tokenList)),
   unique: spec<boolean | undefined>(() => new Option('--unique', 'write only the first row of each address (the summary counts the rest)')),
-  bom: spec<boolean | undefined>(() => new Option('--bom', 'start CSV output with a UTF-8 byte order mark, for Excel on Windows')),
+  bom: spec<boolean | undefined>(
+    () => new Option('--bom', 'start CSV output with a byte order mark, for Excel on Windows (default: as the input)'),
+    () => new Option('--no-bom', 'CSV output without a byte order mark, even where the input has one'),
+  ),
+  outputDelimiter: spec<string | undefined>(() =>
+    new Option('--output-delimiter <char>', 'the CSV output\'s delimiter: one character, or tab (default: the input\'s, else ,)').argParser(csvDelimiter)),
+  outputEol: spec<Eol | undefined>(() =>
+    new Option('--output-eol <lf|crlf|cr>', 'the CSV output\'s line ending (default: the input\'s, else lf)').argParser(lineEnding)),
+  outputEncoding: spec<string | undefined>(() =>
+    new Option('--output-encoding <name>', 'the CSV output\'s encoding, e.g. utf-8, windows-1252, utf-16le (default: the input\'s, else UTF-8)')),
   escapeFormulas: spec<boolean | undefined>(() =>
     new Option('--escape-formulas', "also defuse input cells a spreadsheet would execute (=, +, -, @, tab, CR): a leading ' (CSV)")),
   summary: spec<string | undefined>(() => new Option('--summary <file>', 'also write the summary as JSON to this file')),

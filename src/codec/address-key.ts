@@ -1,18 +1,38 @@
+import { isPlainAddress, parseAddress } from './syntax.js';
+
 /**
  * The identity of an address — for deduplication, the journal's index and the
- * cache alike: the local part as written (it is case-sensitive by RFC 5321) and
- * the domain lower-cased (it is not). Stores match the way the pipeline
- * dedupes, so that a resumed run skips exactly what the first one sent.
+ * caches alike — made from the address as the syntax check (syntax.ts)
+ * accepts it: the domain in its IDNA A-label form, lower case, and the local
+ * part with its ASCII letters lower-cased. RFC 5321 lets a mail server tell
+ * `Jane.Doe` from `jane.doe`; no provider a list cleaner meets does, so the
+ * two are one mailbox: sent once, recorded once, the same verdict on every row.
+ * Letters outside ASCII keep their case: servers that fold them are rarer, and
+ * Unicode case rules map some to ASCII letters (KELVIN SIGN to `k`).
+ *
+ * An address the syntax check refuses is its own key, exactly as written: it
+ * shares no key with a valid address, since every key made above passes that
+ * check itself and so can never equal a string that failed it. So
+ * `a@Kelvin.com` written with U+212A, which IDNA2008 refuses, is never the
+ * verdict of `a@kelvin.com`. Stores match the way the pipeline dedupes, so that
+ * a resumed run skips exactly what the first one sent.
  */
 export function addressKey(email: string): string {
-  const at = email.lastIndexOf('@');
-  if (at < 0) return email;
-  // Most domains are written in lower case already: no new string then.
-  for (let i = at + 1; i < email.length; i++) {
+  if (isPlainAddress(email)) return email;
+  const parsed = parseAddress(email);
+  if (parsed === undefined) return email;
+  const { local, domain } = parsed;
+  const at = local.length;
+  // Most addresses are written in lower case already: no new string then.
+  for (let i = 0; i < at; i++) {
     const c = email.charCodeAt(i);
-    if ((c >= 65 && c <= 90) || c > 127) return email.slice(0, at + 1) + email.slice(at + 1).toLowerCase();
+    if (c >= 65 && c <= 90) return lowerAscii(local) + '@' + domain;
   }
-  return email;
+  return email.length === at + 1 + domain.length && email.endsWith(domain) ? email : local + '@' + domain;
+}
+
+function lowerAscii(s: string): string {
+  return s.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
 }
 
 /** The domain part of an address as the verdict's `domain` usually reports it. */

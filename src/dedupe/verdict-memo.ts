@@ -1,6 +1,5 @@
 import type { Verdict } from '../verdict.js';
 import { VerdictEncoder } from '../codec/verdict-encoding.js';
-import { domainOf } from '../codec/address-key.js';
 
 /**
  * What `claim()` found for an address, and its ticket: 'new' (first sight: it
@@ -126,7 +125,8 @@ export class VerdictMemo {
       return whole.email === email ? whole : { ...whole, email };
     }
     const shape = this.shapes[id - 1]!;
-    const details = shape.details.domain === undefined ? shape.details : { ...shape.details, domain: domainOf(key) };
+    // the shape was shared because its domain was exactly the key's (see shapeOf)
+    const details = shape.details.domain === undefined ? shape.details : { ...shape.details, domain: key.slice(key.lastIndexOf('@') + 1) };
     return { ...shape, email, details };
   }
 

@@ -18,6 +18,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     port: 0,
     rateLimit: { requests: 60, seconds: 60 },
     shape: 'a',
+    // its own engine's DNS state tells /readyz (a caller's engine, the caller's dnsState option)
+    ...(ownEngine ? { dnsState: () => ownEngine.dnsState() } : {}),
     ...options,
     engine,
   }).catch(async (err: unknown) => {

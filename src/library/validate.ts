@@ -58,8 +58,8 @@ async function* validateRows(addresses: Iterable<string> | AsyncIterable<string>
 }
 
 /**
- * Validates a file the way `mailsift validate FILE` reads it (.csv/.tsv by
- * extension, an .xlsx by its content, else one address per line) and yields
+ * Validates a file the way `mailsift validate FILE` reads it (a table, a
+ * workbook or a list of addresses, told by its content) and yields
  * each row with its verdict, in order. A file that cannot be read rejects with
  * a UsageError; a damaged or hostile workbook with an XlsxError.
  */

@@ -4,6 +4,7 @@ import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import { openInput, type OpenInputOptions } from '../read/open-input.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
+import { classifyText, isAddressLine } from '../read/sniff.js';
 
 /** non-empty address cells looked at */
 const SAMPLE_CELLS = 1000;
@@ -50,13 +51,15 @@ export async function openAddressInput(options: OpenInputOptions): Promise<Input
 
 /**
  * A table whose address column holds no addresses — the wrong --column, a
- * detected column that is not one, the wrong sheet — or a text file that is
- * no address list (`mailsift validate README.md`) would have every row
- * answered `invalid` and the run exit 0, some of it paid for. So before any
- * request, the first non-empty cells of the column (the lines of a text) are
- * looked at: when fewer than a tenth contain an "@", the run stops (exit 2)
- * naming the column, or the sheet, that does hold addresses. The rows looked
- * at are then handed on first, unchanged.
+ * detected column that is not one, the wrong sheet — or a text that is no
+ * address list (`mailsift validate README.md`) would have every row answered
+ * `invalid` and the run exit 0, some of it paid for. So before any request,
+ * the first non-empty cells of the column are looked at: when fewer than a
+ * tenth contain an "@", the run stops (exit 2) naming the column, or the
+ * sheet, that does hold addresses. A text is a list when most of its
+ * non-blank lines are one address each (the rule the reader told it by from
+ * its head, checked again over more lines: a pipe's first chunk may be a line
+ * long). The rows looked at are then handed on first, unchanged.
  */
 export async function checkAddressColumn(input: Input, o: AddressCheckOptions): Promise<Input> {
   const source = input.rows[Symbol.asyncIterator]();
@@ -84,13 +87,12 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
     for (const row of r.value) {
       if (row.email === '' || cells >= SAMPLE_CELLS) continue;
       cells++;
-      if (row.email.includes('@')) withAt++;
+      if (input.kind === 'text' ? isAddressLine(row.email) : row.email.includes('@')) withAt++;
     }
   }
   const rows = held.flat();
-  if (rows.length > 0 && withAt < ADDRESS_SHARE * Math.max(cells, 1)) {
-    throw new UsageError(await problem(input, rows, o));
-  }
+  const enough = input.kind === 'text' ? withAt * 2 > cells : withAt >= ADDRESS_SHARE * Math.max(cells, 1);
+  if (rows.length > 0 && !enough) throw new UsageError(await problem(input, rows, o));
   async function* replay(): AsyncGenerator<InputRow[]> {
     yield* held;
     held.length = 0;
@@ -108,7 +110,8 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
 /** What is wrong, and what to give instead when the input shows it. */
 async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckOptions): Promise<string> {
   if (input.kind === 'text') {
-    return `${o.name} holds no addresses: fewer than 1 in 10 of its lines contain "@" (is it the right file? a CSV is read as one by its .csv or .tsv name)`;
+    const shape = classifyText(rows.map((r) => r.fields[0]).join('\n'), true);
+    return `${o.name} looks like ${shape.kind === 'other' ? shape.what : 'prose or a document, not a list (a list has one address a line)'}`;
   }
   const here = `column ${quoted(input.header[input.emailColumn] ?? String(input.emailColumn + 1))}`;
   const better = bestColumn(input, rows);

@@ -237,11 +237,8 @@ class Pipeline {
 
   private async settle(b: Batch, verdicts: Verdict[]): Promise<void> {
     const { known } = this.options;
-    if (known) {
-      // no verdict (error), or none about the address (the run's DNS or SMTP failed): a re-run asks again
-      const fresh = verdicts.filter((v) => !v.error && !v.outage);
-      if (fresh.length) await known.record(fresh);
-    }
+    // each store keeps what is final for it (keptBy in reason.ts): what is not, a re-run asks again
+    if (known) await known.record(verdicts);
     // Given up on (see `cancel`): recorded above if it came, but no longer written — the run has ended.
     if (this.cancel.aborted) return;
     // Validators answer under the address as asked (see Validator), usually in

@@ -1,3 +1,4 @@
+import { decoderFor, encodingKey } from '../dialect.js';
 import { UsageError } from '../errors.js';
 
 /**
@@ -41,7 +42,34 @@ export function sniffUnicode(head: Buffer): Unicode | undefined {
   const pairs = n / 2;
   if (odd >= pairs * 0.3 && even <= pairs * 0.05) return 'utf-16le';
   if (even >= pairs * 0.3 && odd <= pairs * 0.05) return 'utf-16be';
+  // Text mostly in a script of its own (Chinese names and street addresses: no zero byte
+  // in their units) has zeros only for its ASCII — commas, line ends, the addresses —, all on
+  // one side of each unit. Taken as UTF-16 when, read so, the head is text.
+  if (odd >= 4 && even === 0 && isText(head.subarray(0, n), 'utf-16le')) return 'utf-16le';
+  if (even >= 4 && odd === 0 && isText(head.subarray(0, n), 'utf-16be')) return 'utf-16be';
   return undefined;
+}
+
+/** Whether `bytes` decode as `encoding` without an error, to text without control characters but tab, CR and LF. */
+function isText(bytes: Buffer, encoding: 'utf-16le' | 'utf-16be'): boolean {
+  let text: string;
+  try {
+    // a unit cut off at the end of the head is no error
+    text = new TextDecoder(encoding, { fatal: true }).decode(bytes, { stream: true });
+  } catch {
+    return false;
+  }
+  return !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text);
+}
+
+const STRICT_UTF16: Record<string, 'utf-16le' | 'utf-16be' | undefined> = { utf16le: 'utf-16le', utf16be: 'utf-16be' };
+
+/** What a text turned out to be written in: the output is written in it again. */
+export interface DecodedAs {
+  /** `utf-8`, `utf-16le`, `utf-16be`, `utf-32le`, `utf-32be`, or the --encoding name */
+  encoding: string;
+  /** it started with a byte-order mark */
+  bom: boolean;
 }
 
 /**
@@ -49,24 +77,33 @@ export function sniffUnicode(head: Buffer): Unicode | undefined {
  * UTF-16 LE/BE), else `encoding` (any iconv-lite name: latin1, windows-1252,
  * ...), else strict UTF-8. Invalid UTF-8 is an input error naming its byte
  * offset, never silently replaced by U+FFFD: that would change addresses.
+ * `found` is told the encoding and whether a BOM came first, once the first
+ * bytes are read.
  */
-export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, encoding?: string): AsyncGenerator<string> {
+export async function* decodeBytes(source: AsyncIterable<Buffer>, name: string, encoding?: string, found?: DecodedAs): AsyncGenerator<string> {
   // A BOM split across chunks is possible only with tiny chunks (a pipe); read on a little.
   const { head, rest } = await readHead(source, 4);
   if (head.length === 0) return;
   const bom = bomEncoding(head);
   const body = prepend(bom ? head.subarray(bom.length) : head, rest);
   const sniffed = bom || encoding !== undefined ? undefined : sniffUnicode(head);
-  const unicode = bom?.encoding ?? sniffed;
-  const how = bom ? 'the file starts with its byte-order mark' : 'told by its zero bytes; or give --encoding';
+  // UTF-16 named by --encoding is read as strictly as when told by a BOM: iconv-lite would replace a bad unit
+  const named = bom || encoding === undefined ? undefined : STRICT_UTF16[encodingKey(encoding)];
+  const unicode = bom?.encoding ?? sniffed ?? named;
+  const how = bom ? 'the file starts with its byte-order mark' : named ? `--encoding ${encoding}` : 'told by its zero bytes; or give --encoding';
+  const legacy = unicode === undefined && encoding !== undefined && encodingKey(encoding) !== 'utf8';
+  if (found) {
+    found.encoding = unicode ?? (legacy ? encoding! : 'utf-8');
+    found.bom = bom !== undefined;
+  }
   if (unicode === 'utf-16le' || unicode === 'utf-16be') {
     yield* decodeStrict(body, name, unicode, bom?.length ?? 0, how);
   } else if (unicode === 'utf-32le' || unicode === 'utf-32be') {
     // TextDecoder knows no UTF-32; iconv-lite does (a rare export: Notepad++ and some databases)
     yield* decodeLegacy(body, unicode);
-  } else if (encoding !== undefined && !bom && encoding.toLowerCase().replace(/[^a-z0-9]/g, '') !== 'utf8') {
+  } else if (legacy) {
     // (--encoding utf-8 stays strict: iconv-lite would replace bad bytes silently)
-    yield* decodeLegacy(body, encoding);
+    yield* decodeLegacy(body, encoding!);
   } else {
     yield* decodeStrict(body, name, 'utf-8', bom?.length ?? 0, how);
   }
@@ -110,7 +147,7 @@ async function* decodeStrict(
     for await (chunk of source) {
       const text = decoder.decode(chunk, { stream: true });
       offset += chunk.length;
-      if (encoding === 'utf-8') tail = chunk.subarray(chunk.length - incompleteTail(chunk));
+      tail = encoding === 'utf-8' ? chunk.subarray(chunk.length - incompleteTail(chunk)) : heldUtf16(tail, chunk, encoding === 'utf-16le');
       if (text) yield text;
     }
     chunk = undefined;
@@ -119,7 +156,9 @@ async function* decodeStrict(
   } catch (err) {
     if (!(err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')) throw err;
     if (encoding !== 'utf-8') {
-      throw new UsageError(`${name}: invalid ${encoding.toUpperCase()} near byte ${offset} (${how})`);
+      // the failing chunk had not been counted yet; the bytes the decoder held came before it
+      const at = chunk === undefined ? offset - tail.length : offset - tail.length + firstInvalidUtf16(Buffer.concat([tail, chunk]), encoding === 'utf-16le');
+      throw new UsageError(`${name}: invalid ${encoding.toUpperCase()} at byte ${at}: a half of a surrogate pair alone (${how})`);
     }
     // Within the failing chunk (and the sequence the previous one left unfinished),
     // or, at the end of the input, that unfinished sequence itself.
@@ -132,10 +171,9 @@ async function* decodeStrict(
   }
 }
 
-/** Non-UTF-8 text through iconv-lite: every byte sequence decodes, so nothing fails here. */
+/** Non-UTF-8 text (see decoderFor): every byte sequence decodes, so nothing fails here. */
 async function* decodeLegacy(source: AsyncIterable<Buffer>, encoding: string): AsyncGenerator<string> {
-  const iconv = (await import('iconv-lite')).default;
-  const decoder = iconv.getDecoder(encoding);
+  const decoder = await decoderFor(encoding);
   for await (const chunk of source) {
     const text = decoder.write(chunk);
     if (text) yield text;
@@ -178,6 +216,35 @@ export function firstInvalidUtf8(bytes: Buffer): number {
   return bytes.length;
 }
 
+/** The bytes of `held` + `chunk` a UTF-16 decoder keeps for the next chunk: an odd byte, and a high surrogate waiting for its pair. */
+function heldUtf16(held: Buffer, chunk: Buffer, le: boolean): Buffer {
+  const bytes = held.length ? Buffer.concat([held, chunk]) : chunk;
+  const odd = bytes.length % 2;
+  const end = bytes.length - odd;
+  const last = end >= 2 ? (le ? bytes.readUInt16LE(end - 2) : bytes.readUInt16BE(end - 2)) : -1;
+  const keep = odd + (last >= 0xd800 && last <= 0xdbff ? 2 : 0);
+  return bytes.subarray(bytes.length - keep);
+}
+
+/**
+ * Offset of the first bad unit in UTF-16 `bytes` (which start at a unit): a low
+ * surrogate alone, or a high one followed by no low one. Its length when none
+ * (a high surrogate or an odd byte at the very end: more may follow).
+ */
+export function firstInvalidUtf16(bytes: Buffer, le: boolean): number {
+  for (let i = 0; i + 1 < bytes.length; i += 2) {
+    const unit = le ? bytes.readUInt16LE(i) : bytes.readUInt16BE(i);
+    if (unit >= 0xdc00 && unit <= 0xdfff) return i;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      if (i + 3 >= bytes.length) return bytes.length;
+      const next = le ? bytes.readUInt16LE(i + 2) : bytes.readUInt16BE(i + 2);
+      if (next < 0xdc00 || next > 0xdfff) return i;
+      i += 2;
+    }
+  }
+  return bytes.length;
+}
+
 /** Length of an unfinished sequence at the end of `bytes` (0 when it ends cleanly). */
 function incompleteTail(bytes: Buffer): number {
   for (let k = 1; k <= Math.min(3, bytes.length); k++) {
@@ -192,9 +259,11 @@ function incompleteTail(bytes: Buffer): number {
 }
 
 /**
- * Splits text chunks into lines (LF or CRLF), yielding the lines of each chunk
- * together; a final newline ends the last line. A line longer than MAX_LINE is
- * an input error naming it, before it is held whole.
+ * Splits text chunks into lines — CRLF, LF and a lone CR each end one, mixed
+ * in one file too (a file edited on two systems, an old Mac export) —,
+ * yielding the lines of each chunk together; a final line ending ends the last
+ * line. A line longer than MAX_LINE is an input error naming it, before it is
+ * held whole.
  */
 export async function* splitLines(chunks: AsyncIterable<string>, name = 'the input'): AsyncGenerator<string[]> {
   let rest = '';
@@ -203,10 +272,19 @@ export async function* splitLines(chunks: AsyncIterable<string>, name = 'the inp
     const text = rest + chunk;
     const lines: string[] = [];
     let start = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      if (nl - start > MAX_LINE) throw tooLong(name, 'line', lineNo + lines.length + 1);
-      lines.push(text.charCodeAt(nl - 1) === 13 && nl > start ? text.slice(start, nl - 1) : text.slice(start, nl));
-      start = nl + 1;
+    // the next LF and the next CR, each looked for again only once passed
+    // (indexOf: a regex over the text made reading a list a third slower)
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
+    while (lf >= 0 || cr >= 0) {
+      const i = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+      // a CR last in the chunk may be the first half of a CRLF: wait for the next chunk
+      if (i === cr && i === text.length - 1) break;
+      if (i - start > MAX_LINE) throw tooLong(name, 'line', lineNo + lines.length + 1);
+      lines.push(text.slice(start, i));
+      start = i === cr && lf === i + 1 ? i + 2 : i + 1;
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
     }
     rest = text.slice(start);
     lineNo += lines.length;

@@ -55,7 +55,16 @@ export function binaryKind(head: Buffer, encodingGiven: boolean): string | undef
   for (const [bytes, offset, what] of SIGNATURES) if (matches(head, bytes, offset)) return what;
   if (encodingGiven || hasBom(head)) return undefined;
   const sample = head.subarray(0, 4096);
-  if (sample.indexOf(0) >= 0 && sniffUnicode(head) === undefined) return 'a binary file';
+  if (sample.indexOf(0) >= 0 && sniffUnicode(head) === undefined) {
+    // zero bytes on one side of each pair are how UTF-16 looks when too little of it is ASCII to tell
+    let even = 0;
+    let odd = 0;
+    for (let i = 0; i < sample.length; i++) if (sample[i] === 0) i % 2 ? odd++ : even++;
+    if (Math.min(even, odd) <= Math.max(even, odd) / 10) {
+      return `a binary file (if it is UTF-16 text without a byte-order mark, give --encoding ${odd > even ? 'utf-16le' : 'utf-16be'})`;
+    }
+    return 'a binary file';
+  }
   return undefined;
 }
 

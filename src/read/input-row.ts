@@ -1,3 +1,5 @@
+import type { Dialect } from '../dialect.js';
+
 /** One input row on its way through the pipeline. */
 export interface InputRow {
   /** the row's cells, unchanged (CSV) or the single line (text) */
@@ -17,6 +19,12 @@ export interface Input {
   rows: AsyncIterable<InputRow[]>;
   /** stops reading and releases the source; for a run that ends before its input */
   close(): void;
+  /**
+   * how a text input is written (CSV: its delimiter, `sep=` line, line ending,
+   * encoding, BOM; a list: all but the delimiter), which a CSV output follows;
+   * undefined for a workbook
+   */
+  dialect?: Dialect;
   /** bytes taken from the source so far, live, and the source's size when known (a file; stdin has none) */
   bytes?: InputBytes;
 }

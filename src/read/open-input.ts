@@ -3,10 +3,12 @@ import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
 import { detectEmailColumn, looksHeaderless } from './column.js';
-import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong } from './decode.js';
+import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type DecodedAs } from './decode.js';
+import type { Dialect } from '../dialect.js';
 import type { Input, InputBytes, InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
-import { detectDelimiter, looksLikeCsv } from './sniff.js';
+import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
+import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
 import { spool } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
 import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
@@ -30,8 +32,6 @@ export interface OpenInputOptions {
 
 /** Rows looked at to find the address column when no header names it. */
 const SAMPLE_ROWS = 50;
-/** Header lines of a bare list (`cut -f3 users.csv` keeps the header). */
-const TEXT_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
 
 /**
  * Opens the input and reads just enough of it to know its shape: a workbook,
@@ -63,11 +63,27 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
     if (options.sheet !== undefined) throw new UsageError(`--sheet ${options.sheet}: ${name} is not an Excel workbook`);
     const binary = binaryKind(head, options.encoding !== undefined);
     if (binary !== undefined) throw new UsageError(`${name} is ${binary}, not a list of addresses or a CSV file`);
-    const chunks = peekable(decodeBytes(all, name, options.encoding));
+    const decoded: DecodedAs = { encoding: 'utf-8', bom: false };
+    const chunks = peekable(decodeBytes(all, name, options.encoding, decoded));
     const text = await chunks.peek(64 * 1024);
     if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
-    const isCsv = options.path === '-' ? looksLikeCsv(text) : named(/\.(csv|tsv)$/i);
-    input = isCsv ? await openCsv(chunks, text, name, options.column, options.onNotice) : openText(chunks, name, options.column);
+    // What a text is comes from its content (a table saved as .txt, the wrong file);
+    // a file named .csv or .tsv is a table, of one column perhaps.
+    const shape = named(/\.(csv|tsv)$/i) ? { kind: 'table' as const, delimiter: sepLine(text)?.delimiter ?? detectDelimiter(text) } : classifyText(text, chunks.done);
+    if (shape.kind === 'other') throw new UsageError(`${name} looks like ${shape.what}`);
+    const dialect: Dialect = { delimiter: ',', eol: lineEnding(text), encoding: decoded.encoding, bom: decoded.bom };
+    if (shape.kind === 'table') {
+      dialect.delimiter = shape.delimiter;
+      const sep = sepLine(text);
+      if (sep) {
+        if (sep.delimiter === '"') throw new UsageError(`${name}: its first line ${sep.prefix}" names the quote as the delimiter, which no CSV can have`);
+        // Excel's directive: not a row, not the header; the output repeats it
+        dialect.sep = sep.prefix;
+        chunks.skip(sep.length);
+      }
+      input = await openCsv(chunks, dialect.delimiter, name, options.column, options.onNotice);
+    } else input = openText(chunks, name, options.column);
+    input.dialect = dialect;
   }
   // A run that stops early must not stay alive for an open pipe (stdin of `tail -f`).
   input.close = () => (bytes as NodeJS.ReadableStream & { destroy(): void }).destroy();
@@ -176,11 +192,14 @@ function describeFsError(err: unknown): string {
   return (err as Error).message;
 }
 
-async function openCsv(chunks: Peekable, head: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
+async function openCsv(chunks: Peekable, delimiter: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it
   const { parse } = await import('csv-parse');
   const parser = parse({
-    delimiter: detectDelimiter(head),
+    delimiter,
+    // CRLF, LF and CR each end a record, mixed in one file too (edited on two
+    // systems): csv-parse would otherwise take the first it meets for the whole file
+    record_delimiter: ['\r\n', '\n', '\r'],
     // a blank line is a row (output row N is input row N), and a short or
     // wide record is shaped by fromRecords, as a sheet's rows are
     skip_empty_lines: false,
@@ -195,6 +214,20 @@ async function openCsv(chunks: Peekable, head: string, name: string, column?: st
   text.on('error', (err) => parser.destroy(err));
   text.pipe(parser);
   return fromRecords(recordChunks(parser, name), name, column, 'csv', {}, onNotice);
+}
+
+/**
+ * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
+ * openInput decodes them: invalid text is the same error, the rest is `unsure`
+ * or vouched for.
+ */
+export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
+  const { stream } = await openFile(options.path, { read: 0 });
+  try {
+    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+  } finally {
+    (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+  }
 }
 
 /**
@@ -300,7 +333,7 @@ async function* recordChunks(parser: Parser, name: string): AsyncGenerator<strin
 }
 
 function openText(chunks: Peekable, name: string, column?: string): Input {
-  if (column !== undefined && column !== '1' && !TEXT_HEADER.test(column)) {
+  if (column !== undefined && column !== '1' && !LIST_HEADER.test(column)) {
     throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
   }
   async function* rows(): AsyncGenerator<InputRow[]> {
@@ -308,7 +341,7 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
     // an empty line comes out in place (output row N is line N), but not those at the very end
     for await (const lines of withoutTrailingBlanks(splitLines(chunks, name), (line: string) => line === '')) {
       // A header kept by `cut` is not an address.
-      if (first && TEXT_HEADER.test(lines[0]!)) lines.shift();
+      if (first && LIST_HEADER.test(lines[0]!)) lines.shift();
       first = false;
       yield lines.map((line) => ({ fields: [line], email: line.trim() }));
     }
@@ -319,6 +352,10 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
 interface Peekable extends AsyncIterable<string> {
   /** reads ahead until at least `min` characters or one full line are buffered */
   peek(min: number): Promise<string>;
+  /** drops the first `n` characters, which peek() has buffered */
+  skip(n: number): void;
+  /** the source has ended: what peek() gave is all of it */
+  readonly done: boolean;
 }
 
 function peekable(source: AsyncGenerator<string>): Peekable {
@@ -336,6 +373,15 @@ function peekable(source: AsyncGenerator<string>): Peekable {
         }
       }
       return buffered.join('');
+    },
+    skip(n) {
+      const text = buffered.join('').slice(n);
+      buffered.length = 0;
+      bufferedLength = text.length;
+      if (text) buffered.push(text);
+    },
+    get done() {
+      return done;
     },
     async *[Symbol.asyncIterator]() {
       while (buffered.length) yield buffered.shift()!;

@@ -3,7 +3,7 @@ import { mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, MailsiftError } from '../errors.js';
-import { ownerIsGone, SELF } from '../owner.js';
+import { OWNER, ownerIsGone, SELF } from '../owner.js';
 
 /** Temp directories alive now: removed at exit whatever the way out (process.exit included). */
 const live = new Set<string>();
@@ -20,11 +20,14 @@ function removeAllNow(): void {
   live.clear();
 }
 
+const SPOOLED = new RegExp(String.raw`^mailsift-(${OWNER})-[A-Za-z0-9]{6}$`);
+
 /** Copies left in the temp directory by runs that are gone (kill -9, a crash): their owner is in the name. */
 async function removeDeadCopies(): Promise<void> {
   for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
-    const owner = /^mailsift-(\d+-\d+)-[A-Za-z0-9]{6}$/.exec(name)?.[1];
-    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
+    const owner = SPOOLED.exec(name)?.[1];
+    // (a directory holds no lock: an owner in another PID namespace is left be; a temp directory is seldom shared)
+    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner))) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
   }
 }
 

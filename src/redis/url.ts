@@ -57,6 +57,9 @@ export function describeRedisError(err: unknown, target: RedisTarget): string {
   let text = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
   if (/^NOAUTH\b/.test(text)) text = 'NOAUTH: Redis wants a password; give it in the URL, redis://:PASSWORD@host';
   else if (/^WRONGPASS\b/.test(text)) text = 'WRONGPASS: Redis refused the user name or password';
+  // ioredis's words for a connection lost and not back after its retries
+  else if (/max retries per request/i.test(text)) text = 'the connection was lost and did not come back';
+  else if (/^Command timed out/i.test(text)) text = 'Redis did not answer in time';
   const secret = passwordOf(target);
   if (secret) {
     for (const form of new Set([secret, encodeURIComponent(secret), new URL(target.url).password])) {

@@ -6,6 +6,7 @@ import { bearerToken, type KeyStore } from './keys.js';
 import type { ServeMetrics } from './metrics.js';
 import type { FixedWindowLimiter, RateDecision } from './rate-limit.js';
 import { apiError, bulkBody, errorBody, singleBody, type ApiError, type Shape } from './render.js';
+import { networkOf } from './client-network.js';
 
 /** The part of the offline engine that serve needs; tests may pass their own. */
 export interface ServeEngine {
@@ -28,6 +29,8 @@ export interface HandlerContext {
   redisState?: () => 'connected' | 'unreachable';
   /** what GET /readyz reports about the mailbox check */
   smtpState?: () => 'ok' | 'blocked' | 'off';
+  /** what GET /readyz reports about DNS (asking also lets the engine test it again while unusable) */
+  dnsState?: () => 'ok' | 'unusable' | 'off';
 }
 
 const ROUTES = new Set(['/api/validate', '/api/validate/bulk']);
@@ -120,6 +123,18 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
 }
 
 /**
+ * A request without a valid key, counted against its address and its network:
+ * refused when either is over the limit; the headers tell the stricter count.
+ */
+async function takeAnonymous(ctx: HandlerContext, address: string): Promise<RateDecision> {
+  const network = networkOf(address);
+  const [own, shared] = await Promise.all([ctx.limiter.take(`ip:${address}`), network === undefined ? undefined : ctx.limiter.take(`net:${network}`)]);
+  if (shared === undefined) return own;
+  const stricter = shared.remaining < own.remaining ? shared : own;
+  return { ...stricter, allowed: own.allowed && shared.allowed };
+}
+
+/**
  * Answers with an error object; the X-RateLimit-* headers are already on `res`.
  * A refused request whose unread body may be large gets its connection closed
  * rather than read to the end.
@@ -142,10 +157,11 @@ async function handle(
   started: number,
 ): Promise<void> {
   // Requests with a valid key count against that key; the others against their
-  // IP address, so that guessing keys is throttled too.
+  // IP address and its network (a /24, a /64), so that guessing keys is
+  // throttled too, from one address or from many of one network.
   const token = bearerToken(req.headers.authorization);
   const identity = token === undefined ? undefined : ctx.keys.identify(token);
-  const decision = await ctx.limiter.take(identity ? `key:${identity}` : `ip:${req.socket.remoteAddress ?? '?'}`);
+  const decision = identity ? await ctx.limiter.take(`key:${identity}`) : await takeAnonymous(ctx, req.socket.remoteAddress ?? '?');
   for (const [name, value] of Object.entries(rateHeaders(decision))) res.setHeader(name, value);
 
   if (!decision.allowed) {
@@ -198,12 +214,14 @@ async function handle(
 
 /**
  * GET /healthz: the process answers. GET /readyz: whether to send it traffic,
- * 503 once it is draining; with --redis the body says whether the shared store
- * answers, with --smtp whether outbound SMTP works (`smtp: blocked` while it is
- * judged blocked; it is tried again later) — "degraded" is still 200, since every instance loses Redis at once
- * and a load balancer that dropped them all would turn a Redis blip into an
- * outage; `?strict` makes it 503 for those who want that. GET /metrics: the
- * Prometheus text format.
+ * 503 once it is draining, and 503 `unavailable` while DNS is unusable (every
+ * answer that needs DNS would be undetermined; DNS is asked again meanwhile,
+ * so the instance comes back by itself); with --redis the body says whether the
+ * shared store answers, with --smtp whether outbound SMTP works (`smtp:
+ * blocked` while it is judged blocked; it is tried again later) — "degraded"
+ * is still 200, since every instance loses Redis at once and a load balancer
+ * that dropped them all would turn a Redis blip into an outage; `?strict`
+ * makes it 503 for those who want that. GET /metrics: the Prometheus text format.
  */
 async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -221,12 +239,14 @@ async function probe(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, ctx.closing());
   const redis = ctx.redisState?.() ?? 'not configured';
   const smtp = ctx.smtpState?.();
+  const dns = ctx.dnsState?.();
   // outbound SMTP judged blocked (tried again later): requests are still answered, from DNS and the lists
   const degraded = redis === 'unreachable' || smtp === 'blocked';
-  const status = ctx.closing() ? 'draining' : degraded ? 'degraded' : 'ready';
+  const status = ctx.closing() ? 'draining' : dns === 'unusable' ? 'unavailable' : degraded ? 'degraded' : 'ready';
   const strict = /[?&]strict(=|&|$)/.test(req.url ?? '');
-  const code = status === 'draining' || (status === 'degraded' && strict) ? 503 : 200;
-  return sendJson(res, code, { status, redis, ...(smtp && smtp !== 'off' ? { smtp } : {}) }, ctx.closing());
+  const code = status === 'draining' || status === 'unavailable' || (status === 'degraded' && strict) ? 503 : 200;
+  const body = { status, redis, ...(smtp && smtp !== 'off' ? { smtp } : {}), ...(dns && dns !== 'off' ? { dns } : {}) };
+  return sendJson(res, code, body, ctx.closing());
 }
 
 /**

@@ -28,6 +28,9 @@ export class ServeMetrics {
       'Cache lookups by cache and result: hit in this process (memory), hit in Redis (shared), or miss',
     ),
   );
+  private readonly dnsFailures = this.registry.add(
+    new Counter('mailsift_dns_failures_total', 'DNS questions that got no answer (time-outs, SERVFAIL, refused), by c-ares code'),
+  );
   private readonly smtpSessions = this.registry.add(
     new Counter('mailsift_smtp_sessions_total', 'SMTP sessions opened by the mailbox check, by outcome'),
   );
@@ -58,6 +61,11 @@ export class ServeMetrics {
   /** a DNS lookup answered from this process's memory, the shared cache (Redis) or DNS itself */
   dnsLookup(from: 'memory' | 'shared' | 'dns'): void {
     this.cache.inc({ cache: 'dns', result: from === 'dns' ? 'miss' : from });
+  }
+
+  /** a DNS question that got no answer, by its c-ares code (ETIMEOUT, ESERVFAIL, ECONNREFUSED…): a fixed set */
+  dnsFailure(code: string): void {
+    this.dnsFailures.inc({ code: /^E[A-Z]{1,20}$/.test(code) ? code : 'other' });
   }
 
   redis(state: 'connected' | 'unreachable'): void {

@@ -1,4 +1,5 @@
 import type { Verdict } from '../verdict.js';
+import { undeterminedBy } from '../reason.js';
 
 /** Which of the spec's two response shapes to serve (A: flat, B: wrapped in `data`). */
 export type Shape = 'a' | 'b';
@@ -46,6 +47,29 @@ function rawResponseOf(v: Verdict): Record<string, unknown> {
   };
 }
 
+/** The code of the error object on a result that was not determined, for a temporary reason. */
+export const UNDETERMINED = 'UNDETERMINED';
+
+/**
+ * A result not determined for a temporary reason (never final, see
+ * Finality in reason.ts: this server's DNS unusable or a domain's unanswered,
+ * a mail server that timed out, deferred or refused the checker) carries the
+ * spec's error object, as mailsift's own output does on a row without a
+ * verdict: `code` UNDETERMINED, `details` the reason token. A client must not
+ * keep it as an answer, and mailsift's does not (engines/api/normalize.ts).
+ */
+function undeterminedError(v: Verdict): { error: { code: string; message: string; details: string } } | undefined {
+  const reason = undeterminedBy(v);
+  if (reason === undefined) return undefined;
+  const message =
+    v.outage === 'dns'
+      ? "not determined: this server's DNS is unusable; ask again later"
+      : v.outage === 'smtp'
+        ? "not determined: this server cannot reach mail servers; ask again later"
+        : 'not determined, for a temporary reason; ask again later';
+  return { error: { code: UNDETERMINED, message, details: reason } };
+}
+
 export function singleBody(shape: Shape, v: Verdict, responseTimeMs: number): unknown {
   if (shape === 'b') {
     return {
@@ -60,6 +84,7 @@ export function singleBody(shape: Shape, v: Verdict, responseTimeMs: number): un
         type: v.status,
         disposable: v.details.disposable,
         role: v.details.role,
+        ...undeterminedError(v),
       },
     };
   }
@@ -73,6 +98,7 @@ export function singleBody(shape: Shape, v: Verdict, responseTimeMs: number): un
     responseTime: Math.round(responseTimeMs),
     details: detailsOf(v),
     rawResponse: rawResponseOf(v),
+    ...undeterminedError(v),
   };
 }
 
@@ -83,7 +109,7 @@ export function bulkBody(shape: Shape, verdicts: readonly Verdict[]): unknown {
     return {
       success: true,
       data: {
-        results: verdicts.map((v) => ({ email: v.email, isValid: isValidOf(v), confidence: confidenceOf(v) })),
+        results: verdicts.map((v) => ({ email: v.email, isValid: isValidOf(v), confidence: confidenceOf(v), ...undeterminedError(v) })),
         summary: { total: verdicts.length, valid, invalid: verdicts.length - valid },
       },
     };
@@ -98,6 +124,7 @@ export function bulkBody(shape: Shape, verdicts: readonly Verdict[]): unknown {
       confidence: confidenceOf(v),
       provider: v.provider,
       details: detailsOf(v),
+      ...undeterminedError(v),
     })),
     summary: { total: verdicts.length, valid: count('valid'), invalid: count('invalid'), risky: count('risky') },
   };

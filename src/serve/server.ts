@@ -34,6 +34,8 @@ export interface ServeOptions {
   redisState?: () => 'connected' | 'unreachable';
   /** the mailbox check's state, for GET /readyz (serve --smtp) */
   smtpState?: () => 'ok' | 'blocked' | 'off';
+  /** DNS's state, for GET /readyz: not ready while it is unusable */
+  dnsState?: () => 'ok' | 'unusable' | 'off';
 }
 
 export interface RunningServer {
@@ -60,6 +62,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     metrics: options.metrics,
     redisState: options.redisState,
     smtpState: options.smtpState,
+    dnsState: options.dnsState,
   });
   const server: Server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)

@@ -2,14 +2,18 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey } from '../codec/address-key.js';
-import { TailPool } from '../codec/verdict-encoding.js';
+import { storedLine, suffices, TailPool, type Evidence } from '../codec/verdict-encoding.js';
+import { keptBy } from '../reason.js';
 import { lockFile } from './lock.js';
+import { UnusedRecords, type Unused } from './unused.js';
 import { registerUser, type Registration } from './users.js';
-import { appending, headerLine, openVerdictFile, parseEntry, syncDirectory } from './verdict-file.js';
+import { appending, headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
 
 export interface CacheOptions {
   ttlMs: number;
   binding: JobBinding;
+  /** what this run's verdicts rest on: a record resting on less is asked again */
+  evidence: Evidence;
   /** the clock, epoch ms; tests pass a fixed one */
   now?: () => number;
   /** rewrite the file on open when at least this many lines are stale and they outnumber the fresh ones */
@@ -22,13 +26,25 @@ export interface Cache extends KnownVerdicts {
   readonly fresh: number;
   /** true when opening rewrote the file without its stale lines */
   readonly compacted: boolean;
+  /** records read and not reused (damaged, of the first format, resting on too little) */
+  readonly unused: Unused;
+  /** verdicts not stored because the store went away mid-run (Redis); absent for a file, whose failed write ends the run */
+  readonly unstored?: number;
+}
+
+/** A cache's newest record of an address: when, its spelling, its tail, and whether this run reuses it. */
+interface Entry {
+  ts: number;
+  email: string;
+  tail: string;
+  reuse: boolean;
 }
 
 /**
  * `--cache FILE --cache-ttl 30d`: verdicts kept across runs and input files, for
  * cron jobs that must not pay twice for an address seen last week. The same
  * NDJSON format as the journal with each line prefixed by the time the verdict
- * was obtained (epoch seconds): `[1718000000,"ann@example.com","v11100-",...]`.
+ * was obtained (epoch seconds): `[1718000000,"ann@example.com","v11100-a",...]`.
  *
  * The file only grows by appending; when most of it has gone stale (expired or
  * superseded by a newer verdict for the same address) opening rewrites it with
@@ -45,22 +61,33 @@ export interface Cache extends KnownVerdicts {
 export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
   const minStale = o.compactMinStale ?? 1000;
-  let index = new Map<string, { ts: number; tail: string }>();
-  const tails = new TailPool();
+  let index = new Map<string, Entry>();
+  const tails = new TailPool(true);
+  const unused = new UnusedRecords();
   let lines = 0;
   const load = (line: string): boolean => {
-    const entry = parseEntry(line);
-    if (entry === undefined) return false;
-    const ts = entry[0];
-    // epoch seconds, no later than a day of clock skew from now (a damaged 1e999 must not stay fresh forever)
-    if (typeof ts !== 'number' || !(ts >= 0 && ts <= now() / 1000 + 86_400)) return false;
-    const tail = tails.tailOf(line, entry, 1);
-    if (tail === undefined) return false;
+    const read = tails.read(line);
+    // epoch seconds, no later than a day of clock skew from now: a time past that is damage too
+    if (read.kind === 'damaged' || (read.kind === 'verdict' && read.prefix! > now() / 1000 + 86_400)) {
+      unused.damaged++;
+      return false;
+    }
     lines++;
+    if (read.kind === 'older') {
+      unused.olderFor(addressKey(read.email));
+      return true;
+    }
+    const { email, tail } = read;
+    const ts = read.prefix!;
     if (now() - ts * 1000 >= o.ttlMs) return true; // expired: usable line, not reused
-    const key = addressKey(entry[1] as string);
+    const key = addressKey(email);
+    // what this run reuses: enough evidence, and what a cache keeps (keptBy: never an unknown)
+    const enough = suffices(tails.evidence(tail), o.evidence);
+    if (!enough) unused.weakerFor(key);
+    const reuse = enough && keptBy('cache', tails.verdict(email, tail));
     const had = index.get(key);
-    if (!had || had.ts <= ts) index.set(key, { ts, tail });
+    // every fresh record is kept (a run of another depth may reuse what this one cannot): the newest
+    if (!had || had.ts <= ts) index.set(key, { ts, email, tail, reuse });
     return true;
   };
   const unlock = await lockFile(path, '--cache', { waitMs: OPEN_WAIT_MS });
@@ -76,6 +103,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     if (!shared && stale >= minStale && stale > index.size) {
       await opened.appender.close();
       await rewrite(path, headerLine('cache', o.binding), index);
+      // `unused` stays: what the rewrite left out was read, and is asked again all the same
       index = new Map();
       lines = 0;
       opened = await openVerdictFile(path, 'cache', o.binding, load);
@@ -89,17 +117,20 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   }
   const { appender } = opened;
   const registration = users;
+  let fresh = 0;
+  for (const e of index.values()) if (e.reuse) fresh++;
   return {
     path,
-    fresh: index.size,
+    fresh,
     compacted,
+    unused: unused.result((key) => index.get(key)?.reuse === true),
     get(email) {
-      if (index.size === 0) return undefined;
+      if (fresh === 0) return undefined;
       const hit = index.get(addressKey(email));
-      if (!hit) return undefined;
+      if (!hit?.reuse) return undefined;
       return { verdict: tails.verdict(email, hit.tail), source: 'cache' };
     },
-    ...appending(appender, registration.release, () => Math.floor(now() / 1000)),
+    ...appending('cache', appender, o.evidence, registration.release, () => Math.floor(now() / 1000)),
   };
 }
 
@@ -107,13 +138,13 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
 const OPEN_WAIT_MS = 60_000;
 
 /** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
-async function rewrite(path: string, header: string, entries: Map<string, { ts: number; tail: string }>): Promise<void> {
+async function rewrite(path: string, header: string, entries: Map<string, Entry>): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {
     let chunk = header;
-    for (const [key, e] of entries) {
-      chunk += `[${e.ts},${JSON.stringify(key)},${e.tail}\n`;
+    for (const e of entries.values()) {
+      chunk += storedLine(e.email, e.tail, e.ts) + '\n';
       if (chunk.length > 1 << 20) {
         await fh.appendFile(chunk);
         chunk = '';

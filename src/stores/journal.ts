@@ -2,9 +2,11 @@ import { addressKey } from '../codec/address-key.js';
 import { VerdictMemo, type KeyHash } from '../dedupe/verdict-memo.js';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
-import { TailPool } from '../codec/verdict-encoding.js';
+import { suffices, TailPool, type Evidence } from '../codec/verdict-encoding.js';
+import { keptBy } from '../reason.js';
 import { lockFile } from './lock.js';
-import { appending, checkRegularFile, openVerdictFile, parseEntry } from './verdict-file.js';
+import { UnusedRecords, type Unused } from './unused.js';
+import { appending, checkRegularFile, openVerdictFile } from './verdict-file.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -16,9 +18,11 @@ export interface Journal extends KnownVerdicts {
   readonly memo?: VerdictMemo;
   /** verdicts found in the file when it was opened */
   readonly loaded: number;
-  /** unusable lines ignored and bytes of a torn tail cut off when opening */
+  /** damaged lines ignored and bytes of a torn tail cut off when opening */
   readonly badLines: number;
   readonly repairedBytes: number;
+  /** records read and not reused (damaged, of the first format, resting on too little) */
+  readonly unused: Unused;
   /** the file held a job begun longer ago than the TTL, and was begun afresh: when that job began (epoch ms) */
   readonly restarted?: { began: number };
 }
@@ -53,9 +57,10 @@ export interface JournalAge {
  * must not keep serving a verdict past the TTL the cache honours. Reuse across
  * jobs is the cache's work, verdict by verdict.
  */
-export async function openJournal(path: string, binding: JobBinding, hash?: KeyHash, age?: JournalAge): Promise<Journal> {
+export async function openJournal(path: string, binding: JobBinding, evidence: Evidence, hash?: KeyHash, age?: JournalAge): Promise<Journal> {
   let index: VerdictMemo | undefined;
-  const tails = new TailPool();
+  const tails = new TailPool(false);
+  const unused = new UnusedRecords();
   await checkRegularFile(path, 'journal');
   const unlock = await lockFile(path, '--journal');
   let opened;
@@ -63,18 +68,26 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
     const now = age ? (age.now ?? Date.now)() : Date.now();
     const expiry = { now, notBefore: age ? now - age.ttlMs : -Infinity, ...(age?.readOnly ? { readOnly: true } : {}) };
     opened = await openVerdictFile(path, 'journal', binding, (line) => {
-      // Most lines share their verdict with an earlier one: read without parsing.
-      let tail = tails.quick(line);
-      let email = tails.quickEmail;
-      if (tail === undefined) {
-        const entry = parseEntry(line);
-        tail = entry && tails.tailOf(line, entry, 0);
-        if (tail === undefined) return false;
-        email = entry![0] as string;
+      const read = tails.read(line);
+      if (read.kind === 'damaged') {
+        unused.damaged++;
+        return false;
       }
+      if (read.kind === 'older') {
+        unused.olderFor(addressKey(read.email));
+        return true;
+      }
+      const { email, tail } = read;
       const key = addressKey(email);
+      if (!suffices(tails.evidence(tail), evidence)) {
+        unused.weakerFor(key);
+        return true;
+      }
+      const verdict = tails.verdict(email, tail);
+      // what the journal keeps (keptBy) is all it ever wrote; a line that is not, it does not trust
+      if (!keptBy('journal', verdict)) return true;
       index ??= new VerdictMemo(hash);
-      index.fulfil(index.claim(key).ticket, key, tails.verdict(email, tail), true);
+      index.fulfil(index.claim(key).ticket, key, verdict, true);
       return true;
     }, false, expiry);
   } catch (err) {
@@ -88,6 +101,7 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
     loaded: index?.size ?? 0,
     badLines: opened.badLines,
     repairedBytes: opened.repairedBytes,
+    unused: unused.result((key) => index !== undefined && index.find(key) >= 0),
     ...(opened.restarted ? { restarted: opened.restarted } : {}),
     get(email) {
       if (index === undefined) return undefined; // a first run: nothing to look up
@@ -95,6 +109,6 @@ export async function openJournal(path: string, binding: JobBinding, hash?: KeyH
       const at = index.find(key);
       return at < 0 ? undefined : { verdict: index.verdictAt(at, key, email), source: 'journal' };
     },
-    ...appending(appender, unlock),
+    ...appending('journal', appender, evidence, unlock),
   };
 }

@@ -3,7 +3,7 @@ import { link, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MailsiftError, pathTrouble, UsageError } from '../errors.js';
-import { isAlive, ownerIsGone, SELF } from '../owner.js';
+import { describeOwner, holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
@@ -23,9 +23,10 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
   await removeDeadFresh(lock);
   for (;;) {
     try {
-      await takeLock(lock, 0);
+      const held = await takeLock(lock, 0);
       return async () => {
         await rm(lock, { force: true });
+        await held?.close();
       };
     } catch (err) {
       if (err instanceof Busy) {
@@ -33,13 +34,15 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
           await sleep(25);
           continue;
         }
-        throw new UsageError(`${what} ${path} is in use by another mailsift run (pid ${err.pid}); wait for it, or give another ${what} path`);
+        throw new UsageError(`${what} ${path} is in use by another mailsift run (${err.who}); wait for it, or give another ${what} path`);
       }
       if (err instanceof MailsiftError) throw err;
       throw new UsageError(`cannot lock ${what} ${path}: ${pathTrouble(err) ?? (err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
   }
 }
+
+const FRESH = new RegExp(String.raw`^(${OWNER})-[0-9a-f]{12}\.new$`);
 
 /**
  * A run killed (kill -9) between writing its new lock file and linking or
@@ -49,15 +52,18 @@ async function removeDeadFresh(lock: string): Promise<void> {
   const prefix = `${basename(lock)}.`;
   for (const name of await readdir(dirname(lock)).catch(() => [] as string[])) {
     if (!name.startsWith(prefix)) continue;
-    const owner = /^(\d+-\d+)-[0-9a-f]{12}\.new$/.exec(name.slice(prefix.length))?.[1];
-    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(dirname(lock), name), { force: true }).catch(() => {});
+    const owner = FRESH.exec(name.slice(prefix.length))?.[1];
+    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dirname(lock), name)))) await rm(join(dirname(lock), name), { force: true }).catch(() => {});
   }
 }
 
 /** The lock is held by a live process. */
 class Busy extends Error {
-  constructor(readonly pid: number) {
-    super(`held by pid ${pid}`);
+  /** the owner, as a person reads it: `pid 123`, or `pid 1 in another PID namespace` */
+  readonly who: string;
+  constructor(owner: string) {
+    super(`held by ${describeOwner(owner)}`);
+    this.who = describeOwner(owner);
   }
 }
 
@@ -76,32 +82,43 @@ const MAX_DEPTH = 4;
  * dead lock and creating a new one would let a second run that saw the same
  * dead owner delete the first run's fresh lock.
  */
-async function takeLock(lock: string, depth: number): Promise<void> {
+async function takeLock(lock: string, depth: number): Promise<Held> {
   const fresh = `${lock}.${SELF}-${randomBytes(6).toString('hex')}.new`;
-  await writeFile(fresh, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+  await writeFile(fresh, `${SELF}\n`, { flag: 'wx', mode: 0o600 });
+  // The kernel lock on the file, held for as long as the lock is ours: how a run in
+  // another PID namespace, which cannot look our pid up, tells that we live (owner.ts).
+  // Taken before the file becomes the lock: never a lock without it.
+  const held = await holdLock(fresh);
+  let placed = false;
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
-      if (await create(fresh, lock)) return;
+      if (await create(fresh, lock)) return (placed = true), held;
       const seen = await holder(lock);
       if (seen === undefined) continue; // let go meanwhile: try again
-      if (seen.pid !== process.pid && isAlive(seen.pid)) throw new Busy(seen.pid);
+      // (a lock file is locked before it appears under its name: no grace for a fresh one)
+      if (seen.owner !== SELF && !(await ownerIsGone(seen.owner, lock, 0))) throw new Busy(seen.owner);
       if (depth >= MAX_DEPTH) break;
       const claim = `${lock}.${seen.id}`;
-      await takeLock(claim, depth + 1); // Busy: another live run is taking it over
+      const claimed = await takeLock(claim, depth + 1); // Busy: another live run is taking it over
       try {
         if ((await holder(lock))?.id === seen.id) {
           await rename(fresh, lock);
-          return;
+          return (placed = true), held;
         }
       } finally {
         await rm(claim, { force: true });
+        await claimed?.close();
       }
     }
     throw new UsageError(`cannot lock ${lock}: it keeps reappearing`);
   } finally {
     await rm(fresh, { force: true }); // gone after a rename; after a link, the lock keeps the file
+    if (!placed) await held?.close();
   }
 }
+
+/** The kernel lock a lock file is held by (see holdLock), when one could be taken. */
+type Held = { close(): Promise<void> } | undefined;
 
 /** Makes `lock` the file `fresh`; false when `lock` exists. */
 async function create(fresh: string, lock: string): Promise<boolean> {
@@ -113,9 +130,10 @@ async function create(fresh: string, lock: string): Promise<boolean> {
     if (code === 'EEXIST') return false;
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
   }
-  // A file system without hard links: create it exclusively and write the pid into it.
+  // A file system without hard links: create it exclusively and write the owner into it
+  // (no kernel lock on it then: a run in another PID namespace takes this owner for alive).
   try {
-    await writeFile(lock, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+    await writeFile(lock, `${SELF.replace(/u?$/, 'u')}\n`, { flag: 'wx', mode: 0o600 });
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -123,8 +141,8 @@ async function create(fresh: string, lock: string): Promise<boolean> {
   }
 }
 
-/** The pid in `lock` and the identity of that file, or undefined when there is none. */
-async function holder(lock: string): Promise<{ pid: number; id: string } | undefined> {
+/** The owner in `lock` (see owner.ts; an older mailsift wrote its pid) and the identity of that file, or undefined when there is none. */
+async function holder(lock: string): Promise<{ owner: string; id: string } | undefined> {
   let fh;
   try {
     fh = await open(lock, 'r');
@@ -135,13 +153,12 @@ async function holder(lock: string): Promise<{ pid: number; id: string } | undef
   try {
     // stat and read through one descriptor: both are of the same file, even if it is replaced meanwhile
     const st = await fh.stat({ bigint: true });
-    const text = await fh.readFile('utf8');
-    const pid = Number(text.trim());
-    // Not a pid (another program's file, a write cut short): nobody alive owns it.
-    return { pid: Number.isInteger(pid) && pid > 0 ? pid : 0, id: `${st.ino}-${st.mtimeNs}` };
+    const text = (await fh.readFile('utf8')).trim();
+    // Neither an owner nor a pid (another program's file, a write cut short): nobody alive owns it.
+    const owner = new RegExp(`^(?:${OWNER}|\\d+)$`).test(text) ? text : '0';
+    return { owner, id: `${st.ino}-${st.mtimeNs}` };
   } finally {
     await fh.close();
   }
 }
 
-export { isAlive };

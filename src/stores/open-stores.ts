@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { KnownVerdicts } from './known-verdicts.js';
-import { jobBinding, type BindingOptions } from './binding.js';
+import { evidenceOf, jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
@@ -14,6 +14,8 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** the clock, epoch ms; tests pass their own */
   now?: () => number;
+  /** told once when a Redis cache stops answering mid-run (the run goes on without it) */
+  onCacheLost?: (line: string) => void;
 }
 
 export interface Stores {
@@ -33,17 +35,18 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
   if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);
+  const evidence = evidenceOf(job);
   const now = flags.now ?? Date.now;
   const age = { ttlMs, now, ...(flags.readOnly ? { readOnly: true } : {}) };
-  const journal = flags.journal ? await openJournal(flags.journal, binding, undefined, age) : undefined;
+  const journal = flags.journal ? await openJournal(flags.journal, binding, evidence, undefined, age) : undefined;
   let cache: Cache | undefined;
   try {
     cache = !flags.cache
       ? undefined
       : /^rediss?:\/\//i.test(flags.cache.trim())
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding })
-        : await openCache(flags.cache, { ttlMs, binding, now });
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
+        : await openCache(flags.cache, { ttlMs, binding, evidence, now });
   } catch (err) {
     await journal?.close();
     throw err;

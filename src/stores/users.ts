@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { isAlive } from './lock.js';
+import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
+
+const ENTRY = new RegExp(String.raw`^(${OWNER})-[0-9a-f]{8}$`);
 
 export interface Registration {
   /** other live runs using the file at the moment of registering */
@@ -24,24 +26,29 @@ export interface Registration {
  */
 export async function registerUser(path: string, what: string): Promise<Registration> {
   const dir = `${path}.users`;
-  const me = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  // named after this run (owner.ts), and locked while it lives: runs in other PID namespaces tell by the lock
+  const me = `${SELF}-${randomBytes(4).toString('hex')}`;
+  let held;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writeFile(`${dir}/${me}`, '', { mode: 0o600 });
+    held = await holdLock(`${dir}/${me}`);
   } catch (err) {
     throw new UsageError(`cannot register with ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
   let others = 0;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (name === me) continue;
-    const pid = Number(name.split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) others++;
+    // an older mailsift's entry is `PID-RANDOM`
+    const owner = ENTRY.exec(name)?.[1] ?? name.split('-')[0]!;
+    if (!(await ownerIsGone(owner, `${dir}/${name}`))) others++;
     else await rm(`${dir}/${name}`, { force: true });
   }
   return {
     others,
     async release() {
       await rm(`${dir}/${me}`, { force: true });
+      await held?.close();
       // the last one out tidies up; another run may have registered meanwhile
       await rmdir(dir).catch(() => {});
     },

@@ -6,15 +6,22 @@ export { syncDirectory };
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
-import { VerdictEncoder } from '../codec/verdict-encoding.js';
+import { VerdictEncoder, type Evidence } from '../codec/verdict-encoding.js';
+import { keptBy } from '../reason.js';
 import { scanLines } from './lines.js';
 
 export type FileKind = 'journal' | 'cache';
-const VERSION = 1;
+/**
+ * 2: each record carries its evidence and a checksum. A file begun by version
+ * 1 is still read (its records of the first format are asked again, see
+ * TailPool) and appended to.
+ */
+const VERSION = 2;
+const READABLE_VERSIONS: readonly unknown[] = [1, 2];
 
 export interface OpenedVerdictFile {
   appender: DurableAppender;
-  /** complete lines that could not be used (ignored; at worst re-sent) */
+  /** complete lines that `onLine` refused as damaged (ignored; their addresses are asked again) */
   badLines: number;
   /** bytes of a torn or damaged tail that were cut off before appending */
   repairedBytes: number;
@@ -37,8 +44,9 @@ export interface Expiry {
 }
 
 export function headerLine(kind: FileKind, binding: JobBinding, began?: number): string {
+  const { engine, baseUrl, fingerprint } = binding;
   // `began` in epoch seconds, as the cache's lines have their time
-  return JSON.stringify({ mailsift: kind, version: VERSION, ...binding, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) + '\n';
+  return JSON.stringify({ mailsift: kind, version: VERSION, engine, baseUrl, fingerprint, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) + '\n';
 }
 
 /** Stops a scan at the header of a file that is too old (see Expiry). */
@@ -129,28 +137,25 @@ export async function openVerdictFile(
   }
 }
 
-/** A verdict line parsed, or undefined when it is not JSON or not an array (a damaged line). */
-export function parseEntry(line: string): unknown[] | undefined {
-  try {
-    const entry: unknown = JSON.parse(line);
-    return Array.isArray(entry) ? entry : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * A store's record() and close() on its file: each finished batch appended in
- * one write, its lines prefixed with `stamp()` when given (the cache's time);
+ * A store's record() and close() on its file: what its kind keeps of each
+ * finished batch (keptBy), appended in one write, as verdicts resting on
+ * `evidence`, its lines prefixed with `stamp()` when given (the cache's time);
  * closed once, the file first, then `release` (its lock, its registration)
  * whatever happened.
  */
-export function appending(appender: DurableAppender, release: () => Promise<void>, stamp?: () => number): Pick<KnownVerdicts, 'record' | 'close'> {
+export function appending(
+  kind: FileKind,
+  appender: DurableAppender,
+  evidence: Evidence,
+  release: () => Promise<void>,
+  stamp?: () => number,
+): Pick<KnownVerdicts, 'record' | 'close'> {
   let closed = false;
-  const encoder = new VerdictEncoder();
+  const encoder = new VerdictEncoder(evidence);
   return {
     record(verdicts) {
-      const text = encoder.lines(verdicts, stamp?.());
+      const text = encoder.lines(verdicts.filter((v) => keptBy(kind, v)), stamp?.());
       return text ? appender.append(text) : Promise.resolve();
     },
     async close() {
@@ -167,7 +172,8 @@ export function appending(appender: DurableAppender, release: () => Promise<void
 
 // A device or a pipe (/dev/zero, /dev/stdout) would never end or never keep anything.
 function notRegular(kind: FileKind, path: string): UsageError {
-  return new UsageError(`--${kind} ${path} is not a regular file; ${elsewhere(kind, path)}`);
+  // nothing to delete: a device, a FIFO or a directory is not a file of ours (and /dev/null would keep nothing)
+  return new UsageError(`--${kind} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier --${kind})`);
 }
 
 /** Refuses early (before a lock file is made next to it) a path that exists and is no regular file. */
@@ -190,7 +196,7 @@ function checkHeader(line: string, path: string, kind: FileKind, binding: JobBin
   if (h.mailsift !== kind) {
     throw new UsageError(`--${kind} ${path} is a mailsift ${String(h.mailsift)}, not a ${kind}; ${elsewhere(kind, path)}`);
   }
-  if (h.version !== VERSION) {
+  if (!READABLE_VERSIONS.includes(h.version)) {
     throw new UsageError(`--${kind} ${path} was written by another version of mailsift; ${elsewhere(kind, path)}`);
   }
   const diff = bindingDifference(h as Partial<JobBinding>, binding);

@@ -66,6 +66,13 @@ export class ProgressDisplay {
     if (this.spinner) this.spinner.text = this.text();
   }
 
+  /** Prints whole lines above the progress line, which goes on below them. */
+  interject(text: string): void {
+    this.spinner?.clear();
+    this.options.stream.write(text);
+    this.spinner?.render();
+  }
+
   /**
    * Stops the animation and clears the line, leaving the terminal as it was.
    * A run that got to its end draws its last state first (100%), so the line

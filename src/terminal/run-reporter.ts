@@ -44,6 +44,11 @@ export class RunReporter {
     return this.display.start();
   }
 
+  /** A line said mid-run (even with --quiet: the caller decides), above a progress line that goes on. */
+  say(line: string): void {
+    this.display.interject(`mailsift: ${printable(line)}\n`);
+  }
+
   /** Clears the progress line; call before printing anything else, and on every way out. */
   stop(): void {
     this.display.stop();

@@ -77,6 +77,10 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   if (s.errors > 0) {
     row('errors', paint(c, ['red', 'bold'], `${plural(s.errors, 'row', 'rows')} without a verdict (see the error column)`));
   }
+  if (s.cacheLost) {
+    const { cache, unstored } = s.cacheLost;
+    row('cache', paint(c, ['yellow', 'bold'], printable(`${cache} went away mid-run: ${plural(unstored, 'verdict', 'verdicts')} not stored there`)));
+  }
   if (s.interrupted) {
     // total counts the rows answered; rowsRead the rows taken from the input, which are
     // all of it only once it was read to its end (else "of 10,210" reads as the file's size)

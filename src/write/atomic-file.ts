@@ -9,7 +9,7 @@ import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT, MailsiftError, UsageError, writeError } from '../errors.js';
 import { syncDirectory } from '../durable.js';
-import { ownerIsGone, SELF } from '../owner.js';
+import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
 import { realOf, slotOf } from './path-collisions.js';
 
 /**
@@ -28,6 +28,13 @@ export interface AtomicFile {
    * when the file was left as it was.
    */
   commit(mode?: 'replace' | 'create'): Promise<boolean>;
+  /**
+   * The first half of commit: waits for the ended stream to close, checks the
+   * path again and makes the content durable, without putting it in place
+   * (commit then only renames). Throws what a commit would; the outputs of a
+   * run are all prepared before any is put in place (commitTogether).
+   */
+  prepare(): Promise<void>;
   /** Drops the new content: the target stays as it was, the temporary file is removed. */
   discard(): Promise<void>;
 }
@@ -43,6 +50,16 @@ export interface OpenOptions {
  * For outputs written in one piece at the end of a run: --summary, --report.
  */
 export async function writeWhole(file: AtomicFile, text: string, label: string, mode: 'replace' | 'create'): Promise<boolean> {
+  await writeOnly(file, text, label);
+  return file.commit(mode);
+}
+
+/**
+ * writeWhole without putting the file in place: the content written and
+ * prepared (see AtomicFile.prepare), for commitTogether. On a failed write the
+ * temp file is removed and the target stays as it was.
+ */
+export async function writeOnly(file: AtomicFile, text: string, label: string): Promise<void> {
   try {
     // end()'s callback gets a write error (ENOSPC) before 'error' is emitted: both must fail the write
     await new Promise<void>((resolve, reject) => {
@@ -53,7 +70,39 @@ export async function writeWhole(file: AtomicFile, text: string, label: string, 
     await file.discard();
     throw writeError(label, err);
   }
-  return file.commit(mode);
+  try {
+    await file.prepare();
+  } catch (err) {
+    await file.discard();
+    throw err;
+  }
+}
+
+/** A file of a set and how it goes in place (see AtomicFile.commit). */
+export interface Placement {
+  file: AtomicFile;
+  mode: 'replace' | 'create';
+  label: string;
+}
+
+/**
+ * The outputs of a run are one set: each is prepared — written whole and made
+ * durable beside its target — and only once all are does any replace its older
+ * file; if one cannot be prepared (a full disk), every one is discarded and the
+ * older files all stay as they were. What is left is renames in the targets'
+ * own directories, which need no room. Resolves to the labels of the files left
+ * as they were by `create` (a file was there).
+ */
+export async function commitTogether(set: readonly Placement[]): Promise<string[]> {
+  const prepared = await Promise.allSettled(set.map((p) => p.file.prepare()));
+  const failed = prepared.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(set.map((p) => p.file.discard()));
+    throw failed.reason;
+  }
+  const kept: string[] = [];
+  for (const p of set) if (!(await p.file.commit(p.mode))) kept.push(p.label);
+  return kept;
 }
 
 /**
@@ -88,35 +137,53 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
     pending.delete(temp);
     throw writeError(label, err);
   }
+  // Held until the temp file is renamed or removed: a run in another PID namespace
+  // sharing this folder tells by it that the file's owner lives (owner.ts).
+  const lock = await holdLock(temp);
+  const unlock = async (): Promise<void> => {
+    await lock?.close().catch(() => {});
+  };
   const closed = (): Promise<unknown> => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {}));
+  let prepared: Promise<void> | undefined;
+  const prepare = async (): Promise<void> => {
+    await closed();
+    try {
+      // What was checked is what is written: a link that appeared at the path
+      // since it was opened (and checked against the input) is not followed.
+      const now = await realOf(resolve(path));
+      if (now !== target || (await slotOf(now)) !== slot) {
+        throw new UsageError(`${label} changed during the run: it now leads to ${now}, not to the file that was checked; nothing was written there`);
+      }
+      // Written, then durable, then renamed: a crash leaves the old file or the new one, never an empty one.
+      const fh = await open(temp, 'r+');
+      try {
+        // the mode of the file it replaces: a private list stays private
+        if (st) await fh.chmod(Number(st.mode) & 0o7777);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      throw err instanceof UsageError ? err : writeError(label, err);
+    }
+  };
   return {
     stream,
+    prepare: () => (prepared ??= prepare()),
     async commit(mode = 'replace') {
-      await closed();
       try {
-        // What was checked is what is written: a link that appeared at the path
-        // since it was opened (and checked against the input) is not followed.
-        const now = await realOf(resolve(path));
-        if (now !== target || (await slotOf(now)) !== slot) {
-          throw new UsageError(`${label} changed during the run: it now leads to ${now}, not to the file that was checked; nothing was written there`);
-        }
-        // Written, then durable, then renamed: a crash leaves the old file or the new one, never an empty one.
-        const fh = await open(temp, 'r+');
+        await (prepared ??= prepare());
         try {
-          // the mode of the file it replaces: a private list stays private
-          if (st) await fh.chmod(Number(st.mode) & 0o7777);
-          await fh.sync();
-        } finally {
-          await fh.close();
+          const placed = mode === 'replace' ? (await rename(temp, target), true) : await createOnly(temp, target);
+          await syncDirectory(target);
+          return placed;
+        } catch (err) {
+          throw writeError(label, err);
         }
-        const placed = mode === 'replace' ? (await rename(temp, target), true) : await createOnly(temp, target);
-        await syncDirectory(target);
-        return placed;
-      } catch (err) {
-        throw err instanceof UsageError ? err : writeError(label, err);
       } finally {
         await rm(temp, { force: true });
         pending.delete(temp);
+        await unlock();
       }
     },
     async discard() {
@@ -124,24 +191,26 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
       await closed();
       await rm(temp, { force: true });
       pending.delete(temp);
+      await unlock();
     },
   };
 }
 
-/** What ends every temp file's name: `.NAME.PID-START-RANDOM.mailsift-tmp` (owner.ts's SELF). */
+/** What ends every temp file's name: `.NAME.OWNER-RANDOM.mailsift-tmp` (owner.ts's SELF). */
 const SUFFIX = '.mailsift-tmp';
-const LEFTOVER = /^\..+\.(\d+-\d+)-[0-9a-f]{12}\.mailsift-tmp$/;
+const LEFTOVER = new RegExp(String.raw`^\..+\.(${OWNER})-[0-9a-f]{12}\.mailsift-tmp$`);
 
 /**
  * Removes the temp files of runs that are gone (a kill -9, a crash, a reboot)
- * from `dir`: their owner is named in the file name. Best effort: a directory
+ * from `dir`: their owner is named in the file name, and holds a lock on the
+ * file while it lives (owner.ts: runs in other PID namespaces too). Best effort: a directory
  * that cannot be listed, or a file already removed, is no error.
  */
 export async function removeLeftovers(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
     const owner = LEFTOVER.exec(name)?.[1];
-    if (owner !== undefined && owner !== SELF && ownerIsGone(owner)) await rm(join(dir, name), { force: true }).catch(() => {});
+    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dir, name)))) await rm(join(dir, name), { force: true }).catch(() => {});
   }
 }
 
@@ -175,13 +244,14 @@ function sameFile(fd: number, st: { dev: bigint; ino: bigint }): boolean {
 function inPlace(fd: number, label: string): AtomicFile {
   const stream = createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false });
   const done = (): Promise<void> => (stream.writableFinished || stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
+  const settle = async (): Promise<void> => {
+    await done();
+    if (stream.errored) throw writeError(label, stream.errored);
+  };
   return {
     stream,
-    commit: async () => {
-      await done();
-      if (stream.errored) throw writeError(label, stream.errored);
-      return true;
-    },
+    prepare: settle,
+    commit: async () => (await settle(), true),
     discard: async () => {
       // what is written is written: a stream cannot be taken back
       if (!stream.writableEnded) stream.end();
@@ -211,7 +281,7 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
     // no reader yet
     if (signal?.aborted) {
       const code = (signal.reason as { exitCode?: number } | undefined)?.exitCode ?? EXIT.sigint;
-      throw new MailsiftError(`${code === EXIT.sigterm ? 'terminated' : 'interrupted'} while waiting for a reader of ${label}; nothing was sent`, code);
+      throw new MailsiftError(`${code === EXIT.sigint ? 'interrupted' : 'terminated'} while waiting for a reader of ${label}; nothing was sent`, code);
     }
     await sleep(FIFO_POLL_MS, undefined, { signal }).catch(() => {});
   }
@@ -251,6 +321,7 @@ async function direct(target: string, label: string): Promise<AtomicFile> {
 function asItIs(stream: Writable, settled: () => Promise<unknown>): AtomicFile {
   return {
     stream,
+    prepare: async () => void (await settled()),
     commit: async () => (await settled(), true),
     discard: async () => {
       stream.destroy();

@@ -1,3 +1,4 @@
+import { DEFAULT_DIALECT, unicodeEncoding, type Dialect, type Eol } from '../dialect.js';
 import { UsageError } from '../errors.js';
 import type { Status } from '../verdict.js';
 import { statusesKept, type RowFilter } from './row-filter.js';
@@ -38,13 +39,36 @@ export interface Columns {
   order: readonly ('input' | VerdictColumn)[];
   /** the input's cells then every verdict column in the standard order: the CSV fast path applies */
   standard: boolean;
+  /** put before each appended column's name in a header: `mailsift_` when the input has a column of one of their names (see appendedPrefix) */
+  prefix: string;
 }
 
-export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true };
+export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true, prefix: '' };
 
 /** The output's header: the input's own, with the verdict columns in their places. */
 export function columnNames(columns: Columns, header: readonly string[]): string[] {
-  return columns.order.flatMap((c) => (c === 'input' ? header : [c]));
+  return columns.order.flatMap((c) => (c === 'input' ? header : [columns.prefix + c]));
+}
+
+/** A header name as a spreadsheet, a CRM import or a database sees it: `Status ` and `status` are one column. */
+const nameKey = (name: string): string => name.trim().toLowerCase();
+
+/**
+ * The prefix the appended columns' names take so that none shares a name with
+ * an input column (`status`, `Reason`: compared without case or surrounding
+ * spaces): '' when none would, else `mailsift_` — or `mailsift2_`, ... when
+ * the input has such names too. All of them take it, so a script looks for one
+ * spelling. `clashes` are the input's names that asked for it, for the notice.
+ */
+export function appendedPrefix(order: Columns['order'], header: readonly string[]): { prefix: string; clashes: string[] } {
+  const taken = new Set(header.map(nameKey));
+  const appended = order.filter((c): c is VerdictColumn => c !== 'input');
+  const clashes = header.filter((name, i) => appended.includes(nameKey(name) as VerdictColumn) && header.findIndex((h) => nameKey(h) === nameKey(name)) === i);
+  if (clashes.length === 0) return { prefix: '', clashes };
+  for (let n = 1; ; n++) {
+    const prefix = n === 1 ? 'mailsift_' : `mailsift${n}_`;
+    if (appended.every((c) => !taken.has(prefix + c))) return { prefix, clashes };
+  }
 }
 
 /** `--columns status,is_valid`: the names, checked and in the order given. */
@@ -67,8 +91,24 @@ export interface OutputFlags {
   columns?: string;
   split?: string;
   filter?: RowFilter;
+  /** --bom / --no-bom */
   bom?: boolean;
+  outputDelimiter?: string;
+  outputEol?: Eol;
+  outputEncoding?: string;
   escapeFormulas?: boolean;
+}
+
+/** What the flags change of the CSV output's dialect; the rest follows the input (see outputDialect). */
+export interface DialectFlags {
+  /** --output-delimiter */
+  delimiter?: string;
+  /** --output-eol */
+  eol?: Eol;
+  /** --output-encoding */
+  encoding?: string;
+  /** --bom (true) or --no-bom (false) */
+  bom?: boolean;
 }
 
 /** Where and how the verdicts go, once the flags are known to fit together. */
@@ -80,8 +120,8 @@ export interface OutputPlan {
   split?: { dir: string; statuses: readonly Status[] };
   /** a file, or undefined for stdout */
   file?: string;
-  /** --bom: a UTF-8 byte order mark at the head of CSV output */
-  bom: boolean;
+  /** CSV output: what the flags change of the input's dialect */
+  dialect: DialectFlags;
   /** --escape-formulas: CSV input cells a spreadsheet would execute get a leading ' too */
   escapeFormulas: boolean;
 }
@@ -107,26 +147,73 @@ export function planOutput(flags: OutputFlags, stdoutIsTTY = process.stdout.isTT
   if (format === 'xlsx' && !file && flags.split === undefined && stdoutIsTTY) {
     throw new UsageError('--format xlsx: an Excel workbook is binary; write it to a file with -o cleaned.xlsx');
   }
-  if (flags.bom && format !== 'csv') {
-    throw new UsageError(`--bom is for CSV output (Excel on Windows); --format ${format} is written without one`);
+  const dialect: DialectFlags = {
+    ...(flags.outputDelimiter === undefined ? {} : { delimiter: flags.outputDelimiter }),
+    ...(flags.outputEol === undefined ? {} : { eol: flags.outputEol }),
+    ...(flags.outputEncoding === undefined ? {} : { encoding: flags.outputEncoding }),
+    ...(flags.bom === undefined ? {} : { bom: flags.bom }),
+  };
+  // A terminal shows UTF-8, and a BOM or UTF-16's zero bytes as garbage: the
+  // input's encoding is for a file a spreadsheet opens
+  if (!file && flags.split === undefined && stdoutIsTTY) {
+    dialect.encoding ??= 'utf-8';
+    dialect.bom ??= false;
   }
+  if (format !== 'csv') {
+    const given = [
+      ['--bom', flags.bom === true], ['--no-bom', flags.bom === false], ['--output-delimiter', dialect.delimiter !== undefined],
+      ['--output-eol', dialect.eol !== undefined], ['--output-encoding', dialect.encoding !== undefined],
+    ].find(([, on]) => on);
+    if (given) throw new UsageError(`${given[0]} is for CSV output (how a spreadsheet opens it); --format ${format} is written as that format says`);
+  }
+  if (dialect.bom === true && dialect.encoding !== undefined) bomFits(dialect.encoding);
   const split = flags.split === undefined ? undefined : { dir: flags.split, statuses: statusesKept(flags.filter ?? {}) };
-  return { format, columns, split, file, bom: flags.bom === true, escapeFormulas: flags.escapeFormulas === true };
+  return { format, columns, split, file, dialect, escapeFormulas: flags.escapeFormulas === true };
 }
 
-/** The columns of a run, now that the input's kind is known. */
-export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text'): Columns {
-  if (names === undefined) return ALL_COLUMNS;
+/** --bom with an encoding that has no byte-order mark (Windows-1252): exit 2. */
+function bomFits(encoding: string): void {
+  if (unicodeEncoding(encoding) === undefined) {
+    throw new UsageError(`--bom: ${encoding} has no byte-order mark; for UTF-8 with one, add --output-encoding utf-8`);
+  }
+}
+
+/**
+ * The CSV output's dialect: the input's (a workbook or a list from elsewhere
+ * has none: comma, LF, UTF-8), changed by the flags. An input's BOM is kept
+ * when the output's encoding can have one; `sep=` is kept, with the output's
+ * delimiter. --bom with an encoding that has none is exit 2, before any request.
+ */
+export function outputDialect(input: Dialect | undefined, flags: DialectFlags): Dialect {
+  const base = input ?? DEFAULT_DIALECT;
+  const encoding = flags.encoding ?? base.encoding;
+  if (flags.bom === true) bomFits(encoding);
+  const bom = flags.bom ?? (base.bom && unicodeEncoding(encoding) !== undefined);
+  return {
+    delimiter: flags.delimiter ?? base.delimiter,
+    eol: flags.eol ?? base.eol,
+    encoding,
+    bom,
+    ...(base.sep === undefined ? {} : { sep: base.sep }),
+  };
+}
+
+/** The columns of a run, now that the input's kind and header are known. */
+export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text', header: readonly string[] = []): Columns {
+  if (names === undefined) return columnsOf(ALL_COLUMNS.order, header);
   if (inputKind !== 'text') {
     if (names.includes('email')) {
       throw new UsageError('--columns: "email" is for a text input; a table keeps all its own columns, and --columns picks the verdict columns after them');
     }
-    return columnsOf(['input', ...names.filter(isVerdictColumn)]);
+    return columnsOf(['input', ...names.filter(isVerdictColumn)], header);
   }
-  return columnsOf(names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn))));
+  // The address is the row's own cell, as a table's cells are: it always comes out
+  // (first, unless `email` is named where it should go); verdicts alone name no one.
+  const order = names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn)));
+  return columnsOf(order.includes('input') ? order : ['input', ...order], header);
 }
 
-function columnsOf(order: ('input' | VerdictColumn)[]): Columns {
+function columnsOf(order: readonly ('input' | VerdictColumn)[], header: readonly string[]): Columns {
   const standard = order.length === ALL_COLUMNS.order.length && order.every((c, i) => c === ALL_COLUMNS.order[i]);
-  return { order, standard };
+  return { order, standard, prefix: appendedPrefix(order, header).prefix };
 }

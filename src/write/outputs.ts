@@ -1,12 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { openAtomic, type AtomicFile, type OpenOptions } from './atomic-file.js';
+import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
 import { createRowWriter, type RowWriter, type TextOptions } from './row-writer.js';
 import { Sink } from './sink.js';
+import { DEFAULT_DIALECT, encoderFor, unicodeEncoding, type Dialect, type CharsetEncoder } from '../dialect.js';
 import { createXlsxWriter } from './xlsx-writer.js';
 
 /**
@@ -22,13 +23,16 @@ export interface Output {
   /** aborted once the reader of stdout has gone away (`| head`) */
   gone: AbortSignal;
   /**
-   * Flushes and closes what was opened and puts the files in place as the
-   * outcome says; throws when something could not be written (the files are
-   * then left as they were). Resolves to the files left as they were.
+   * Flushes and closes what was opened; throws when something could not be
+   * written (the files are then left as they were). Resolves to the files to
+   * put in place as the outcome says — with the run's other outputs, together
+   * (commitTogether) — none when the run failed.
    */
-  end(outcome: Outcome): Promise<string[]>;
+  end(outcome: Outcome): Promise<Placement[]>;
   /** what the output is called in the summary: a file, a directory, or stdout */
   label: string;
+  /** lines for stderr once the rows are written: characters the output's encoding could not hold */
+  notices(): string[];
 }
 
 /** The files `--split DIR` writes: one per status kept. */
@@ -41,8 +45,15 @@ export function splitFiles(plan: OutputPlan): string[] {
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
  */
-export async function openOutputs(plan: OutputPlan, header: readonly string[], columns: Columns, emailColumn?: number, signal?: AbortSignal): Promise<Output> {
-  const text: TextOptions = { emailColumn, bom: plan.bom, escapeFormulas: plan.escapeFormulas };
+export async function openOutputs(
+  plan: OutputPlan,
+  header: readonly string[],
+  columns: Columns,
+  emailColumn?: number,
+  signal?: AbortSignal,
+  dialect: Dialect = DEFAULT_DIALECT,
+): Promise<Output> {
+  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas };
   const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
@@ -74,6 +85,8 @@ interface Opened {
   file?: AtomicFile;
   /** whether a row has been handed to the writer: a run that fails before its first puts nothing on stdout */
   started(): boolean;
+  /** a CSV's encoder, when not UTF-8: it counts what it could not hold */
+  encoder?: CharsetEncoder;
 }
 
 async function openOne(
@@ -103,9 +116,12 @@ async function openOne(
       const writer = await createXlsxWriter(dest, label, header, columns);
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
-    const sink = new Sink(dest, label);
+    // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding
+    const encoding = text.dialect?.encoding ?? 'utf-8';
+    const encoder = format === 'csv' && unicodeEncoding(encoding) !== 'utf-8' ? await encoderFor(encoding) : undefined;
+    const sink = new Sink(dest, label, encoder);
     const writer = noting(createRowWriter(format, sink, header, columns, text));
-    return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows };
+    return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows, ...(encoder ? { encoder } : {}) };
   } catch (err) {
     await file?.discard();
     throw err;
@@ -113,15 +129,24 @@ async function openOne(
 }
 
 function single(part: Opened): Output {
-  return { writer: part.writer, gone: part.gone, label: part.label, end: (outcome) => finish([part], outcome) };
+  return { writer: part.writer, gone: part.gone, label: part.label, end: (outcome) => finish([part], outcome), notices: () => lossNotices([part]) };
+}
+
+/** What an encoding could not hold, per output: written `?`, said rather than left silent. */
+function lossNotices(parts: readonly Opened[]): string[] {
+  return parts.flatMap((p) => {
+    const lost = p.encoder?.lost ?? 0;
+    if (lost === 0) return [];
+    return [`${p.label}: ${lost} character${lost === 1 ? '' : 's'} that the output's encoding cannot hold written as "?" (--output-encoding utf-8 keeps every character)`];
+  });
 }
 
 /**
- * Flushes and closes every part, then puts the files in place: all of them,
- * or — when one cannot be written, or the run failed — none (stdout has had
- * its rows already).
+ * Flushes and closes every part, and hands back the files to put in place: all
+ * of them, or — when one cannot be written, or the run failed — none (stdout
+ * has had its rows already).
  */
-async function finish(parts: readonly Opened[], outcome: Outcome): Promise<string[]> {
+async function finish(parts: readonly Opened[], outcome: Outcome): Promise<Placement[]> {
   // stdout has had its rows already; before the first, not even the header goes out
   const closing = outcome === 'failed' ? parts.filter((p) => !p.file && p.started()) : parts;
   const closed = await Promise.allSettled(closing.map((p) => p.close()));
@@ -131,11 +156,8 @@ async function finish(parts: readonly Opened[], outcome: Outcome): Promise<strin
     if (failed) throw failed.reason;
     return [];
   }
-  const kept: string[] = [];
-  for (const p of parts) {
-    if (p.file && !(await p.file.commit(outcome === 'complete' ? 'replace' : 'create'))) kept.push(p.label);
-  }
-  return kept;
+  const mode = outcome === 'complete' ? 'replace' : 'create';
+  return parts.flatMap((p) => (p.file ? [{ file: p.file, mode, label: p.label } as const] : []));
 }
 
 /** `--split`: each row goes to the file of its status. */
@@ -145,6 +167,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
   return {
     label: dir,
     gone: new AbortController().signal,
+    notices: () => lossNotices(parts),
     writer: {
       begin: async () => {
         for (const w of writers) await w.begin();

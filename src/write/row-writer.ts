@@ -1,9 +1,10 @@
 import type { Summary } from '../summary.js';
 import type { Verdict } from '../verdict.js';
-import { csvCell, defusedCsvCell } from './csv-cell.js';
+import { cellWriters } from './csv-cell.js';
 import type { Sink } from './sink.js';
 import { ALL_COLUMNS, type Columns, type OutputFormat } from './output-plan.js';
-import { inputKeys, inputObject, resultObject, verdictCell, verdictCsv } from './verdict-columns.js';
+import { csvRowTail, csvVerdictCell, inputKeys, inputObject, resultObject } from './verdict-columns.js';
+import { DEFAULT_DIALECT, type Dialect } from '../dialect.js';
 import type { Reason } from '../reason.js';
 
 /** Writes rows in the chosen format; rows arrive already in input order. */
@@ -21,8 +22,8 @@ export interface RowWriter {
 export interface TextOptions {
   /** the address column: JSON's `input` holds the row's other cells */
   emailColumn?: number;
-  /** --bom: a UTF-8 byte order mark first (CSV), for Excel on Windows */
-  bom?: boolean;
+  /** CSV: the delimiter, line ending, BOM and `sep=` line (the sink encodes) */
+  dialect?: Dialect;
   /** --escape-formulas: defuse the input's own cells too (the appended ones always are) */
   escapeFormulas?: boolean;
 }
@@ -37,8 +38,10 @@ export function createRowWriter(
 ): RowWriter {
   const keys = options.emailColumn === undefined ? undefined : inputKeys(header, options.emailColumn);
   const result = (fields: readonly string[], v: Verdict, reason: Reason | '') => JSON.stringify(resultObject(v, reason, keys && inputObject(keys, fields)));
+  const { delimiter, eol, bom, sep } = options.dialect ?? DEFAULT_DIALECT;
+  const cells = cellWriters(delimiter);
   /** an input cell: as read, unless asked to defuse it */
-  const inputCell = options.escapeFormulas ? defusedCsvCell : csvCell;
+  const inputCell = options.escapeFormulas ? cells.defused : cells.plain;
   /** what every text format shares: rows buffered in the sink, flushed at the end */
   const writer = (own: Pick<RowWriter, 'row'> & Partial<RowWriter>): RowWriter => ({
     begin: async () => {},
@@ -47,21 +50,24 @@ export function createRowWriter(
     ...own,
   });
   switch (format) {
-    case 'csv':
+    case 'csv': {
+      const tail = csvRowTail(delimiter);
+      const verdictCell = csvVerdictCell(delimiter);
       return writer({
-        // the input's header cells are input cells; the verdict columns' names are ours
-        begin: async () => sink.write((options.bom ? '\ufeff' : '') + columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [c])).join(',') + '\n'),
+        // Excel's `sep=` line first, as the input had it (after the BOM): not a row
+        begin: async () => sink.write((bom ? '\ufeff' : '') + (sep === undefined ? '' : sep + delimiter + eol) + columnHeader(columns, header, inputCell, delimiter) + eol),
         row: columns.standard
-          ? (fields, v, reason) => sink.write(cellsOf(fields, inputCell) + verdictCsv(v, reason) + '\n')
+          ? (fields, v, reason) => sink.write(cellsOf(fields, inputCell, delimiter) + tail(v, reason) + eol)
           : (fields, v, reason) => {
-              const cells: string[] = [];
+              const out: string[] = [];
               for (const c of columns.order) {
-                if (c === 'input') for (const f of fields) cells.push(inputCell(f));
-                else cells.push(verdictCell(v, c, reason));
+                if (c === 'input') for (const f of fields) out.push(inputCell(f));
+                else out.push(verdictCell(v, c, reason));
               }
-              sink.write(cells.join(',') + '\n');
+              sink.write(out.join(delimiter) + eol);
             },
       });
+    }
     case 'txt':
       // The address as the input spells it (trimmed), one a line: a line break
       // inside a (then invalid) cell would split it in two.
@@ -85,8 +91,14 @@ export function createRowWriter(
   }
 }
 
-function cellsOf(cells: readonly string[], cell: (s: string) => string): string {
+function cellsOf(cells: readonly string[], cell: (s: string) => string, delimiter: string): string {
   let line = '';
-  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + cell(cells[i]!);
+  for (let i = 0; i < cells.length; i++) line += (i ? delimiter : '') + cell(cells[i]!);
   return line;
+}
+
+/** The CSV header: the input's own cells as read, the appended columns' names (with their prefix) as ours. */
+function columnHeader(columns: Columns, header: readonly string[], inputCell: (s: string) => string, delimiter: string): string {
+  const ours = cellWriters(delimiter).plain;
+  return columns.order.flatMap((c) => (c === 'input' ? header.map(inputCell) : [ours(columns.prefix + c)])).join(delimiter);
 }

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import type { CharsetEncoder } from '../dialect.js';
 import { writeError, type MailsiftError } from '../errors.js';
 
 const BUFFER_SIZE = 256 * 1024;
@@ -29,6 +30,8 @@ export class Sink {
     private readonly stream: Writable,
     /** what the output is called in an error: a file name, or "stdout" */
     label: string,
+    /** another encoding than UTF-8 (a CSV in its input's encoding) */
+    private readonly encoder?: CharsetEncoder,
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
@@ -54,6 +57,12 @@ export class Sink {
   private encode(): void {
     const text = this.text;
     this.text = '';
+    if (this.encoder) {
+      const bytes = this.encoder.encode(text);
+      if (this.used + bytes.length > this.buffer.length) this.grow(bytes.length);
+      this.used += bytes.copy(this.buffer, this.used);
+      return;
+    }
     // UTF-16 to UTF-8 takes at most 3 bytes per code unit
     if (this.used + text.length * 3 > this.buffer.length) this.grow(text.length * 3);
     this.used += this.buffer.write(text, this.used, 'utf8');

@@ -1,5 +1,5 @@
 import type { Summary } from '../summary.js';
-import { openAtomic, writeWhole, type AtomicFile } from './atomic-file.js';
+import { openAtomic, writeOnly, type AtomicFile, type Placement } from './atomic-file.js';
 import type { Outcome } from './outputs.js';
 
 /**
@@ -18,10 +18,14 @@ export class SummaryFile {
     return new SummaryFile(path, await openAtomic(path, `the summary to ${path}`));
   }
 
-  /** Writes the summary; an interrupted run's (`partial`) only where no summary was. False when the file was left as it was. */
-  async write(summary: Summary, outcome: Exclude<Outcome, 'failed'> = 'complete'): Promise<boolean> {
+  /**
+   * Writes the summary beside its target, to be put in place with the run's other
+   * outputs (commitTogether): an interrupted run's (`partial`) only where no summary was.
+   */
+  async write(summary: Summary, outcome: Exclude<Outcome, 'failed'> = 'complete'): Promise<Placement> {
     const text = JSON.stringify(summary, null, 2) + '\n';
-    return writeWhole(this.file, text, `the summary to ${this.path}`, outcome === 'complete' ? 'replace' : 'create');
+    await writeOnly(this.file, text, `the summary to ${this.path}`);
+    return { file: this.file, mode: outcome === 'complete' ? 'replace' : 'create', label: this.path };
   }
 
   /** The run ends without a summary. */

@@ -1,5 +1,5 @@
 import type { Reason } from '../reason.js';
-import { defusedCsvCell } from './csv-cell.js';
+import { cellWriters } from './csv-cell.js';
 import type { Verdict } from '../verdict.js';
 
 /** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
@@ -52,35 +52,57 @@ export function verdictValue(v: Verdict, column: VerdictColumn, reason: Reason |
   return VALUES[column](v, reason);
 }
 
-/**
- * Each appended column as a CSV cell; an unknown value is an empty cell. Only
- * the text from elsewhere can need quoting or defusing; the rest are statuses,
- * reasons, booleans and numbers.
- */
-const CELLS = Object.fromEntries(
-  VERDICT_COLUMNS.map((column) => {
-    const value = VALUES[column];
-    const cell = FROM_ELSEWHERE.has(column)
-      ? (v: Verdict, reason: Reason | ''): string => {
-          const x = value(v, reason);
-          return x === undefined ? '' : defusedCsvCell(String(x));
-        }
-      : (v: Verdict, reason: Reason | ''): string => cellText(value(v, reason));
-    return [column, cell];
-  }),
-) as Record<VerdictColumn, (v: Verdict, reason: Reason | '') => string>;
-const ROW_CELLS = VERDICT_COLUMNS.map((column) => CELLS[column]);
-
-/** One appended column as a CSV cell. */
-export function verdictCell(v: Verdict, column: VerdictColumn, reason: Reason | ''): string {
-  return CELLS[column](v, reason);
+/** Each appended column as a CSV cell, and the full row's tail: made once per delimiter. */
+interface CsvCells {
+  cell: Record<VerdictColumn, (v: Verdict, reason: Reason | '') => string>;
+  tail: (v: Verdict, reason: Reason | '') => string;
 }
 
-/** Every appended column as CSV text, leading comma included: the full row's tail. */
-export function verdictCsv(v: Verdict, reason: Reason | ''): string {
-  let text = '';
-  for (let i = 0; i < ROW_CELLS.length; i++) text += ',' + ROW_CELLS[i]!(v, reason);
-  return text;
+const csvCells = new Map<string, CsvCells>();
+
+/**
+ * Each appended column as a CSV cell in a file of `delimiter`; an unknown
+ * value is an empty cell. Only the text from elsewhere can need quoting or
+ * defusing; the rest are statuses, reasons, booleans and numbers.
+ */
+function cellsFor(delimiter: string): CsvCells {
+  let cells = csvCells.get(delimiter);
+  if (cells !== undefined) return cells;
+  const { plain, defused } = cellWriters(delimiter);
+  // a letter, digit or sign as the delimiter (a `sep=` line may name any) can be in a status or a number
+  const ours = /[\w.+-]/.test(delimiter) ? (x: CellValue): string => plain(cellText(x)) : cellText;
+  const cell = Object.fromEntries(
+    VERDICT_COLUMNS.map((column) => {
+      const value = VALUES[column];
+      const write = FROM_ELSEWHERE.has(column)
+        ? (v: Verdict, reason: Reason | ''): string => {
+            const x = value(v, reason);
+            return x === undefined ? '' : defused(String(x));
+          }
+        : (v: Verdict, reason: Reason | ''): string => ours(value(v, reason));
+      return [column, write];
+    }),
+  ) as CsvCells['cell'];
+  const row = VERDICT_COLUMNS.map((column) => cell[column]);
+  const tail = (v: Verdict, reason: Reason | ''): string => {
+    let text = '';
+    for (let i = 0; i < row.length; i++) text += delimiter + row[i]!(v, reason);
+    return text;
+  };
+  cells = { cell, tail };
+  csvCells.set(delimiter, cells);
+  return cells;
+}
+
+/** Every appended column as CSV text in a file of `delimiter`, leading delimiter included: the full row's tail. Looked up once by a writer, not per row. */
+export function csvRowTail(delimiter: string): (v: Verdict, reason: Reason | '') => string {
+  return cellsFor(delimiter).tail;
+}
+
+/** The cell writer of one appended column in a file of `delimiter`. */
+export function csvVerdictCell(delimiter: string): (v: Verdict, column: VerdictColumn, reason: Reason | '') => string {
+  const { cell } = cellsFor(delimiter);
+  return (v, column, reason) => cell[column](v, reason);
 }
 
 /**
@@ -104,25 +126,41 @@ export function resultObject(v: Verdict, reason: Reason | '', input?: Record<str
 }
 
 /**
- * How a table's other cells are named in a result's `input`: by their header,
- * `column N` for a nameless one, `name (N)` for a name seen before — so no
- * cell is lost to a clash. Undefined when there is no other column.
+ * How a table's other cells are named in a result's `input`, so that every
+ * cell has a key of its own: a name keeps its header the first time it
+ * appears; a nameless column is `column N`, a name seen before `name (N)` (N
+ * its column number), and where that too is some column's name, ` (2)`, ` (3)`
+ * … is added until it is free. Undefined when there is no other column.
  */
 export function inputKeys(header: readonly string[], emailColumn: number): (string | undefined)[] | undefined {
   if (header.length <= 1) return undefined;
-  const seen = new Set<string>();
-  return header.map((name, i) => {
-    if (i === emailColumn) return undefined;
-    let key = name === '' ? `column ${i + 1}` : name;
-    if (seen.has(key)) key = `${key} (${i + 1})`;
-    seen.add(key);
-    return key;
+  const keys: (string | undefined)[] = header.map(() => undefined);
+  const taken = new Set<string>();
+  // first, each name where it first appears: a later `a (4)` must not take the name of column 4's own `a (4)`
+  header.forEach((name, i) => {
+    if (i !== emailColumn && name !== '' && !taken.has(name)) {
+      taken.add(name);
+      keys[i] = name;
+    }
   });
+  header.forEach((name, i) => {
+    if (i === emailColumn || keys[i] !== undefined) return;
+    const base = name === '' ? `column ${i + 1}` : `${name} (${i + 1})`;
+    let key = base;
+    for (let n = 2; taken.has(key); n++) key = `${base} (${n})`;
+    taken.add(key);
+    keys[i] = key;
+  });
+  return keys;
 }
 
-/** The row's other cells, exactly as read, under `keys` (see inputKeys). */
+/**
+ * The row's other cells, exactly as read, under `keys` (see inputKeys), in an
+ * object without a prototype: a header named `__proto__` is a key like any
+ * other, not the object's prototype (JSON.stringify writes it as one).
+ */
 export function inputObject(keys: readonly (string | undefined)[], fields: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   for (let i = 0; i < fields.length; i++) {
     // a cell past the header (a ragged row) is kept too
     const k = i < keys.length ? keys[i] : `column ${i + 1}`;

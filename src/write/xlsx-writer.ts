@@ -89,9 +89,7 @@ export async function createXlsxWriter(
   const addRow = (cells: (col: number) => string): void => {
     if (failure) return;
     if (rowNumber > limits.rows) {
-      failure = new UsageError(
-        `${label}: more than ${fmt(limits.rows)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`,
-      );
+      failure = tooManyRows(label, limits.rows);
       return;
     }
     try {
@@ -193,6 +191,40 @@ function tooWide(label: string, width: number, inputWidth: number, most: number,
   return new UsageError(
     `${label}: ${fmt(width)} columns${where}, past the ${fmt(most)} an .xlsx sheet holds (column ${columnLetters(most - 1)}); write CSV instead (-o ${csvName(label)})${hint}`,
   );
+}
+
+/**
+ * The check of the pre-flight pass (pipeline/preflight.ts) for an .xlsx output
+ * that every input row reaches (no --only, --except, --unique or --split): the
+ * input's cells against the format's limits, with the writer's own words, so
+ * that a cell or a row count past them is found before the first request
+ * rather than after most of the list was paid for. Called with each row's
+ * cells in input order (blank rows included: they are written too); throws.
+ */
+export function xlsxRowCheck(
+  label: string,
+  header: readonly string[],
+  columns: Columns,
+  limits: Pick<typeof XLSX_WRITE_LIMITS, 'rows' | 'cellChars'> = XLSX_SHEET_LIMITS,
+): ((fields: readonly string[]) => void) & { cellChars: number; rows: number } {
+  // where the input's cells start in an output row (--columns may put a text list's email after verdicts)
+  const first = columns.order.indexOf('input');
+  const check = (fields: readonly string[], row: number): void => {
+    for (let i = 0; i < fields.length; i++) {
+      if (fields[i]!.length > limits.cellChars) throw tooLong(label, `${columnLetters(first + i)}${row}`, fields[i]!.length, limits.cellChars);
+    }
+  };
+  check(header, 1);
+  let row = 1;
+  const each = (fields: readonly string[]): void => {
+    if (++row > limits.rows) throw tooManyRows(label, limits.rows);
+    check(fields, row);
+  };
+  return Object.assign(each, { cellChars: limits.cellChars, rows: limits.rows });
+}
+
+function tooManyRows(label: string, most: number): UsageError {
+  return new UsageError(`${label}: more than ${fmt(most)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`);
 }
 
 function tooLong(label: string, ref: string, chars: number, most: number): UsageError {

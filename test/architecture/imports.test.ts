@@ -23,6 +23,8 @@ const LAYERS: Record<string, number> = {
   durable: 0,
   // which process owns a temp file or a lock, and whether it is gone
   owner: 0,
+  // how a delimited text is written (delimiter, line ending, encoding, BOM), which read/ tells and write/ follows
+  dialect: 0,
   // the one address key, the one encoding of a verdict; the reason a verdict gives
   codec: 1,
   reason: 1,

@@ -37,6 +37,37 @@ describe('watchInterrupts', () => {
     w.dispose();
   });
 
+  it.each([
+    ['SIGHUP', 129],
+    ['SIGQUIT', 131],
+    ['SIGUSR2', 140],
+    ['SIGALRM', 142],
+  ] as const)('%s: SIGTERM\'s clean-up (its shorter wait), exit %d', (sig, code) => {
+    const { target, notices, exits, w } = setup();
+    target.emit(sig);
+    expect([w.stop.aborted, w.exitCode()]).toEqual([true, code]);
+    expect(notices).toEqual([`terminated (${sig}): sending nothing more; waiting up to 2s for requests in flight`]);
+    vi.advanceTimersByTime(1500);
+    expect(w.abandon.aborted).toBe(true);
+    vi.advanceTimersByTime(3000);
+    expect(exits).toEqual([code]);
+    w.dispose();
+    expect(target.listenerCount(sig)).toBe(0);
+  });
+
+  it('the reader of the output gone: stops quietly, no exit code of its own, abandons after the grace period', () => {
+    const { notices, exits, w } = setup();
+    w.sending();
+    w.readerGone();
+    expect(w.stop.aborted).toBe(true);
+    expect(w.exitCode()).toBeUndefined();
+    expect(notices).toEqual([]);
+    vi.advanceTimersByTime(5000);
+    expect(w.abandon.aborted).toBe(true);
+    expect(exits).toEqual([]);
+    w.dispose();
+  });
+
   it('a second Ctrl-C skips the wait; a third exits on the spot', () => {
     const { target, notices, exits, w } = setup();
     target.emit('SIGINT');

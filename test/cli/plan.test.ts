@@ -53,6 +53,15 @@ describe('validate: usage errors', () => {
     ['--split with -o', ['in.csv', '--split', 'x', '-o', 'x.csv'], {}, /^--split and -o\/--output do not go together/],
     ['--columns with ndjson', ['in.csv', '--columns', 'status', '--format', 'ndjson'], {}, /^--columns shapes CSV, Excel and text output/],
     ['--columns with txt', ['in.csv', '--columns', 'status', '--format', 'txt'], {}, /^--columns and --format txt do not go together/],
+    // the CSV output's dialect: flags for CSV only, a BOM only where the encoding has one
+    ['--output-delimiter of two characters', ['in.csv', '--output-delimiter', ';;'], {}, /^option '--output-delimiter <char>' argument ';;' is invalid\. expected one character other than a quote or a line break/],
+    ['--output-delimiter as the quote', ['in.csv', '--output-delimiter', '"'], {}, /--output-delimiter <char>.*expected one character other than a quote/],
+    ['--output-eol crlf2', ['in.csv', '--output-eol', 'crlf2'], {}, /^option '--output-eol <lf\|crlf\|cr>' argument 'crlf2' is invalid\. expected lf, crlf or cr$/],
+    ['an unknown --output-encoding', ['in.csv', '--output-encoding', 'klingon'], {}, /^--output-encoding klingon: unknown encoding/],
+    ['--bom with an encoding that has none', ['in.csv', '--bom', '--output-encoding', 'windows-1252'], {}, /^--bom: windows-1252 has no byte-order mark; for UTF-8 with one, add --output-encoding utf-8$/],
+    ['--bom with JSON', ['in.csv', '--bom', '--format', 'json'], {}, /^--bom is for CSV output/],
+    ['--no-bom with xlsx', ['in.csv', '--no-bom', '-o', 'x.xlsx'], {}, /^--no-bom is for CSV output/],
+    ['--output-delimiter with ndjson', ['in.csv', '--output-delimiter', ';', '--format', 'ndjson'], {}, /^--output-delimiter is for CSV output/],
     // the engine: where each value came from is named, never the key
     ['a key without an address', ['in.csv'], { MAILSIFT_API_KEY: KEY }, /^no API address: pass --base-url URL or set MAILSIFT_BASE_URL$/],
     ['plain http to a non-loopback host', ['in.csv', '--base-url', 'http://api.example.com'], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'x' },
@@ -122,6 +131,11 @@ describe('validate: plans', () => {
     ['--split with --only: a file per status kept', ['in.csv', '--split', 'sorted', '--only', 'valid,risky'], {},
       { output: { split: { dir: 'sorted', statuses: ['valid', 'risky'] } } }],
     ['--columns in the order given', ['in.csv', '--columns', 'is_valid,status'], {}, { output: { columns: ['is_valid', 'status'] } }],
+    ['the CSV output follows the input unless told', ['in.csv'], {}, { output: { dialect: {} } }],
+    ['the dialect flags, typed', ['in.csv', '--output-delimiter', 'tab', '--output-eol', 'CRLF', '--output-encoding', 'utf-16le', '--bom'], {},
+      { output: { dialect: { delimiter: '\t', eol: '\r\n', encoding: 'utf-16le', bom: true } } }],
+    ['--no-bom', ['in.csv', '--no-bom', '--output-delimiter', '|'], {}, { output: { dialect: { bom: false, delimiter: '|' } } }],
+
     ['defaults of the option table, typed', ['in.csv'], {}, {
       batching: { batchSize: 1000, concurrency: 'auto' }, stores: { cacheTtlMs: 30 * 86_400_000 },
       engineSettings: { timeoutMs: 30_000, retries: 5, dnsTimeoutMs: 2000, dns: true, verbose: false }, terminal: { progress: true, color: true }, dryRun: false }],
@@ -140,6 +154,13 @@ describe('validate: plans', () => {
   ];
   it.each(cases)('%s', async (_name, argv, env, expected) => {
     expect(planOf(await planValidate(argv, context(env)))).toMatchObject(expected);
+  });
+
+  it('writes UTF-8 without a BOM to a terminal, whatever the input (its delimiter and line ends kept); a flag still wins', async () => {
+    const tty = context({}, { stdoutIsTTY: true });
+    expect(planOf(await planValidate(['in.csv'], tty)).output.dialect).toEqual({ encoding: 'utf-8', bom: false });
+    expect(planOf(await planValidate(['in.csv', '--output-encoding', 'utf-16le', '--bom'], tty)).output.dialect).toEqual({ encoding: 'utf-16le', bom: true });
+    expect(planOf(await planValidate(['in.csv', '-o', 'out.csv'], tty)).output.dialect).toEqual({});
   });
 
   it('--help shows the short help instead of planning a run; --help all the whole reference', async () => {

@@ -45,13 +45,15 @@ async function failure(promise: Promise<unknown>): Promise<string> {
 }
 
 describe('a text input that is no address list', () => {
-  it('a README (1 line in 40 with an "@") is refused, naming the file', async () => {
+  it('a README (1 line in 45 with an address) is refused, naming the file and what it looks like', async () => {
     const path = file('README.md', README);
-    expect(await failure(openAddressInput({ path }))).toBe(`${path} holds no addresses: fewer than 1 in 10 of its lines contain "@" (is it the right file? a CSV is read as one by its .csv or .tsv name)`);
+    expect(await failure(openAddressInput({ path }))).toBe(
+      `${path} looks like prose or a document, not a list (1 of its 45 non-blank lines holds an address; a list has one address a line)`,
+    );
   });
 
-  it('a list with many malformed lines but addresses among them is read', async () => {
-    const lines = Array.from({ length: 100 }, (_, i) => (i % 5 === 0 ? `user${i}@mx.test` : `not an address ${i}`));
+  it('a list with malformed lines among its addresses is read (most lines are one address each)', async () => {
+    const lines = Array.from({ length: 100 }, (_, i) => (i % 5 < 3 ? `user${i}@mx.test` : `not an address ${i}`));
     const input = await openAddressInput({ path: file('messy.txt', `${lines.join('\n')}\n`) });
     let rows = 0;
     for await (const chunk of input.rows) rows += chunk.length;
@@ -61,7 +63,13 @@ describe('a text input that is no address list', () => {
   it('stdin that is no address list is refused the same way', async () => {
     const { Readable } = await import('node:stream');
     const stdin = Readable.from([Buffer.from(README)]);
-    expect(await failure(openAddressInput({ path: '-', stdin }))).toMatch(/^stdin holds no addresses/);
+    expect(await failure(openAddressInput({ path: '-', stdin }))).toMatch(/^stdin looks like prose or a document, not a list/);
+  });
+
+  it('stdin whose first chunk is one address, then prose, is refused by the rows the check samples', async () => {
+    const { Readable } = await import('node:stream');
+    const stdin = Readable.from([Buffer.from('a@mx.test\n'), Buffer.from(README)]);
+    expect(await failure(openAddressInput({ path: '-', stdin }))).toMatch(/^stdin looks like prose or a document, not a list \(2 of its 46 non-blank lines hold an address/);
   });
 });
 
@@ -76,7 +84,7 @@ describe("the library's validateFile runs the same check", () => {
 
   it('a text file that is no address list rejects before anything is sent', async () => {
     const v = counting();
-    expect(await failure(validateFile(file('notes.txt', README), { validator: v }).next())).toMatch(/notes\.txt holds no addresses/);
+    expect(await failure(validateFile(file('notes.txt', README), { validator: v }).next())).toMatch(/notes\.txt looks like prose or a document/);
     expect(v.calls).toBe(0);
   });
 

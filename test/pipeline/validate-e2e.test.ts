@@ -38,7 +38,10 @@ describe('validate against the API', () => {
     const r = await runCli(['validate', input], { env: api() });
     expect(r.stderr).not.toContain('Error');
     expect(r.code).toBe(0);
-    const rows = parseCsv(r.stdout);
+    // in the input's dialect: its BOM first, its CRLF
+    expect(r.stdout.startsWith('\uFEFFid,name,note,Email,status,')).toBe(true);
+    expect(r.stdout.endsWith('\r\n')).toBe(true);
+    const rows = parseCsv(r.stdout.slice(1));
     expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax',
       'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error']);
     expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
@@ -63,7 +66,7 @@ describe('validate against the API', () => {
     ]);
     const csv = await runCli(['validate', '-'], { env: api(), stdin: 'name;mail\nAnn;ann@example.com\n' });
     expect(csv.code).toBe(0);
-    expect(parseCsv(csv.stdout)[1]!.slice(0, 3)).toEqual(['Ann', 'ann@example.com', 'valid']);
+    expect(parseCsv(csv.stdout, ';')[1]!.slice(0, 3)).toEqual(['Ann', 'ann@example.com', 'valid']);
   });
 
   it('sends each distinct address once and gives every duplicate row its verdict', async () => {

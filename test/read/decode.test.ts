@@ -41,6 +41,19 @@ describe('decodeBytes', () => {
 });
 
 describe('splitLines', () => {
+  const lines = async (chunks: string[]): Promise<string[]> => {
+    const out: string[] = [];
+    for await (const l of splitLines((async function* () { yield* chunks; })())) out.push(...l);
+    return out;
+  };
+
+  it('ends a line at CRLF, LF or a lone CR, mixed too, a CRLF split across chunks included', async () => {
+    expect(await lines(['a\r', '\nb\rc\nd\r\n'])).toEqual(['a', 'b', 'c', 'd']);
+    expect(await lines(['a\r', 'b'])).toEqual(['a', 'b']);
+    expect(await lines(['a\r'])).toEqual(['a']);
+    expect(await lines(['a\n\n\rb\r\r\nc'])).toEqual(['a', '', '', 'b', '', 'c']);
+  });
+
   it('stops at a line longer than the cap, naming it, without waiting for its end', async () => {
     async function* endless(): AsyncGenerator<string> {
       yield 'a@x.test\nb@x.test\n';

@@ -75,6 +75,10 @@ describe('a file that cannot be validated: one line naming the problem', () => {
     ['a binary file of no known kind', async () => [file('blob.csv', Buffer.from([1, 2, 0, 0, 0, 0, 7, 0, 0xff, 0, 0, 0, 9, 9, 0, 0]))], /blob\.csv is a binary file/],
     ['a zip that is not a workbook', async () => [file('photos.zip', zip([{ name: 'a.txt', data: 'hello' }]))], /photos\.zip is a zip archive, not an Excel workbook/],
     ['a Word document named .xlsx', async () => [file('letter.xlsx', zip([{ name: '_rels/.rels', data: WORD_RELS }, { name: 'word/document.xml', data: '<w:document/>' }]))], /letter\.xlsx is a Word document \(\.docx\), not an Excel workbook/],
+    // a text that is no list or table, named by its content
+    ['a vCard named .txt', async () => [file('contacts.txt', 'BEGIN:VCARD\r\nVERSION:3.0\r\nEMAIL:jane@x.test\r\nEND:VCARD\r\n')], /contacts\.txt looks like a vCard file \(\.vcf\), not a list: export the contacts as CSV$/],
+    ['prose', async () => [file('notes.md', '# Notes\n\nCall Jane.\nMail bob@x.test.\nThen lunch.\n')], /notes\.md looks like prose or a document, not a list \(1 of its 4 non-blank lines holds an address; a list has one address a line\)$/],
+    ['a sep= line naming the quote', async () => [file('quote.csv', 'sep="\nemail\na@x.test\n')], /quote\.csv: its first line sep=" names the quote as the delimiter, which no CSV can have$/],
     ['an OpenDocument spreadsheet', async () => [file('list.ods', zip([{ name: 'mimetype', data: 'application/vnd.oasis.opendocument.spreadsheet', method: 0 }, { name: 'content.xml', data: '<office:document-content/>' }]))], /list\.ods is an OpenDocument file \(\.ods, \.odt\): save it as \.xlsx or CSV/],
   ];
   it.each(cases)('%s', async (_name, setUp, message) => {
@@ -94,6 +98,28 @@ describe('a file that cannot be validated: one line naming the problem', () => {
     const message = await read(file(name, `email\nJane@mx.test\n${'x'.repeat(2 * 1024 * 1024)}`));
     expect(message).toMatch(new RegExp(`${name.replace('.', '\\.')}: line 3 is longer than 1 MB`));
     expect((message as string).length).toBeLessThan(300);
+  });
+});
+
+describe('what a text is, by its content, and its dialect', () => {
+  async function dialect(path: string, options: Omit<OpenInputOptions, 'path'> = {}): Promise<unknown> {
+    const input = await openInput({ path, ...options });
+    const rows: string[][] = [];
+    for await (const chunk of input.rows) for (const row of chunk) rows.push(row.fields);
+    input.close();
+    return { kind: input.kind, header: input.header, rows, dialect: input.dialect };
+  }
+
+  it.each<[string, string | Buffer, Omit<OpenInputOptions, 'path'>, object]>([
+    ["Excel's Text (Tab delimited), named .txt", Buffer.from('Name\tE-mail\r\nJos\xe9\tj@x.test\r\n', 'latin1'), { encoding: 'windows-1252' },
+      { kind: 'csv', header: ['Name', 'E-mail'], rows: [['José', 'j@x.test']], dialect: { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false } }],
+    ['a sep= line: the delimiter, not a row, kept for the output', '\ufeffsep=;\r\nName;Email\r\nA;a@x.test\r\n', {},
+      { kind: 'csv', header: ['Name', 'Email'], rows: [['A', 'a@x.test']], dialect: { delimiter: ';', eol: '\r\n', encoding: 'utf-8', bom: true, sep: 'sep=' } }],
+    ['a CRLF header and LF rows: three records, no \\r kept', 'email,n\r\na@x.test,1\nb@x.test,2\n', {},
+      { kind: 'csv', rows: [['a@x.test', '1'], ['b@x.test', '2']], dialect: { delimiter: ',', eol: '\r\n' } }],
+    ['a list with CR line ends', 'a@x.test\rb@x.test\r', {}, { kind: 'text', rows: [['a@x.test'], ['b@x.test']], dialect: { delimiter: ',', eol: '\r' } }],
+  ])('%s', async (_what, content, options, expected) => {
+    expect(await dialect(file(`shape-${_what.length}.txt`, content), options)).toMatchObject(expected);
   });
 });
 

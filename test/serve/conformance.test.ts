@@ -258,6 +258,36 @@ describe('rate limit and keys', () => {
   });
 });
 
+/** A keyless POST from a given loopback address (any of 127.0.0.0/8 is this host's). */
+function guessFrom(url: string, localAddress: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/api/validate`, { method: 'POST', localAddress, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end('{"email":"a@example.com"}');
+  });
+}
+
+describe('key guessing from many addresses of one network', () => {
+  it('is counted per /24 as well as per address: the network gets the ceiling, not each address', async () => {
+    const s = await serve({ rateLimit: { requests: 3, seconds: 60 } });
+    try {
+      const codes: number[] = [];
+      // one guess each from six addresses of 127.0.0.0/24, and one from another network
+      for (let i = 0; i < 6; i++) codes.push(await guessFrom(s.url, `127.0.0.${20 + i}`, `guess${i}`));
+      codes.push(await guessFrom(s.url, '127.0.1.20', 'guess6'));
+      expect(codes).toEqual([401, 401, 401, 429, 429, 429, 401]);
+      // a valid key from that network is counted against the key, not refused
+      const ok = await post(s.url, '/api/validate', { email: 'jane.doe@example.com' });
+      expect(ok.status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('faults', () => {
   it('answers 500 SERVER_ERROR when the engine throws, and keeps serving', async () => {
     let broken = true;

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
+import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { runCli } from '../support/run-cli.js';
-import { API_KEY, apiEnv, sentEmails } from './helpers.js';
+import { API_KEY, apiEnv, cachedVerdict, sentEmails } from './helpers.js';
 
 let dir: string;
 let server: FaultServer;
@@ -51,14 +52,15 @@ describe('--cache across runs and input files', () => {
   it('honours --cache-ttl: an older verdict is asked again, a younger one reused', async () => {
     const day = 86_400;
     const now = Math.floor(Date.now() / 1000);
-    const header = { mailsift: 'cache', version: 1, ...jobBinding({ engine: 'api', baseUrl: server.url }) };
+    const { engine, baseUrl, fingerprint } = jobBinding({ engine: 'api', baseUrl: server.url });
+    const encoder = new VerdictEncoder('api');
     // Cached verdicts that differ from what the server would say, so reuse shows in the output.
     await writeFile(
       join(dir, 'verdicts.cache'),
       [
-        JSON.stringify(header),
-        JSON.stringify([now - 40 * day, 'old@example.com', 'r11100-', 0.42, 'cached', 1]),
-        JSON.stringify([now - 1 * day, 'young@example.com', 'r11100-', 0.42, 'cached', 1]),
+        JSON.stringify({ mailsift: 'cache', version: 2, engine, baseUrl, fingerprint }),
+        encoder.line(cachedVerdict('old@example.com'), now - 40 * day),
+        encoder.line(cachedVerdict('young@example.com'), now - 1 * day),
       ].join('\n') + '\n',
     );
 

@@ -154,7 +154,8 @@ describe('runs sharing a cache that is mostly stale', () => {
       // The second starts while the first is reading the cache: it holds the
       // cache's lock from before loading the file until after compacting it.
       const lock = `${cache}.lock`;
-      const holder = (): string | undefined => (existsSync(lock) ? readFileSync(lock, 'utf8').trim() : undefined);
+      // the owner's pid, first in the lock file (owner.ts)
+      const holder = (): string | undefined => (existsSync(lock) ? readFileSync(lock, 'utf8').trim().split('-')[0] : undefined);
       expect(await until(() => holder() === String(first.pid)), 'the first run never took the cache lock').toBe(true);
       second.go();
       // the interleaving happened: the second had its input while the first still held the cache

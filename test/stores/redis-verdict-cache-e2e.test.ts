@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
+import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { CACHE_KEY_PREFIX } from '../../src/stores/redis-verdict-cache.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { freePort, NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { runCli } from '../support/run-cli.js';
-import { API_KEY, apiEnv, sentEmails } from './helpers.js';
+import { API_KEY, apiEnv, cachedVerdict, sentEmails } from './helpers.js';
 
 // `--cache redis://…`: cron jobs on several machines sharing verdicts through one
 // real redis-server, against the fault-injecting test API.
@@ -78,20 +79,26 @@ describe.skipIf(noRedis())(`--cache redis://${NO_REDIS}`, () => {
     const now = Math.floor(Date.now() / 1000);
     const key = `${CACHE_KEY_PREFIX}${jobBinding({ engine: 'api', baseUrl: server.url }).fingerprint}`;
     // verdicts that differ from what the server would say, so reuse shows in the output
+    const encoder = new VerdictEncoder('api');
     await client.hset(key, {
-      'old@example.com': `${now - 40 * day} ${JSON.stringify(['old@example.com', 'r11100-', 0.42, 'cached', 1])}`,
-      'young@example.com': `${now - 1 * day} ${JSON.stringify(['young@example.com', 'r11100-', 0.42, 'cached', 1])}`,
+      'old@example.com': encoder.line(cachedVerdict('old@example.com'), now - 40 * day),
+      'young@example.com': encoder.line(cachedVerdict('young@example.com'), now - 1 * day),
       // a value for another address under this field: never handed out
-      'odd@example.com': `${now} ${JSON.stringify(['even@example.com', 'v11100-', 0.99, 'cached', 1])}`,
+      'odd@example.com': encoder.line(cachedVerdict('even@example.com'), now),
+      // a value of the first format: asked again, and replaced
+      'first@example.com': `${now} ${JSON.stringify(['first@example.com', 'r11100-', 0.42, 'cached', 1])}`,
     });
-    const r = await validate(['old@example.com', 'young@example.com', 'odd@example.com'], ['--cache-ttl', '30d']);
+    const r = await validate(['old@example.com', 'young@example.com', 'odd@example.com', 'first@example.com'], ['--cache-ttl', '30d']);
     expect(r.code, r.stderr).toBe(0);
-    expect(sentEmails(server).sort()).toEqual(['odd@example.com', 'old@example.com']);
+    expect(sentEmails(server).sort()).toEqual(['first@example.com', 'odd@example.com', 'old@example.com']);
+    expect(r.stderr).toMatch(/^mailsift: --cache redis:\/\/.*: 1 damaged record .* asked again$/m);
+    expect(r.stderr).toMatch(/^mailsift: --cache redis:\/\/.*: 1 address recorded by an older mailsift, without a checksum, is asked again$/m);
     expect(r.summary.fromCache).toBe(1);
     expect(r.csv).toMatch(/^young@example\.com,risky,low_confidence,true,0\.42,cached,/m);
     expect(r.csv).toMatch(/^old@example\.com,valid,.*fault-server/m);
     // the stale value was replaced by this run's fresh one, not left behind
-    expect(Number((await client.hget(key, 'old@example.com'))!.split(' ')[0])).toBeGreaterThanOrEqual(now);
+    expect(Number(/^\[(\d+),/.exec((await client.hget(key, 'old@example.com'))!)![1])).toBeGreaterThanOrEqual(now);
+    expect(await client.hget(key, 'first@example.com')).toMatch(/^\[\d+,"first@example.com","v11100-a",/);
 
     const shorter = await validate(['young@example.com'], ['--cache-ttl', '12h']);
     expect(shorter.code, shorter.stderr).toBe(0);

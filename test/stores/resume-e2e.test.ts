@@ -85,6 +85,11 @@ describe('interrupt and resume with --journal', () => {
   it.each([
     ['SIGINT', 130, 11, /^mailsift: interrupted: sending nothing more/m],
     ['SIGTERM', 143, 12, /^mailsift: terminated: sending nothing more/m],
+    // a closed terminal or SSH session, Ctrl-\, a script's signal: the same clean-up, 128 + the number
+    ['SIGHUP', 129, 14, /^mailsift: terminated \(SIGHUP\): sending nothing more/m],
+    ['SIGQUIT', 131, 15, /^mailsift: terminated \(SIGQUIT\): sending nothing more/m],
+    ['SIGUSR2', 140, 16, /^mailsift: terminated \(SIGUSR2\): sending nothing more/m],
+    ['SIGALRM', 142, 17, /^mailsift: terminated \(SIGALRM\): sending nothing more/m],
   ] as const)('%s: exit %d, journal whole, re-run pays for nothing twice (seed %d)', async (sig, code, seed, notice) => {
     await fresh(seed + SEED);
     const rand = seeded(seed + SEED);

@@ -68,7 +68,10 @@ export interface RecordedRequest {
   /** 0 when the socket was destroyed or the request never answered */
   status: number;
   authorization: string | undefined;
+  /** when the whole request had arrived (epoch ms) */
   at: number;
+  /** when its headers arrived: the request had started (epoch ms) */
+  startedAt: number;
 }
 
 export interface FaultServerStats {

@@ -184,9 +184,9 @@ export async function startFaultServer(options = {}) {
     return { success: true, ...item, responseTime: 3, rawResponse: { result_code: 1, mx_check: item.details.mx } };
   }
 
-  async function handle(req, res, raw) {
+  async function handle(req, res, raw, startedAt) {
     const path = (req.url ?? '').split('?')[0];
-    const record = { path, emails: [], status: 0, authorization: req.headers.authorization, at: Date.now() };
+    const record = { path, emails: [], status: 0, authorization: req.headers.authorization, at: Date.now(), startedAt };
     if (path === '/__stats' && req.method === 'GET') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(stats()));
@@ -301,6 +301,7 @@ export async function startFaultServer(options = {}) {
   }
 
   const server = createServer((req, res) => {
+    const startedAt = Date.now();
     const chunks = [];
     let size = 0;
     req.on('data', (c) => {
@@ -313,7 +314,7 @@ export async function startFaultServer(options = {}) {
         res.end(JSON.stringify(errorBody('PAYLOAD_TOO_LARGE', 'Body too large')));
         return;
       }
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((err) => {
+      handle(req, res, Buffer.concat(chunks).toString('utf8'), startedAt).catch((err) => {
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(errorBody('SERVER_ERROR', String(err))));
       });

@@ -7,6 +7,8 @@ export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
+  /** stdout as bytes: a CSV in its input's encoding (UTF-16, Windows-1252) is not UTF-8 text */
+  stdoutBytes?: Buffer;
   stderr: string;
 }
 
@@ -28,23 +30,24 @@ export function runCli(args: string[], options: RunOptions = {}): Promise<CliRes
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
+    const out: Buffer[] = [];
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr });
     });
     child.stdin.on('error', () => {}); // the binary may exit before reading all of stdin
     child.stdin.end(options.stdin ?? '');
   });
 }
 
-/** Parses CSV output produced by mailsift (RFC 4180 quoting). */
-export function parseCsv(text: string): string[][] {
+/** Parses CSV output produced by mailsift (RFC 4180 quoting; CRLF, LF or CR end a row; `delimiter` as the output's dialect says). */
+export function parseCsv(text: string, delimiter = ','): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = '';
@@ -58,10 +61,11 @@ export function parseCsv(text: string): string[][] {
       } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') {
+    else if (c === delimiter) {
       row.push(cell);
       cell = '';
-    } else if (c === '\n') {
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
       row.push(cell);
       rows.push(row);
       row = [];

@@ -17,6 +17,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * Local parts (any domain of the scripted server):
  *   unknown*   550 5.1.1 user unknown          full*    552 5.2.2 mailbox full
  *   full4*     452 4.2.2 over quota            grey*    451 4.7.1 greylisted, then 250
+ *   longgrey*  451 4.7.1 greylisted twice (past the checker's one retry), then 250
  *   closing*   421 4.3.2 closing               policy*  554 5.7.1 blocked (spamhaus)
  *   drop*      the connection is cut mid-dialogue   hang*    no reply, ever
  *   slow*      250 after 150 ms (sessions that last long enough to overlap)
@@ -63,6 +64,7 @@ export async function startSmtpServer(options: { port?: number; bannerDelayMs?: 
   const open = new Map<string, number>();
   const maxOpen = new Map<string, number>();
   const greyAsked = new Set<string>();
+  const greyAsks = new Map<string, number>();
   const servers: SMTPServer[] = [];
 
   const logger = {
@@ -128,6 +130,12 @@ export async function startSmtpServer(options: { port?: number; bannerDelayMs?: 
         }
         if (lp.startsWith('hang')) return; // the reply never comes
         if (lp.startsWith('slow')) return void setTimeout(() => cb(), 150);
+        if (lp.startsWith('longgrey')) {
+          const asked = (greyAsks.get(email) ?? 0) + 1;
+          greyAsks.set(email, asked);
+          if (asked <= 2) return cb(codeError(451, '4.7.1 <' + email + '>: Recipient address rejected: Greylisted, come back later'));
+          return cb();
+        }
         if (lp.startsWith('grey')) {
           if (!greyAsked.has(email)) {
             greyAsked.add(email);

@@ -113,6 +113,28 @@ describe.skipIf(!asRoot)('a full disk (2): --summary and --report are not commit
   });
 });
 
+describe.skipIf(!asRoot)('the outputs of a run are one set: on a full disk none replaces its older file', () => {
+  it('-o and --summary fit, --report does not: exit 74, all three older files byte-identical, no temp file', () => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    const disk = join(dir, 'disk');
+    mkdirSync(disk);
+    expect(bash(`mount -t tmpfs -o size=256k tmpfs disk`, dir).code).toBe(0);
+    try {
+      const older = { 'out.csv': 'the older rows\n', 's.json': '{"total": 1}\n', 'r.html': '<html>yesterday</html>\n' };
+      for (const [name, text] of Object.entries(older)) writeFileSync(join(disk, name), text);
+      // room for the new rows and the summary (a page each), not for the report
+      bash('dd if=/dev/zero of=disk/slack bs=4k count=2 2>/dev/null; dd if=/dev/zero of=disk/filler bs=4k 2>/dev/null; rm disk/slack', dir);
+      const r = bash(`$M validate in.csv -o disk/out.csv --summary disk/s.json --report disk/r.html ${LOCAL.join(' ')}`, dir);
+      expect(r.code, r.stderr).toBe(74);
+      expect(r.stderr).toMatch(/^mailsift: cannot write the report to disk\/r\.html: ENOSPC \(no space left on the device\)/);
+      for (const [name, text] of Object.entries(older)) expect(readFileSync(join(disk, name), 'utf8'), name).toBe(text);
+      expect(temps(disk)).toEqual([]);
+    } finally {
+      bash('umount disk', dir);
+    }
+  });
+});
+
 describe('the process’s own stdout and stderr are streams, written in place (3)', () => {
   it('-o /dev/stdout >> log.txt appends the rows: the log keeps its earlier content', () => {
     const dir = dirWith({ 'in.csv': INPUT, 'log.txt': 'an earlier line\n' });

@@ -39,13 +39,14 @@ describe('output shaping', () => {
     ]);
   });
 
-  it('--columns places email anywhere for a text input, or leaves it out', async () => {
-    const list = file('list.txt', 'Jane@mx.test\nnope\n');
+  it('--columns places email anywhere for a text input, and first when not named: the address always comes out', async () => {
+    const list = file('list.txt', 'Jane@mx.test\nnope\nann@mx.test\n');
     const r = await runCli(['validate', list, '--columns', 'status,email', ...local()]);
     expect(r.code).toBe(0);
-    expect(parseCsv(r.stdout)).toEqual([['status', 'email'], ['valid', 'Jane@mx.test'], ['invalid', 'nope']]);
-    const only = await runCli(['validate', list, '--columns', 'status', ...local()]);
-    expect(parseCsv(only.stdout)).toEqual([['status'], ['valid'], ['invalid']]);
+    expect(parseCsv(r.stdout)).toEqual([['status', 'email'], ['valid', 'Jane@mx.test'], ['invalid', 'nope'], ['valid', 'ann@mx.test']]);
+    const only = await runCli(['validate', list, '--columns', 'status,reason', ...local()]);
+    expect(only.code).toBe(0);
+    expect(parseCsv(only.stdout)).toEqual([['email', 'status', 'reason'], ['Jane@mx.test', 'valid', ''], ['nope', 'invalid', 'syntax'], ['ann@mx.test', 'valid', '']]);
   });
 
   it('the README recipe: --column picks a quoted CSV cell, --format txt writes just the good addresses', async () => {

@@ -5,7 +5,7 @@ import { defusedCsvCell } from '../../src/write/csv-cell.js';
 import { resolveColumns } from '../../src/write/output-plan.js';
 import { createRowWriter } from '../../src/write/row-writer.js';
 import { Sink } from '../../src/write/sink.js';
-import { cellText, VERDICT_COLUMNS, verdictCsv, verdictValue } from '../../src/write/verdict-columns.js';
+import { cellText, csvRowTail, VERDICT_COLUMNS, verdictValue } from '../../src/write/verdict-columns.js';
 import { reasonOf } from '../../src/reason.js';
 
 const verdicts: Verdict[] = [
@@ -20,7 +20,7 @@ describe('verdictValue (for --columns and Excel)', () => {
   it('gives, column by column, the cells of the full CSV row', () => {
     for (const v of verdicts) {
       const byName = VERDICT_COLUMNS.map((c) => defusedCsvCell(cellText(verdictValue(v, c, reasonOf(v))))).join(',');
-      expect(',' + byName).toBe(verdictCsv(v, reasonOf(v)));
+      expect(',' + byName).toBe(csvRowTail(',')(v, reasonOf(v)));
     }
   });
 });

@@ -152,7 +152,7 @@ describe('the Excel writer: backpressure', () => {
 });
 
 describe('the Excel writer: the format\'s limits (exit 2, naming the limit)', () => {
-  const status: Columns = { order: ['input', 'status'], standard: false };
+  const status: Columns = { order: ['input', 'status'], standard: false, prefix: '' };
 
   it('holds as many rows as the limit, the header included, and refuses one more', async () => {
     const rows = Array.from({ length: 9 }, (_, i) => [`a${i}@b.test`]);

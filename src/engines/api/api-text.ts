@@ -37,3 +37,16 @@ export function cleanText(text: string, max: number): string {
   // one unit for one: cutting first spares a 10 MB scan
   return capText(text, max).replace(CONTROLS, ' ');
 }
+
+/**
+ * `text` with every occurrence of the API key replaced: a gateway may echo the
+ * request's `Authorization: Bearer KEY` in its error body, which `--verbose`
+ * prints and a failure's text carries. Done before any cap, so that no cut
+ * leaves a piece of the key behind. The key as sent and URL-encoded.
+ */
+export function redactKey(text: string, key: string): string {
+  if (key.length < 4) return text; // a key that short would blank ordinary words; none is
+  let out = text;
+  for (const form of new Set([key, encodeURIComponent(key)])) if (out.includes(form)) out = out.split(form).join('[redacted]');
+  return out;
+}

@@ -38,6 +38,7 @@ export function createApiValidator(config: ApiConfig): Validator {
     switch (r.kind) {
       case 'ok': {
         const { matched, missing } = matchResults(emails, r.value);
+        noteUndetermined(matched);
         if (missing.length === 0) return matched;
         if (reasked) {
           failures.note({ kind: 'missing', text: 'the API left addresses out of its answers, twice' }, missing.length);
@@ -67,6 +68,13 @@ export function createApiValidator(config: ApiConfig): Validator {
         failures.note(r.failure, emails.length);
         return emails.map((e) => errorVerdict(e, r.code, r.message));
     }
+  }
+
+  /** Results the server answered with an error object (see errorOf in normalize.ts): a cause of rows without a verdict. */
+  function noteUndetermined(verdicts: readonly Verdict[]): void {
+    const byCode = new Map<string, number>();
+    for (const v of verdicts) if (v.error) byCode.set(v.error.code, (byCode.get(v.error.code) ?? 0) + 1);
+    for (const [code, n] of byCode) failures.note({ kind: 'server', text: `the API answered ${code} for some addresses: it could not determine them for now` }, n);
   }
 
   return {

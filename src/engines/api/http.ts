@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
-import { API_TEXT_CAPS, cleanText } from './api-text.js';
+import { API_TEXT_CAPS, cleanText, redactKey } from './api-text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
@@ -66,7 +66,9 @@ export class ApiHttp {
 
   async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
     const url = new URL(this.origin + this.prefix + path);
-    const log = this.config.log;
+    const { apiKey } = this.config;
+    // every line, the server's words included, without the key (see redactKey)
+    const log = this.config.log && ((line: string) => this.config.log!(redactKey(line, apiKey)));
     const started = this.clock.now();
     const count = (payload as { emails?: unknown[] }).emails?.length ?? 1;
     log?.(`> POST ${url.href} (${count} ${count === 1 ? 'address' : 'addresses'}) authorization: Bearer [redacted]`);
@@ -109,8 +111,8 @@ export class ApiHttp {
       return failed(err, true, info);
     }
     // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody)
-    const attempt = describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url);
-    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
+    const attempt = withoutKey(describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url), apiKey);
+    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, redactKey(Buffer.from(bytes).toString('utf8'), apiKey))}`);
     return { attempt, answered: true, info, status: res.statusCode };
   }
 
@@ -148,6 +150,18 @@ function describeStatus(attempt: Attempt, status: number, url: URL): Attempt {
   if (attempt.kind === 'retryable') {
     const what = status >= 200 && status < 300 ? `an unreadable answer (HTTP ${status}, not JSON)` : attempt.detail;
     return { ...attempt, failure: { kind: 'server', text: `${what} from POST ${url.href}` } };
+  }
+  return attempt;
+}
+
+/** The texts of an attempt taken from the server's answer (its error code), without the key: they are printed and kept in the summary. */
+function withoutKey(attempt: Attempt, key: string): Attempt {
+  if (attempt.kind === 'request-error' || attempt.kind === 'retryable') {
+    const texts = JSON.stringify(attempt);
+    if (!texts.includes(key) && !texts.includes(encodeURIComponent(key))) return attempt;
+    const failure = attempt.failure && { ...attempt.failure, text: redactKey(attempt.failure.text, key) };
+    if (attempt.kind === 'request-error') return { ...attempt, code: attempt.code && redactKey(attempt.code, key), ...(failure ? { failure } : {}) };
+    return { ...attempt, detail: redactKey(attempt.detail, key), ...(failure ? { failure } : {}) };
   }
   return attempt;
 }

@@ -1,5 +1,6 @@
 import { STATUSES, type Details, type Status, type Verdict } from '../../verdict.js';
-import { API_TEXT_CAPS, capText } from './api-text.js';
+import { API_TEXT_CAPS, capText, cleanText } from './api-text.js';
+import { addressKey } from '../../codec/address-key.js';
 
 /**
  * Turns one bulk (or single) response body into verdicts. The spec documents two
@@ -37,6 +38,7 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
   let status: Status = isStatus(item.status) ? item.status : statusFromValidity(isValid);
   if (!full) status = statusFromType(item.type) ?? status;
   const d = isObject(item.details) ? item.details : {};
+  const error = errorOf(item.error);
   const details: Details = full
     ? {
         syntax: bool(d.syntax),
@@ -51,7 +53,24 @@ function normalizeItem(item: unknown, shape: 'a' | 'b'): Verdict | undefined {
         catchAll: bool(d.catchAll),
       }
     : { disposable: bool(item.disposable), role: bool(item.role) };
+  // a result the server says it did not determine (see errorOf): a row without a verdict, as our own would be
+  if (error) return { email: item.email, isValid: undefined, status: 'unknown', confidence, provider, details, error };
   return { email: item.email, isValid: validityOf(status, isValid), status, confidence, provider, details };
+}
+
+/**
+ * The spec's error object on a result, `{code, message, details}`: the server
+ * did not determine that address (mailsift serve says so when its DNS is
+ * unusable, a domain's DNS or a mail server did not answer, or greylisting
+ * held: code UNDETERMINED, the reason in details). The row gets no verdict —
+ * status unknown, that error — so it is counted among the rows without one
+ * (exit 4) and never journaled or cached: a later run asks again.
+ */
+function errorOf(e: unknown): { code: string; message: string } | undefined {
+  if (!isObject(e) || typeof e.code !== 'string' || e.code === '') return undefined;
+  const message = typeof e.message === 'string' ? cleanText(e.message, API_TEXT_CAPS.message) : 'the server did not determine this address';
+  const details = typeof e.details === 'string' && e.details !== '' ? ` (${cleanText(e.details, API_TEXT_CAPS.code)})` : '';
+  return { code: cleanText(e.code, API_TEXT_CAPS.code), message: message + details };
 }
 
 const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
@@ -117,8 +136,9 @@ function isVerdict(v: Verdict | undefined): v is Verdict {
 
 /**
  * Matches the verdicts of a response to the addresses asked, by address — exact
- * first, then case-insensitively (some servers echo addresses lower-cased) —
- * never by position. Returns the verdicts re-addressed to the asked spelling and
+ * first, then as the same address in another spelling (some servers echo
+ * addresses lower-cased, or the domain as its A-label: compared by the address
+ * key, lower-cased) — never by position. Returns the verdicts re-addressed to the asked spelling and
  * the addresses the response left out.
  */
 export function matchResults(
@@ -151,16 +171,17 @@ export function matchResults(
   if (unmatched.length === 0) return { matched, missing: unmatched };
 
   // Only now the case-insensitive pass, over what is left: most responses never need it.
+  const looseKey = (email: string): string => addressKey(email).toLowerCase();
   const loose = new Map<string, Verdict[]>();
   for (const v of [...exact.values(), ...extra]) {
-    const k = v.email.toLowerCase();
+    const k = looseKey(v.email);
     const list = loose.get(k);
     if (list) list.push(v);
     else loose.set(k, [v]);
   }
   const missing: string[] = [];
   for (const email of unmatched) {
-    const v = loose.get(email.toLowerCase())?.shift();
+    const v = loose.get(looseKey(email))?.shift();
     if (v) matched.push({ ...v, email });
     else missing.push(email);
   }

@@ -1,7 +1,7 @@
 import type { Checks } from './decide.js';
 import { domainLists, isDisposableDomain, isRoleLocalPart, type DomainLists } from './lists.js';
 import { suggestDomain } from './suggest.js';
-import { parseAddress } from './syntax.js';
+import { parseAddress } from '../../codec/syntax.js';
 
 /** What the lists say of a domain; the same for every address of it. */
 interface DomainFacts {

@@ -26,9 +26,12 @@ import { parseDnsServer } from './dns-server.js';
  * DNS-dependent answer becomes `unanswered`); one that resolves the second
  * invents addresses, so an A-only answer from it proves nothing. The probe is
  * not the only witness: a resolver that hands out real MX records works,
- * whatever it says of the root zone (some refuse that question), so the run
- * judges DNS by the answers it actually gets (`usable()`), and the rows and
- * the warning agree.
+ * whatever it says of the root zone (some refuse that question); and one that
+ * answers the root zone from its cache while every real question fails (the
+ * link is down) does not. So the run judges DNS by the answers it actually
+ * gets (`usable()`): the probe, and the last lookups — when almost all of
+ * them got no answer (SERVFAIL, time-outs), DNS is unusable whatever the
+ * probe said — and the rows and the warning agree.
  */
 export interface DnsOptions {
   /** `host[:port]`, host an IP address; the system resolver when absent */
@@ -42,6 +45,8 @@ export interface DnsOptions {
   shared?: SharedCache;
   /** where each lookup was answered from (metrics) */
   onCache?: (from: 'memory' | 'shared' | 'dns') => void;
+  /** a DNS question that got no answer (a c-ares code: ETIMEOUT, ESERVFAIL, ECONNREFUSED…), for the metrics */
+  onFailure?: (code: string) => void;
 }
 
 interface Probe {
@@ -56,6 +61,15 @@ const MAX_CACHED_DOMAINS = 200_000;
 export const ANSWER_TTL_MS = 10 * 60_000;
 /** how long "DNS did not answer" (or a probe that found DNS broken) stands before DNS is asked again */
 export const UNANSWERED_TTL_MS = 30_000;
+/**
+ * DNS is judged unusable when, of the last RECENT_LOOKUPS domains looked up,
+ * at least MIN_UNANSWERED and UNUSABLE_SHARE of them got no answer: a few dead
+ * domains are a list's own (their servers SERVFAIL), nearly all of them the
+ * resolver's trouble. A domain whose servers fail shows no sooner than three.
+ */
+const RECENT_LOOKUPS = 32;
+const MIN_UNANSWERED = 3;
+const UNUSABLE_SHARE = 0.9;
 
 interface Cached<T> {
   value: Promise<T>;
@@ -102,6 +116,13 @@ export class DomainDns {
   private answeredMx = false;
   /** what usable() last said, so a warning is given when that changes, not at every batch */
   private judged: boolean | undefined;
+  /** the last lookups that reached DNS: answered (true) or not; a ring of RECENT_LOOKUPS */
+  private readonly recent: boolean[] = [];
+  private recentAt = 0;
+  /** the domain a lookup last got no answer for: what retest() asks again */
+  private lastUnanswered: string | undefined;
+  /** epoch ms before which retest() does nothing */
+  private nextRetest = 0;
   private readonly now: () => number;
   private closed = false;
   /** DNS questions sent (the probe's included) */
@@ -203,6 +224,7 @@ export class DomainDns {
     if (this.closed) return { outcome: 'unanswered', hosts: NO_HOSTS };
     const probe = this.runProbe();
     const raw = await this.classify(domain);
+    this.noteLookup(domain, raw.outcome !== 'unanswered');
     const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
     if (raw.outcome === 'mx') this.answeredMx = true;
     if (raw.outcome === 'mx' || raw.outcome === 'null-mx') return raw;
@@ -269,37 +291,85 @@ export class DomainDns {
     return this.options.server ?? 'the system resolver';
   }
 
+  private noteLookup(domain: string, answered: boolean): void {
+    if (this.recent.length < RECENT_LOOKUPS) this.recent.push(answered);
+    else this.recent[this.recentAt] = answered;
+    this.recentAt = (this.recentAt + 1) % RECENT_LOOKUPS;
+    if (!answered) this.lastUnanswered = domain;
+  }
+
+  /** Of the last lookups, how many got no answer, when nearly all did (see RECENT_LOOKUPS); else 0. */
+  private failing(): number {
+    let unanswered = 0;
+    for (const answered of this.recent) if (!answered) unanswered++;
+    return unanswered >= MIN_UNANSWERED && unanswered >= UNUSABLE_SHARE * this.recent.length ? unanswered : 0;
+  }
+
   /**
-   * Whether DNS works, by the answers the run got: the probe passed, or a
-   * real MX answer came since it began. Undefined before any probe ended.
-   * Ask after a batch's lookups (each waits for the probe): says once when
-   * DNS is found unusable, and once when it works again.
+   * Whether DNS works, by the answers the run got: not when nearly all of the
+   * last lookups got no answer; else when the probe passed, or a real MX
+   * answer came since it began. Undefined before any probe ended. Ask after a
+   * batch's lookups (each waits for the probe): says once when DNS is found
+   * unusable, and once when it works again.
    */
   usable(): boolean | undefined {
     const probe = this.lastProbe;
-    const usable = this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
+    const failing = this.failing();
+    const usable = failing > 0 ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
     if (usable === false && this.judged !== false) {
       this.options.onWarning(
-        `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
+        failing > 0
+          ? `DNS is unusable (${this.where} gave no answer to ${failing} of the last ${this.recent.length} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
+          : `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
       );
     } else if (usable === true && this.judged === false) this.options.onWarning(`DNS at ${this.where} works again`);
     if (usable !== undefined) this.judged = usable;
     return usable;
   }
 
+  /**
+   * While DNS is judged unusable, asks it again, at most every
+   * UNANSWERED_TTL_MS: the domain that last got no answer (past the cache), or
+   * the probe; before anything was asked, the probe. A server that says it is
+   * not ready gets no traffic, hence no lookups of its own that would show DNS
+   * back: its readiness probe calls this.
+   */
+  retest(): void {
+    if (this.closed) return;
+    // nothing asked yet (a server just started): the probe tells at once whether there is DNS at all
+    if (this.lastProbe === undefined) {
+      void this.runProbe();
+      return;
+    }
+    if (this.judged !== false || this.now() < this.nextRetest) return;
+    this.nextRetest = this.now() + UNANSWERED_TTL_MS;
+    const domain = this.lastUnanswered;
+    if (domain === undefined) {
+      void this.runProbe();
+      return;
+    }
+    this.cache.delete(domain);
+    void this.answer(domain);
+  }
+
   private ask<T>(query: () => Promise<T>): Promise<Answer<T>> {
     this.queries++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ code: dns.TIMEOUT }), this.options.timeoutMs);
+      let settled = false;
+      const settle = (answer: Answer<T>): void => {
+        if (settled) return; // the late answer after our own time-out
+        settled = true;
+        clearTimeout(timer);
+        // no such name, or no such record, is an answer; anything else is DNS failing (a cancel is our own close)
+        if ('code' in answer && answer.code !== dns.NOTFOUND && answer.code !== dns.NODATA && answer.code !== dns.CANCELLED) {
+          this.options.onFailure?.(answer.code);
+        }
+        resolve(answer);
+      };
+      const timer = setTimeout(() => settle({ code: dns.TIMEOUT }), this.options.timeoutMs);
       query().then(
-        (ok) => {
-          clearTimeout(timer);
-          resolve({ ok });
-        },
-        (err: NodeJS.ErrnoException) => {
-          clearTimeout(timer);
-          resolve({ code: err.code ?? 'EUNKNOWN' });
-        },
+        (ok) => settle({ ok }),
+        (err: NodeJS.ErrnoException) => settle({ code: err.code ?? 'EUNKNOWN' }),
       );
     });
   }

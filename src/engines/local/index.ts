@@ -43,6 +43,8 @@ export interface LocalEngineOptions {
   dnsShared?: SharedCache;
   /** where each DNS lookup was answered from (serve's metrics) */
   onDnsCache?: (from: 'memory' | 'shared' | 'dns') => void;
+  /** a DNS question that got no answer, by its c-ares code (serve's metrics) */
+  onDnsFailure?: (code: string) => void;
   /** the mailbox check over SMTP; off when absent */
   smtp?: SmtpSettings;
   /**
@@ -68,6 +70,11 @@ export interface LocalValidator extends Validator {
   stats(): LocalEngineStats;
   /** the mailbox check: 'blocked' while outbound SMTP is judged unusable (tried again later), 'off' without --smtp */
   smtpState(): 'ok' | 'blocked' | 'off';
+  /**
+   * DNS: 'unusable' while judged so by the answers the engine gets (and asked
+   * again meanwhile, see DomainDns.retest), 'off' without DNS
+   */
+  dnsState(): 'ok' | 'unusable' | 'off';
 }
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
@@ -89,6 +96,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           ...(options.now ? { now: options.now } : {}),
           shared: options.dnsShared,
           onCache: options.onDnsCache,
+          onFailure: options.onDnsFailure,
         });
   const offline = createOfflineChecker(lists);
   const smtp =
@@ -129,6 +137,12 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
       return verdict!;
     },
     smtpState: () => smtp?.state ?? 'off',
+    dnsState: () => {
+      if (!dns) return 'off';
+      const usable = dns.usable();
+      dns.retest();
+      return usable === false ? 'unusable' : 'ok';
+    },
     stats: () => ({
       requests,
       retries: 0,

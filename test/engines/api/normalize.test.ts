@@ -29,6 +29,17 @@ describe('response normalisation', () => {
       [{ email: 'b@x.com', status: 'valid' }],
     ],
     ['a status outside the four becomes unknown-by-isValid', { results: [{ email: 'a@x.com', status: 'weird', isValid: true }] }, [{ status: 'valid' }]],
+    [
+      'a result carrying the error object (serve: not determined, for a temporary reason) is a row without a verdict, its details kept',
+      { results: [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.9, provider: 'mailsift-local', details: { syntax: true, role: true }, error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable", details: 'dns_error' } }] },
+      [{ email: 'a@x.com', isValid: undefined, status: 'unknown', details: { syntax: true, role: true }, error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable (dns_error)" } }],
+    ],
+    [
+      'Shape B too; a code that would write on the terminal is cleaned',
+      { data: { results: [{ email: 'a@x.com', isValid: true, confidence: 0.9, error: { code: 'UNDET\u001b[31mERMINED' } }] } },
+      [{ status: 'unknown', error: { code: 'UNDET [31mERMINED', message: 'the server did not determine this address' } }],
+    ],
+    ['an error that is no error object is ignored', { results: [{ email: 'a@x.com', isValid: true, status: 'valid', confidence: 1, provider: 'p', details: {}, error: 'x' }] }, [{ status: 'valid' }]],
   ])('%s', (_name, body, expected) => {
     const got = normalizeBulk(body)!;
     expect(got).toHaveLength(expected.length);

@@ -166,6 +166,44 @@ describe('DNS that does not work is not evidence', () => {
     expect(warnings).toEqual([expect.stringMatching(/^DNS is unusable .*: DNS-dependent statuses are unknown$/)]);
   });
 
+  it('a resolver that answers the root zone from its cache and fails every real question: unusable by its answers, whatever the probe said', async () => {
+    const cached = await startDnsServer({ fallback: () => ({ servfail: true }) });
+    cached.zones = { '': { a: [] } };
+    const warnings: string[] = [];
+    const failures: string[] = [];
+    const v = createLocalValidator({ dnsServer: cached.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), onDnsFailure: (code) => failures.push(code) });
+    try {
+      const verdicts = await v.validate(['a@d1.test', 'b@d2.test', 'c@d3.test', 'info@d4.test'], signal);
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['unknown', 'dns'], ['unknown', 'dns'], ['unknown', 'dns'], ['risky', 'dns']]);
+      expect(warnings).toEqual([expect.stringMatching(/^DNS is unusable \(.* gave no answer to 4 of the last 4 domains looked up: SERVFAIL or time-outs, though it answers for the root zone\)/)]);
+      expect(v.dnsState()).toBe('unusable');
+      expect(failures.length).toBeGreaterThanOrEqual(4);
+      expect(new Set(failures)).toEqual(new Set(['ESERVFAIL']));
+    } finally {
+      await v.close();
+      await cached.close();
+    }
+  });
+
+  it('a few dead domains among answers are the list’s own: their rows are unknown, DNS stays usable', async () => {
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: server.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    try {
+      server.zones['dead1.test'] = { servfail: true };
+      server.zones['dead2.test'] = { servfail: true };
+      const verdicts = await v.validate(['a@mx.test', 'b@dead1.test', 'c@dead2.test', 'd@aonly.test', 'e@nullmx.test'], signal);
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([
+        ['valid', undefined], ['unknown', undefined], ['unknown', undefined], ['valid', undefined], ['invalid', undefined],
+      ]);
+      expect(warnings).toEqual([]);
+      expect(v.dnsState()).toBe('ok');
+    } finally {
+      delete server.zones['dead1.test'];
+      delete server.zones['dead2.test'];
+      await v.close();
+    }
+  });
+
   it('a resolver that invents addresses for missing names: A-only domains are unknown, MX still counts', async () => {
     const lying = await startDnsServer({ fallback: () => ({ a: ['192.0.2.99'] }) });
     const warnings: string[] = [];
@@ -216,6 +254,31 @@ describe('a long-lived engine (serve) follows DNS as it changes', () => {
       expect(warnings).toHaveLength(2);
       expect(warnings[0]).toMatch(/DNS is unusable/);
       expect(warnings[1]).toMatch(/works again/);
+    } finally {
+      await v.close();
+      await flaky.close();
+    }
+  });
+});
+
+describe('a server that is told it is not ready (serve) still sees DNS come back', () => {
+  it('dnsState() probes before any lookup, and asks a failed domain again after UNANSWERED_TTL_MS without being asked', async () => {
+    let now = 1_000_000;
+    const flaky = await startDnsServer({ fallback: () => ({ servfail: true }) });
+    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, now: () => now });
+    try {
+      expect(v.dnsState()).toBe('ok'); // nothing known yet: the probe starts
+      await waitFor(() => flaky.queries.includes('NS '), { what: 'the resolver probe (NS of the root)', timeoutMs: 3000 });
+      await v.validate(['a@x1.test', 'b@x2.test', 'c@x3.test'], signal);
+      expect(v.dnsState()).toBe('unusable');
+      for (const d of ['x1.test', 'x2.test', 'x3.test']) flaky.zones[d] = { mx: [{ exchange: `mx.${d}`, priority: 10 }] };
+      const asked = flaky.queries.length;
+      expect(v.dnsState()).toBe('unusable');
+      expect(flaky.queries.length).toBe(asked); // not before UNANSWERED_TTL_MS
+      now += UNANSWERED_TTL_MS + 1;
+      await waitFor(() => v.dnsState() === 'ok', { what: 'DNS to be judged usable again', timeoutMs: 3000 });
+      // one domain asked again (c-ares may send a question twice)
+      expect(new Set(flaky.queries.slice(asked))).toEqual(new Set([expect.stringMatching(/^MX x[123]\.test$/)]));
     } finally {
       await v.close();
       await flaky.close();

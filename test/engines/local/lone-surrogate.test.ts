@@ -3,7 +3,7 @@ import { validateStream } from '../../../src/pipeline/validate-stream.js';
 import type { Input, InputRow } from '../../../src/read/input-row.js';
 import { precheck } from '../../../src/pipeline/precheck.js';
 import { createLocalValidator } from '../../../src/engines/local/index.js';
-import { parseAddress } from '../../../src/engines/local/syntax.js';
+import { parseAddress } from '../../../src/codec/syntax.js';
 import type { Validator } from '../../../src/engines/validator.js';
 import type { Verdict } from '../../../src/verdict.js';
 import type { RowWriter } from '../../../src/write/row-writer.js';

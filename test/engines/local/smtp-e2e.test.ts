@@ -142,13 +142,22 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([['valid', true], ['invalid', false]]);
   });
 
-  it('a journal written without --smtp is not reused by a run with it (nor the other way round)', async () => {
+  it('a journal written without --smtp is not reused by a run with it, which asks the mail server and says why; the other way round it is', async () => {
     const journal = join(dir, 'run.journal');
-    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'ann@ok.test\n' });
+    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(first.code).toBe(0);
-    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'ann@ok.test\n' });
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/belongs to another job: .*--smtp/);
+    expect(first.stdout).toMatch(/^unknown-abe@ok\.test,valid,/m);
+    const rcpts = () => smtp.commands().filter((c) => c === 'RCPT TO:<unknown-abe@ok.test>').length;
+    const asked = rcpts();
+    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^unknown-abe@ok\.test,invalid,mailbox_not_found,/m);
+    expect(again.stderr).toMatch(/^mailsift: --journal .*: 1 verdict rests on less than this run asks for \(made with --no-dns, or without --smtp\): asked again$/m);
+    expect(rcpts()).toBe(asked + 1);
+    const shallower = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    expect(shallower.code).toBe(0);
+    expect(shallower.stdout).toBe(again.stdout);
+    expect(rcpts()).toBe(asked + 1);
   });
 
   // --smtp needs the local engine, a bad --smtp-from, --smtp with --no-dns, a malformed proxy URL: test/cli/plan.test.ts

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { isIpv4, isIpv6, parseAddress } from '../../../src/engines/local/syntax.js';
+import { isIpv4, isIpv6, parseAddress } from '../../src/codec/syntax.js';
 
 /**
  * The isemail 3.05 corpus (a copy of shared/corpora, BSD licence beside it, so
@@ -8,7 +8,7 @@ import { isIpv4, isIpv6, parseAddress } from '../../../src/engines/local/syntax.
  * says.
  */
 function loadCorpus(): { id: string; address: string; category: string }[] {
-  const xml = readFileSync(new URL('../../fixtures/isemail-tests.xml', import.meta.url), 'utf8');
+  const xml = readFileSync(new URL('../fixtures/isemail-tests.xml', import.meta.url), 'utf8');
   const decode = (s: string) =>
     s
       .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => {

@@ -8,8 +8,8 @@ import {
   punycodeDecode,
   punycodeEncode,
   PVALID,
-} from '../../../src/engines/local/idna.js';
-import { parseAddress } from '../../../src/engines/local/syntax.js';
+} from '../../src/codec/idna.js';
+import { parseAddress } from '../../src/codec/syntax.js';
 
 /** Accepted domains and their A-label form (IDN ccTLDs as python `idna` tests them, RFC 5892 examples). */
 const ACCEPTED: [string, string, string][] = [

@@ -14,7 +14,7 @@
  * Unicode data of the JS engine (property escapes, case mapping, normalisation)
  * on first use and cached. Where JS exposes no property the rule is
  * approximated, as marked below; checked against python `idna` 3.13's table
- * (Unicode 17, as Node's ICU here): see test/local/idna.test.ts.
+ * (Unicode 17, as Node's ICU here): see test/codec/idna.test.ts.
  */
 
 // ---------------------------------------------------------------- Punycode (RFC 3492)
