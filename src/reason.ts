@@ -6,7 +6,7 @@ import type { Status, Verdict } from './verdict.js';
  * flag that argues most strongly against sending first).
  */
 export const REASON_TABLE = {
-  invalid: ['syntax', 'domain_not_found', 'no_mail_server', 'mailbox_not_found', 'mailbox_disabled', 'rejected'],
+  invalid: ['syntax', 'domain_not_found', 'no_mail_server', 'mailbox_not_found', 'mailbox_disabled', 'rejected', 'empty'],
   risky: ['disposable', 'typo', 'mailbox_full', 'catch_all', 'role', 'low_confidence'],
   unknown: ['dns_error', 'smtp_unreachable', 'smtp_timeout', 'greylisted', 'smtp_blocked', 'smtp_sender_refused', 'smtp_no_utf8', 'api_error', 'unverifiable'],
 } as const;
@@ -49,6 +49,8 @@ export function reasonOf(v: Verdict): Reason | '' {
     case 'valid':
       return '';
     case 'invalid':
+      // an empty cell: nothing to send, nothing wrong with an address
+      if (v.email === '' && v.provider === 'precheck') return 'empty';
       if (d.syntax === false || v.provider === 'precheck') return 'syntax';
       if (d.dnsFailure === 'nxdomain') return 'domain_not_found';
       if (d.dnsFailure === 'null-mx' || d.dnsFailure === 'no-mail-host' || d.mx === false) return 'no_mail_server';
@@ -114,7 +116,7 @@ const BY_REASON = {
   smtp_no_utf8: 'never',
   api_error: 'never',
   unverifiable: 'resume-only',
-  // an empty cell (a reason the vocabulary is gaining) is never sent: nothing of it is kept
+  // an empty cell is never sent: nothing of it is kept
   empty: 'never',
 } as const;
 

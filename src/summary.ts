@@ -27,8 +27,15 @@ export interface Summary {
   /** distinct addresses answered from --journal or --cache instead of the engine */
   fromJournal: number;
   fromCache: number;
-  /** rows rejected by the local precheck without an engine call */
+  /** rows rejected by the local precheck without an engine call (not counting empty ones) */
   prechecked: number;
+  /**
+   * rows whose address cell is empty (status `invalid`, reason `empty`):
+   * counted apart, and left out of the shares --fail-on judges
+   */
+  empty: number;
+  /** the column(s) checked for addresses, and how they were chosen (a table's; absent for a text input) */
+  columns?: CheckedColumn[];
   engine: 'api' | 'local';
   /** rows written after --only filtering */
   written: number;
@@ -52,6 +59,13 @@ export interface Summary {
   smtp?: SmtpStats;
   /** API requests in flight (API engine) */
   concurrency?: ConcurrencyStats;
+}
+
+/** A column checked for addresses: its header, its 1-based number, and whether --column, its header or its cells chose it. */
+export interface CheckedColumn {
+  name: string;
+  number: number;
+  by: 'flag' | 'header' | 'content';
 }
 
 /** How many API requests were in flight: the limit's mode, the most at once, the average over the run. */
@@ -95,6 +109,7 @@ export function emptySummary(engine: 'api' | 'local'): Summary {
     fromJournal: 0,
     fromCache: 0,
     prechecked: 0,
+    empty: 0,
     engine,
     written: 0,
   };
@@ -108,6 +123,10 @@ export interface DryRunCounts {
   duplicates: number;
   /** rows the local precheck answers `invalid` without a call */
   prechecked: number;
+  /** rows whose address cell is empty */
+  empty: number;
+  /** the column(s) that would be checked (a table's) */
+  columns?: CheckedColumn[];
   /** distinct addresses already answered by --journal or --cache */
   alreadyKnown: number;
   /** distinct addresses that would go to the engine */

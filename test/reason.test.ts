@@ -38,7 +38,7 @@ describe('reasonOf', () => {
     ['B risky by type, nothing more', shapeB({ isValid: true, type: 'risky' }), 'low_confidence'],
     ['B unknown by type', shapeB({ isValid: false, type: 'unknown' }), 'unverifiable'],
     // precheck and rows without a verdict
-    ['precheck, empty cell', precheckVerdict(''), 'syntax'],
+    ['precheck, empty cell: its own reason', precheckVerdict(''), 'empty'],
     ['precheck, no @', precheckVerdict('not-an-address'), 'syntax'],
     ['no verdict from the API', errorVerdict('a@example.com', 'RATE_LIMITED', 'rate limited'), 'api_error'],
     ['missing from the responses', errorVerdict('a@example.com', 'MISSING_RESULT', 'missing'), 'api_error'],

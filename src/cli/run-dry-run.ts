@@ -44,6 +44,8 @@ export async function runDryRun(
     distinctAddresses: counter.addresses + alreadyKnown,
     duplicates: summary.duplicates,
     prechecked: summary.prechecked,
+    empty: summary.empty,
+    ...(summary.columns ? { columns: summary.columns } : {}),
     alreadyKnown,
     toSend: counter.addresses,
     engine,

@@ -4,7 +4,7 @@ import { EXIT } from '../errors.js';
 import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { newProgress } from '../terminal/progress.js';
 import type { Validator } from '../engines/validator.js';
-import { outputDialect, resolveColumns, appendedPrefix } from '../write/output-plan.js';
+import { groupNames, outputDialect, prefixClashes, resolveColumns } from '../write/output-plan.js';
 import { openOutputs, splitFiles, type Output } from '../write/outputs.js';
 import { refuseCollisions, type NamedPath } from '../write/path-collisions.js';
 import { SummaryFile } from '../write/summary-file.js';
@@ -24,7 +24,8 @@ import { openAddressInput } from '../pipeline/address-check.js';
 import { checkedRows, preflight, type RowCheck } from '../pipeline/preflight.js';
 import { openInput, scanCsvFile } from '../read/open-input.js';
 import { interruptedReading } from '../read/spool.js';
-import type { Input } from '../read/input-row.js';
+import { checkedColumns, type Input } from '../read/input-row.js';
+import { describeChoice } from '../read/column.js';
 import { xlsxRowCheck } from '../write/xlsx-writer.js';
 import { ReportFile } from './report-file.js';
 import { plural, printable } from '../format.js';
@@ -112,13 +113,15 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
   cleanUp.defer(() => interrupts.dispose());
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
-    const columns = resolveColumns(plan.output.columns, input.kind, input.header);
+    const checked = checkedColumns(input);
+    // several checked columns: the verdict columns once for each, named after it
+    const columns = resolveColumns(plan.output.columns, input.kind, input.header, checked.map((c) => input.header[c] || `column${c + 1}`));
     // the CSV output's dialect: the input's, changed by the flags (--bom with no BOM to have is exit 2, before anything is sent)
     const dialect = outputDialect(input.dialect, plan.output.dialect);
     const { format } = plan.output;
     if (columns.prefix && (format === 'csv' || format === 'xlsx')) {
-      const { clashes } = appendedPrefix(columns.order, input.header);
-      const appended = columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
+      const clashes = prefixClashes(columns, input.header);
+      const appended = columns.groups ? groupNames(columns) : columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
       const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
       notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
     }
@@ -132,7 +135,13 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
     // The pipeline keeps enough batches ready for the most the API client may put in flight;
     // the offline engine has its own limits (DNS, SMTP), and four batches keep it busy.
     const batchesInFlight = batching.concurrency !== 'auto' ? batching.concurrency : choice.engine === 'api' ? MAX_IN_FLIGHT : 4;
+    // Which column is checked, said once nothing more can refuse the input (a line before an
+    // exit-2 error would only be noise): here for a dry run, below once every output is open.
+    const sayColumns = (): void => {
+      if (input.columnChoice) for (const line of describeChoice(input.header, input.columnChoice)) notice(line);
+    };
     if (plan.dryRun) {
+      sayColumns();
       // A dry run creates no file: only a journal or cache that exists can tell what is already known.
       const { known, journal } = await openStores({ ...stores, journal: existing(stores.journal), cache: existing(stores.cache), readOnly: true }, job);
       if (journal?.restarted) notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
@@ -179,11 +188,12 @@ export async function runValidate(plan: ValidatePlan): Promise<number> {
       if (result !== undefined) for (const line of output.notices()) say(line);
       ended = result !== undefined;
     });
-    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, dialect);
+    output = await openOutputs(plan.output, input.header, columns, input.emailColumn, interrupts.stop, dialect, checked);
     if (plan.summary) summaryFile = await SummaryFile.open(plan.summary);
     if (plan.report !== undefined) report = await ReportFile.open(plan.report, { input: inputPath, engine: choice.engine });
     // What was checked is what is written: checked again now that everything is open.
     await refuseCollisions(files);
+    sayColumns();
     if (choice.engine === 'local' && choice.notice) notice(choice.notice);
 
     const progress = newProgress();

@@ -45,7 +45,8 @@ ${(['invalid', 'risky', 'unknown'] as const).map((s) => wrap(`    ${`${s}:`.padE
 
 --fail-on rules: METRIC OP N[%], comma-separated; exit 5 when one holds.
 ${wrap('  metrics: ', FAIL_ON_METRICS.join(', '))}
-  ops: > >= < <=   N% is a share of all rows, N a row count.
+  ops: > >= < <=   N% is a share of the rows with an address (empty: of all
+  rows), N a row count; invalid leaves out empty cells, which are empty's.
   e.g. 'invalid>5%,errors>0' or 'valid<80%'
 
 ${exitStatusHelp(EXIT_MEANINGS, 'help')}
@@ -60,7 +61,7 @@ Environment:
 const COMMON = {
   '--output': ['-o, --output <file>', 'write the verdicts here (default: stdout)'],
   '--format': ['--format <format>', 'csv, json, ndjson, txt or xlsx (default: from -o)'],
-  '--column': ['--column <name|n>', 'the CSV column that holds the address'],
+  '--column': ['--column <name|n>[,…]', 'the column(s) that hold the address, always checked'],
   '--only': ['--only <list>', 'only rows with these statuses or reasons: valid,risky'],
   '--except': ['--except <list>', 'leave out these: disposable,role,typo'],
   '--journal': ['--journal <file>', 'resumable: a re-run sends nothing already answered'],
@@ -79,7 +80,12 @@ const CACHE_TTL_DEFAULT_MS = 30 * 86_400_000;
 
 /** validate's own options, in --help order (the shared ones follow, then --smtp's). */
 export const VALIDATE_OPTIONS = {
-  column: spec<string | undefined>(() => new Option('--column <name|number>', 'the CSV column that holds the address (1-based number or header name)')),
+  column: spec<string | undefined>(() =>
+    new Option(
+      '--column <name|number>',
+      'the column that holds the address (header name or 1-based number), or several comma-separated, each with verdict columns of its own; ' +
+        'checked however few addresses it holds (default: the column a header names like "email", else the one whose cells hold addresses)',
+    )),
   output: spec<string | undefined>(() => new Option('-o, --output <file>', 'write verdicts to this file (default: stdout)')),
   format: spec<OutputFormat | undefined>(() =>
     new Option('--format <csv|json|ndjson|txt|xlsx>', 'output format; txt is the addresses alone (default: from the output extension, else csv)')

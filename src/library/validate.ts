@@ -4,7 +4,8 @@ import type { Input, InputRow } from '../read/input-row.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
-import type { RowWriter } from '../write/row-writer.js';
+import type { CheckedCell, RowWriter } from '../write/row-writer.js';
+import { rowOf } from '../read/cell-addresses.js';
 import { checkInteger } from '../check-options.js';
 import { MAX_IN_FLIGHT } from '../engines/api/concurrency-limit.js';
 
@@ -28,7 +29,7 @@ export interface LibraryValidateOptions {
 }
 
 export interface FileValidateOptions extends LibraryValidateOptions {
-  /** the address column of a CSV file: a header name or a 1-based number (default: detected) */
+  /** the address column of a CSV file: a header name or a 1-based number, or several comma-separated (default: detected) */
   column?: string;
 }
 
@@ -36,7 +37,14 @@ export interface FileValidateOptions extends LibraryValidateOptions {
 export interface RowVerdict {
   /** the row's cells as read (a text file: the line) */
   fields: string[];
+  /** the row's verdict: of its address, or of the deciding one when it has several (see `cells`) */
   verdict: Verdict;
+  /**
+   * for a row with several addresses (several columns asked for, or a cell
+   * that lists several, `a@x.com ::: b@y.com`): each checked cell's verdict,
+   * in the order of the columns, and each address's for a cell that lists several
+   */
+  cells?: readonly CheckedCell[];
 }
 
 /** Rows held for a consumer that has not asked for them yet: the pipeline waits beyond this. */
@@ -85,7 +93,7 @@ async function* validateFileRows(path: string, options: FileValidateOptions): As
 }
 
 async function* rowsOf(addresses: Iterable<string> | AsyncIterable<string>): AsyncGenerator<InputRow[]> {
-  const row = (line: string): InputRow => ({ fields: [line], email: String(line).trim() });
+  const row = (line: string): InputRow => rowOf([String(line)], [0]);
   if (Symbol.iterator in addresses) {
     // a list in memory: in chunks, as the file reader gives them
     let chunk: InputRow[] = [];
@@ -125,7 +133,7 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
   if (options.signal?.aborted) onAbort();
   const writer: RowWriter = {
     begin: async () => {},
-    row: (fields, verdict) => void queue.push({ fields: [...fields], verdict }),
+    row: (fields, verdict, _reason, cells) => void queue.push(cells ? { fields: [...fields], verdict, cells } : { fields: [...fields], verdict }),
     drain: async () => {
       notify();
       while (queue.length >= HIGH_WATER && !stop.signal.aborted) await new Promise<void>((resolve) => (wakeProducer = resolve));

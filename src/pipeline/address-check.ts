@@ -3,6 +3,8 @@ import { UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import { openInput, type OpenInputOptions } from '../read/open-input.js';
+import { addressLike, holdsAddress } from '../read/cell-addresses.js';
+import { columnLabel, shellWord } from '../read/column.js';
 import { isWorkbook, surveySheets } from '../read/sheet-survey.js';
 import { classifyText, isAddressLine } from '../read/sniff.js';
 
@@ -18,6 +20,10 @@ export interface AddressCheckOptions {
   name: string;
   /** --sheet as given; for a workbook, which sheet was read */
   sheet?: string;
+  /** --column as given: a column the user named is checked however few addresses it holds */
+  column?: string;
+  /** a one-line notice for stderr: a column named by --column that holds no address in its first cells */
+  onNotice?: (line: string) => void;
   /** a workbook's other sheets, looked at only when the chosen one fails (see surveySheets) */
   otherSheets?: () => Promise<{ name: string; position: number; holdsAddresses: boolean }[]>;
 }
@@ -33,6 +39,8 @@ export async function openAddressInput(options: OpenInputOptions): Promise<Input
   const check: AddressCheckOptions = {
     name: path === '-' ? 'stdin' : path,
     ...(options.sheet === undefined ? {} : { sheet: options.sheet }),
+    ...(options.column === undefined ? {} : { column: options.column }),
+    ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
     ...(path === '-' ? {} : { otherSheets: () => surveySheets(path, ADDRESS_SHARE) }),
   };
   const opened = await openInput(options).catch(async (err: unknown) => {
@@ -55,13 +63,16 @@ export async function openAddressInput(options: OpenInputOptions): Promise<Input
  * address list (`mailsift validate README.md`) would have every row answered
  * `invalid` and the run exit 0, some of it paid for. So before any request,
  * the first non-empty cells of the column are looked at: when fewer than a
- * tenth contain an "@", the run stops (exit 2) naming the column, or the
+ * tenth hold an address, the run stops (exit 2) naming the column, or the
  * sheet, that does hold addresses. A text is a list when most of its
  * non-blank lines are one address each (the rule the reader told it by from
  * its head, checked again over more lines: a pipe's first chunk may be a line
- * long). The rows looked at are then handed on first, unchanged.
+ * long). The rows looked at are then handed on first, unchanged. A column
+ * the user named with --column is checked as it is, however sparse: what the
+ * user named is what is checked.
  */
 export async function checkAddressColumn(input: Input, o: AddressCheckOptions): Promise<Input> {
+  const named = o.column !== undefined && input.kind !== 'text';
   const source = input.rows[Symbol.asyncIterator]();
   const held: InputRow[][] = [];
   let cells = 0;
@@ -87,12 +98,17 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
     for (const row of r.value) {
       if (row.email === '' || cells >= SAMPLE_CELLS) continue;
       cells++;
-      if (input.kind === 'text' ? isAddressLine(row.email) : row.email.includes('@')) withAt++;
+      if (input.kind === 'text' ? isAddressLine(row.email) : addressLike(row.email)) withAt++;
     }
   }
   const rows = held.flat();
   const enough = input.kind === 'text' ? withAt * 2 > cells : withAt >= ADDRESS_SHARE * Math.max(cells, 1);
-  if (rows.length > 0 && !enough) throw new UsageError(await problem(input, rows, o));
+  if (named) {
+    // what the user named is checked: a word, in case the name was a slip
+    if (cells > 0 && withAt === 0) o.onNotice?.(namedButEmpty(input, rows, cells));
+  } else if (rows.length > 0 && !enough) {
+    throw new UsageError(await problem(input, rows, o));
+  }
   async function* replay(): AsyncGenerator<InputRow[]> {
     yield* held;
     held.length = 0;
@@ -120,7 +136,15 @@ async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckO
   }
   const sheets = input.kind === 'xlsx' ? await sheetAdvice(o) : undefined;
   if (sheets !== undefined) return sheets;
-  return `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells contain "@"); name the address column with --column`;
+  return `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells hold one); name the address column with --column ` +
+    `(--column ${columnArg(input.header, input.emailColumn)} checks it as it is)`;
+}
+
+/** The notice for a column --column named that holds no address in the cells looked at. */
+function namedButEmpty(input: Input, rows: readonly InputRow[], cells: number): string {
+  const better = bestColumn(input, rows);
+  return `${columnLabel(input.header, input.emailColumn)} holds no address in its first ${cells === 1 ? 'cell' : `${cells} cells`}; ` +
+    `checking it anyway, as --column says${better === undefined ? '' : ` (${columnLabel(input.header, better)} holds addresses)`}`;
 }
 
 /**
@@ -153,7 +177,7 @@ function bestColumn(input: Input, rows: readonly InputRow[]): number | undefined
       const cell = row.fields[col]?.trim() ?? '';
       if (cell === '' || cells >= SAMPLE_CELLS) continue;
       cells++;
-      if (cell.includes('@')) withAt++;
+      if (holdsAddress(cell)) withAt++;
     }
     if (withAt > bestCount && withAt >= ADDRESS_SHARE * cells) {
       best = col;
@@ -172,8 +196,3 @@ function columnArg(header: readonly string[], i: number): string {
 }
 
 const quoted = (s: string): string => printable(JSON.stringify(s));
-
-/** A word the shell passes as it is, quoted only when it must be. */
-function shellWord(s: string): string {
-  return /^[\w.@%+=:,/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}

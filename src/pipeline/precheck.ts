@@ -45,7 +45,11 @@ function isSpace(c: number): boolean {
     c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
-/** The verdict of a row the local precheck rejected; no engine was asked. */
+/**
+ * The verdict of a row the local precheck rejected; no engine was asked. An
+ * empty cell (email '') is `invalid` too, its reason `empty` (see reasonOf):
+ * no syntax was checked, so its details say nothing.
+ */
 export function precheckVerdict(email: string): Verdict {
   return {
     email,
@@ -53,6 +57,6 @@ export function precheckVerdict(email: string): Verdict {
     status: 'invalid',
     confidence: 1,
     provider: 'precheck',
-    details: { syntax: false, domain: email.includes('@') ? domainOf(email) || undefined : undefined },
+    details: email === '' ? {} : { syntax: false, domain: email.includes('@') ? domainOf(email) || undefined : undefined },
   };
 }

@@ -6,12 +6,13 @@ import { precheck, precheckVerdict } from './precheck.js';
 import type { Summary } from '../summary.js';
 import type { Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
-import type { RowWriter } from '../write/row-writer.js';
+import type { CheckedCell, RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from '../stores/known-verdicts.js';
 import { withIdle } from './idle.js';
 import { Tally, type RunEnd, type RunProgress } from './tally.js';
 import type { RowFilter } from '../write/row-filter.js';
 import { reasonOf, type Reason } from '../reason.js';
+import { cellVerdicts } from './row-verdict.js';
 
 export type { RunProgress } from './tally.js';
 
@@ -66,6 +67,22 @@ interface Batch {
 const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
 
 /**
+ * A row with several addresses to check (InputRow.cells) while their
+ * verdicts come in. Each address goes its own way (precheck, dedupe, the
+ * journal, a batch) under an id of its own, a negative number, where a row
+ * goes under its sequence number; the row is answered when the last comes.
+ */
+interface PartRow {
+  seq: number;
+  row: InputRow;
+  /** the addresses of every checked cell, flat, in order */
+  emails: string[];
+  verdicts: Verdict[];
+  /** addresses without a verdict yet, plus one while they are being routed */
+  pending: number;
+}
+
+/**
  * The pipeline: read → precheck and dedupe → batch → validate → restore order →
  * write. Memory is bounded by the batches in flight: reading pauses while the
  * order buffer holds more than those batches' rows.
@@ -94,9 +111,16 @@ class Pipeline {
    * the run. (One listener on `cancel` for the run, not one per call.)
    */
   private readonly giveUp = new Set<() => void>();
+  /** the addresses of rows with several, by their ids (see PartRow): the row, and which address */
+  private readonly parts = new Map<number, { row: PartRow; index: number }>();
+  private nextPart = -1;
+  /** each checked cell's verdict, for rows with several addresses, until the row is written */
+  private readonly cellResults = new WeakMap<InputRow, CheckedCell[]>();
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine, options.filter?.unique);
+    const { header, columnChoice: choice } = options.input;
+    if (choice) this.tally.counts.columns = choice.columns.map((c) => ({ name: header[c] ?? '', number: c + 1, by: choice.by }));
     this.filter = options.filter ?? {};
     this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
@@ -160,25 +184,36 @@ class Pipeline {
   /** Routes one row: a verdict now (precheck, duplicate, journal/cache) or into the batch. */
   private route(row: InputRow): void {
     const { tally, order } = this;
-    const email = row.email;
     tally.rowsRead++;
+    if (row.cells !== undefined) return this.routeParts(row, row.cells);
+    const email = row.email;
     if (precheck(email) !== undefined) {
-      tally.counts.prechecked++;
+      if (email === '') tally.counts.empty++;
+      else tally.counts.prechecked++;
       order.push(row, precheckVerdict(email));
       return;
     }
-    const key = addressKey(email);
     const seq = order.push(row);
+    if (this.routeAddress(email, seq)) this.duplicate(row);
+  }
+
+  /**
+   * Sends one address on its way for `seq` (a row, or an address of one:
+   * see PartRow): a verdict now (a duplicate, the journal, the cache) or into
+   * the batch. True when it repeats an address seen earlier in the run.
+   */
+  private routeAddress(email: string, seq: number): boolean {
+    const { tally } = this;
+    const key = addressKey(email);
     const found = this.dedupe.take(key, email, seq);
-    if (found === 'wait') {
-      this.duplicate(row);
-    } else if (typeof found === 'number') {
+    if (found === 'wait') return true;
+    if (typeof found === 'number') {
       const reused = this.options.known?.get(email);
       if (reused) {
         tally.reused(reused.source);
         this.dedupe.settle(found, key, reused.verdict);
         this.answer(seq, reused.verdict);
-        return;
+        return false;
       }
       tally.addressesQueued++;
       const b = this.batch;
@@ -186,13 +221,46 @@ class Pipeline {
       b.rows.push(seq);
       b.keys.push(key);
       b.tickets.push(found);
-    } else if ('reused' in found) {
-      tally.reused('journal');
-      order.answer(seq, found.reused);
-    } else {
-      this.duplicate(row);
-      order.answer(seq, found);
+      return false;
     }
+    if ('reused' in found) {
+      tally.reused('journal');
+      this.fill(seq, found.reused);
+      return false;
+    }
+    this.fill(seq, found);
+    return true;
+  }
+
+  /**
+   * A row with several addresses: each is routed as a row's would be, and
+   * the row is a duplicate when every one of them is. Each address is sent
+   * and paid for once in the run, whichever row or column it is in.
+   */
+  private routeParts(row: InputRow, cells: readonly (readonly string[])[]): void {
+    const emails = cells.flat();
+    const p: PartRow = { seq: this.order.push(row), row, emails, verdicts: new Array<Verdict>(emails.length), pending: emails.length + 1 };
+    let repeated = 0;
+    for (let i = 0; i < emails.length; i++) {
+      const id = this.nextPart--;
+      this.parts.set(id, { row: p, index: i });
+      const email = emails[i]!;
+      if (precheck(email) !== undefined) this.fill(id, precheckVerdict(email));
+      else if (this.routeAddress(email, id)) repeated++;
+    }
+    if (emails.length > 0 && repeated === emails.length) this.duplicate(row);
+    this.partDone(p);
+  }
+
+  /** One fewer address of `p` to wait for; the last one answers the row. */
+  private partDone(p: PartRow): void {
+    if (--p.pending > 0) return;
+    const { row, cells } = cellVerdicts(p.row.cells!, p.verdicts);
+    const reason = reasonOf(row);
+    if (reason === 'empty') this.tally.counts.empty++;
+    else if (row.provider === 'precheck') this.tally.counts.prechecked++;
+    this.cellResults.set(p.row, cells);
+    this.order.answer(p.seq, row);
   }
 
   private duplicate(row: InputRow): void {
@@ -202,8 +270,25 @@ class Pipeline {
 
   /** Each row gets the verdict under its own spelling of the address. */
   private answer(seq: number, v: Verdict): void {
-    const email = this.order.rowAt(seq).email;
-    this.order.answer(seq, email === v.email ? v : { ...v, email });
+    const email = seq >= 0 ? this.order.rowAt(seq).email : this.partEmail(seq);
+    this.fill(seq, email === v.email ? v : { ...v, email });
+  }
+
+  /** The verdict of `seq`, a row's or an address's of a row with several (see PartRow), as it is. */
+  private fill(seq: number, v: Verdict): void {
+    if (seq >= 0) {
+      this.order.answer(seq, v);
+      return;
+    }
+    const part = this.parts.get(seq)!;
+    this.parts.delete(seq);
+    part.row.verdicts[part.index] = v;
+    this.partDone(part.row);
+  }
+
+  private partEmail(id: number): string {
+    const part = this.parts.get(id)!;
+    return part.row.emails[part.index]!;
   }
 
   private async dispatch(): Promise<void> {
@@ -253,7 +338,7 @@ class Pipeline {
       }
       this.tally.addressesDone++;
       // the first row holds `email` itself, which v.email was just compared with
-      this.order.answer(b.rows[i]!, v);
+      this.fill(b.rows[i]!, v);
       for (const seq of this.dedupe.settle(b.tickets[i]!, b.keys[i]!, v)) this.answer(seq, v);
     }
     // Written at once, not when the reader next looks up: rows and verdicts
@@ -274,7 +359,9 @@ class Pipeline {
     const reason = reasonOf(v);
     this.options.onRow?.(v, reason);
     const duplicate = this.filter.unique === true && this.duplicates.has(row);
-    if (this.tally.written(v, reason, this.filter, duplicate)) this.options.writer.row(row.fields, v, reason);
+    if (!this.tally.written(v, reason, this.filter, duplicate)) return;
+    if (row.cells === undefined) this.options.writer.row(row.fields, v, reason);
+    else this.options.writer.row(row.fields, v, reason, this.cellResults.get(row));
   };
 
   private async release(): Promise<void> {

@@ -1,37 +1,122 @@
 import { UsageError } from '../errors.js';
+import { printable } from '../format.js';
+import { holdsAddress } from './cell-addresses.js';
+import type { ColumnChoice } from './input-row.js';
 
-/** Header names that mean "the address is here", compared case-insensitively. */
-const EMAIL_HEADER = /^\s*(e[-_ ]?mail|mail)([-_ ]?(address|addr))?\s*$/i;
+export type { ColumnChoice, ColumnSource } from './input-row.js';
 
 /**
- * Which column holds the address. `--column` wins (a 1-based number or a header
- * name); else a header named like `email`; else the column of the sample rows
- * whose cells most often contain an `@` (first one on a tie).
+ * What an address column is called, in the exports list cleaners bring
+ * (Google Contacts `E-mail 1 - Value`, Outlook `E-mail 2 Address`, Mailchimp
+ * `Email Address`, Shopify and HubSpot `Email`, HubSpot `Additional email
+ * addresses`, a CRM's `Work Email`) and in the languages Excel users name
+ * them in. Compared after `headerWords`: lower case, accents and punctuation
+ * gone, numbers and the qualifiers below dropped. So `Accepts Email
+ * Marketing`, `Email Domain`, `E-mail 1 - Type` and `E-mail Display Name`
+ * are not address columns: a word outside the table is left in them.
  */
-export function detectEmailColumn(
+const ADDRESS_NAMES: ReadonlySet<string> = new Set([
+  // English
+  'email', 'e mail', 'mail', 'emails', 'e mails', 'email address', 'e mail address', 'mail address', 'email addresses',
+  'e mail addresses', 'email addr', 'emailaddress', 'emailaddr',
+  // French
+  'courriel', 'adresse courriel', 'adresse email', 'adresse e mail', 'adresse mail', 'adresse electronique', 'mel',
+  // German
+  'e mail adresse', 'email adresse', 'emailadresse', 'e mailadresse', 'mailadresse',
+  // Spanish, Portuguese, Italian
+  'correo', 'correo electronico', 'direccion de correo', 'direccion de correo electronico', 'direccion de email',
+  'direccion de e mail', 'email endereco', 'endereco de email', 'endereco de e mail', 'correio eletronico',
+  'endereco eletronico', 'indirizzo email', 'indirizzo e mail', 'posta elettronica', 'indirizzo di posta elettronica',
+  // Dutch, Nordic, Finnish, Turkish, Polish
+  'e mailadres', 'emailadres', 'e mail adres', 'mailadres', 'e post', 'epost', 'e postadresse', 'epostadresse',
+  'e post adresse', 'e postadress', 'epostadress', 'sahkoposti', 'sahkopostiosoite', 'e posta', 'eposta',
+  'e posta adresi', 'adres e mail', 'adres email',
+]);
+
+/** Words that say whose or which address it is, not what the column holds. */
+const QUALIFIERS: ReadonlySet<string> = new Set([
+  'work', 'home', 'personal', 'private', 'business', 'office', 'company', 'corporate', 'primary', 'main', 'secondary',
+  'other', 'alternate', 'alternative', 'additional', 'contact', 'customer', 'client', 'user', 'member', 'subscriber',
+  'billing', 'your', 'value', 'principal', 'principale', 'professionnel', 'professionnelle', 'personnel', 'personnelle',
+  'privat', 'privee', 'prive', 'geschaftlich', 'dienstlich', 'trabajo', 'lavoro', 'werk', 'zakelijk',
+]);
+
+/** A header as words: `E-mail 1 - Value` → `e mail value` (numbers and qualifiers dropped). */
+function headerWords(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/(\p{L})(\p{N})/gu, '$1 $2')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== '' && !/^\p{N}+$/u.test(w) && !QUALIFIERS.has(w))
+    .join(' ');
+}
+
+/** Whether a header names an address column (see ADDRESS_NAMES). */
+export function isAddressHeader(name: string): boolean {
+  return ADDRESS_NAMES.has(headerWords(name));
+}
+
+
+/**
+ * Which columns hold the address. `--column` wins (1-based numbers or header
+ * names, comma-separated for several); else the first column whose header
+ * names an address column (one that holds addresses in the first rows, if
+ * any does) — a header wins over content, so a `Twitter` column of
+ * `@handle`s never beats `Work Email`; else the column of the sample rows
+ * with the most cells that hold an address (`@handle` is not one; first on a
+ * tie).
+ */
+export function chooseColumns(
   header: readonly string[],
   sample: readonly (readonly string[])[],
   requested?: string,
-): number {
-  if (requested !== undefined) return requestedColumn(header, requested);
-  const named = header.findIndex((name) => EMAIL_HEADER.test(name));
-  if (named >= 0) return named;
-  let best = -1;
-  let bestCount = 0;
-  for (let col = 0; col < header.length; col++) {
-    let count = 0;
-    for (const row of sample) if (row[col]?.includes('@')) count++;
-    if (count > bestCount) {
-      best = col;
-      bestCount = count;
-    }
+): ColumnChoice {
+  const counts = header.map((_, col) => {
+    let n = 0;
+    for (const row of sample) if (holdsAddress(row[col] ?? '')) n++;
+    return n;
+  });
+  const filled = header.map((_, col) => sample.filter((row) => (row[col] ?? '').trim() !== '').length);
+  const named = header.flatMap((name, col) => (isAddressHeader(name) ? [col] : []));
+  /** a column most of whose cells hold an address (more than one: a note that quotes one address is no address column) */
+  const holding = (col: number): boolean => counts[col]! >= Math.min(2, sample.length) && counts[col]! > 0 && counts[col]! * 2 >= filled[col]!;
+  const others = (chosen: readonly number[]): number[] =>
+    header.flatMap((_, col) => (!chosen.includes(col) && (named.includes(col) || holding(col)) ? [col] : []));
+
+  if (requested !== undefined) {
+    const columns = requestedColumns(header, requested);
+    return { columns, by: 'flag', others: others(columns) };
   }
+  if (named.length > 0) {
+    const col = named.find((c) => counts[c]! > 0) ?? named[0]!;
+    return { columns: [col], by: 'header', others: others([col]) };
+  }
+  let best = -1;
+  for (let col = 0; col < header.length; col++) if (counts[col]! > (best < 0 ? 0 : counts[best]!)) best = col;
   if (best < 0) {
     throw new UsageError(
-      `no address column found (looked for a header like "email" and for cells with "@"); name it with --column`,
+      `no address column found (looked for a header like "email" and for cells holding an address); name it with --column`,
     );
   }
-  return best;
+  return { columns: [best], by: 'content', others: others([best]) };
+}
+
+/**
+ * `--column` as given: one column by number or name, or several
+ * comma-separated (`--column "E-mail 1 - Value,E-mail 2 - Value"`, `--column
+ * 3,5`). A header that itself holds a comma is found whole first.
+ */
+function requestedColumns(header: readonly string[], requested: string): number[] {
+  const whole = /^\d+$/.test(requested) ? undefined : findColumn(header, requested);
+  if (whole !== undefined) return [whole];
+  const parts = requested.split(',').map((p) => p.trim());
+  if (parts.length === 1 || parts.some((p) => p === '')) return [requestedColumn(header, requested.trim())];
+  const columns = parts.map((p) => requestedColumn(header, p));
+  const twice = columns.find((c, i) => columns.indexOf(c) !== i);
+  if (twice !== undefined) throw new UsageError(`--column ${requested}: column ${twice + 1} is named twice`);
+  return columns;
 }
 
 function requestedColumn(header: readonly string[], requested: string): number {
@@ -42,12 +127,23 @@ function requestedColumn(header: readonly string[], requested: string): number {
     }
     return n - 1;
   }
-  const exact = header.indexOf(requested);
-  if (exact >= 0) return exact;
-  const lower = requested.toLowerCase();
-  const loose = header.findIndex((name) => name.trim().toLowerCase() === lower);
-  if (loose >= 0) return loose;
+  const found = findColumn(header, requested);
+  if (found !== undefined) return found;
   throw new UsageError(`--column "${requested}": no such column (columns: ${header.join(', ')})`);
+}
+
+/** A column by its header: exactly, else trimmed and in any case. */
+function findColumn(header: readonly string[], name: string): number | undefined {
+  const exact = header.indexOf(name);
+  if (exact >= 0) return exact;
+  const lower = name.trim().toLowerCase();
+  const loose = header.findIndex((h) => h.trim().toLowerCase() === lower);
+  return loose >= 0 ? loose : undefined;
+}
+
+/** Whether --column names columns by number only (which a headerless table can take). */
+export function columnsByNumber(requested: string): boolean {
+  return /^\d+(\s*,\s*\d+)*$/.test(requested.trim());
 }
 
 /**
@@ -56,5 +152,53 @@ function requestedColumn(header: readonly string[], requested: string): number {
  */
 export function looksHeaderless(firstRow: readonly string[]): boolean {
   return firstRow.some((cell) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(cell.trim())) &&
-    !firstRow.some((cell) => EMAIL_HEADER.test(cell));
+    !firstRow.some((cell) => isAddressHeader(cell));
+}
+
+/** A column as messages name it: `column "Work Email" (3)`, or `column 3` without a name. */
+export function columnLabel(header: readonly string[], col: number): string {
+  const name = header[col] ?? '';
+  return name === '' ? `column ${col + 1}` : `column ${printable(JSON.stringify(name))} (${col + 1})`;
+}
+
+/** A header no one could take for anything but the address column: `email`, `E-mail`, `email_address`, `Email Address`. */
+const PLAIN_EMAIL_HEADER = /^\s*e[-_ ]?mail([-_ ]?address)?\s*$/i;
+
+/**
+ * The notice lines, as the run begins, that say which column is checked and
+ * how it was chosen, and which other columns hold addresses, with the
+ * --column that checks them all. None when the choice speaks for itself — the
+ * one column headed plainly `email`, or the column(s) --column named and no
+ * other — so that a run's stderr is not a line longer for nothing: the
+ * summary names the column in every case.
+ */
+export function describeChoice(header: readonly string[], choice: ColumnChoice): string[] {
+  const { columns, by, others } = choice;
+  const evident = by === 'flag' || (by === 'header' && PLAIN_EMAIL_HEADER.test(header[columns[0]!] ?? ''));
+  if (evident && others.length === 0) return [];
+  const how = by === 'header' ? 'found by its name' : by === 'content' ? 'found by its cells: no header names an address column' : 'as --column says';
+  const lines = [`checking ${columns.map((c) => columnLabel(header, c)).join(', ')} for addresses (${how})`];
+  if (others.length > 0) {
+    const all = [...columns, ...others].sort((a, b) => a - b);
+    lines.push(
+      `${others.map((c) => columnLabel(header, c)).join(', ')} ${others.length === 1 ? 'holds' : 'hold'} addresses too, not checked; ` +
+        `to check ${all.length === 2 ? 'both' : 'all'}: --column ${columnListArg(header, all)}`,
+    );
+  }
+  return lines;
+}
+
+/** How to give these columns to --column: by name when every name finds its column, else by number. */
+export function columnListArg(header: readonly string[], cols: readonly number[]): string {
+  const usable = cols.every((i) => {
+    const name = header[i] ?? '';
+    return name !== '' && name !== `column${i + 1}` && !name.includes(',') && header.indexOf(name) === i &&
+      !/^\d+$/.test(name) && printable(name) === name;
+  });
+  return usable ? shellWord(cols.map((i) => header[i]!).join(',')) : cols.map((i) => i + 1).join(',');
+}
+
+/** A word the shell passes as it is, quoted only when it must be. */
+export function shellWord(s: string): string {
+  return /^[\w.@%+=:,/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -2,10 +2,11 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
-import { detectEmailColumn, looksHeaderless } from './column.js';
+import { chooseColumns, columnsByNumber, looksHeaderless, type ColumnChoice } from './column.js';
+import { rowOf } from './cell-addresses.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type DecodedAs } from './decode.js';
 import type { Dialect } from '../dialect.js';
-import type { Input, InputBytes, InputRow } from './input-row.js';
+import { checkedColumns, type Input, type InputBytes, type InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
 import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
@@ -135,8 +136,9 @@ async function openWorkbook(
       }
       throw err;
     }
-    if (formulas.inColumn(input.emailColumn) > 0) {
-      throw uncalculatedAddresses(name, input.header[input.emailColumn] ?? '', input.emailColumn, formulas);
+    // every checked column (--column may name several)
+    for (const col of checkedColumns(input)) {
+      if (formulas.inColumn(col) > 0) throw uncalculatedAddresses(name, input.header[col] ?? '', col, formulas);
     }
     if (formulas.count > 0) options.onNotice?.(formulasNotice(name, formulas));
     input.close = close;
@@ -260,20 +262,22 @@ async function fromRecords(
   }
   if (!first) throw new UsageError(`${name}: empty input, no addresses to validate`);
   // A column asked for by name implies a header; one asked for by number does not.
-  const namedColumn = column !== undefined && !/^\d+$/.test(column);
+  const namedColumn = column !== undefined && !columnsByNumber(column);
   const headerless = !namedColumn && looksHeaderless(first);
   if (headerless) sample.unshift(first);
   // the widest of the header, the sheet's declared range and the first rows
   let width = Math.max(first.length, shape.width ?? 0);
   for (const record of sample) width = Math.max(width, usedWidth(record));
   const header = widenHeader(headerless ? [] : first, width, headerless);
-  let emailColumn: number;
+  let choice: ColumnChoice;
   if (sample.length === 0 && !headerless) {
     // A header and no rows: a quiet day's export, not an error (a cron job must not fail on it).
     onNotice?.(`${name}: a header and no rows below it, nothing to validate`);
-    emailColumn = column === undefined ? namedColumnOr0(header) : detectEmailColumn(header, [], column);
-  } else emailColumn = detectEmailColumn(header, sample.slice(0, SAMPLE_ROWS), column);
-  if (headerless) header[emailColumn] = 'email';
+    choice = column === undefined ? namedColumnOr0(header) : chooseColumns(header, [], column);
+  } else choice = chooseColumns(header, sample.slice(0, SAMPLE_ROWS), column);
+  const columns = choice.columns;
+  const emailColumn = columns[0]!;
+  if (headerless && columns.length === 1) header[emailColumn] = 'email';
 
   /** the row number of the next row, as the file counts (a sheet's own numbers) */
   let next = (shape.firstRow ?? 1) + blanksAbove + (headerless ? 0 : 1);
@@ -282,21 +286,21 @@ async function fromRecords(
       const fields = fitRow(cells, width);
       if (fields === undefined) throw tooWide(`${name}: row ${next}`, cells, width);
       next++;
-      return { fields, email: (fields[emailColumn] ?? '').trim() };
+      return rowOf(fields, columns);
     });
   async function* rows(): AsyncGenerator<InputRow[]> {
     if (sample.length) yield toRows(sample);
     for await (const chunk of { [Symbol.asyncIterator]: () => source }) yield toRows(chunk);
   }
-  return { kind, header, emailColumn, rows: rows(), close: () => {} };
+  return { kind, header, emailColumn, emailColumns: columns, columnChoice: choice, rows: rows(), close: () => {} };
 }
 
 /** The column the header names like "email", else the first: with no rows there is nothing to find it by. */
-function namedColumnOr0(header: string[]): number {
+function namedColumnOr0(header: string[]): ColumnChoice {
   try {
-    return detectEmailColumn(header, []);
+    return chooseColumns(header, []);
   } catch {
-    return 0;
+    return { columns: [0], by: 'content', others: [] };
   }
 }
 
@@ -332,6 +336,9 @@ async function* recordChunks(parser: Parser, name: string): AsyncGenerator<strin
   }
 }
 
+/** a text input's one column */
+const TEXT_COLUMN = [0];
+
 function openText(chunks: Peekable, name: string, column?: string): Input {
   if (column !== undefined && column !== '1' && !LIST_HEADER.test(column)) {
     throw new UsageError(`--column ${column}: a text input has one column (one address per line)`);
@@ -343,7 +350,7 @@ function openText(chunks: Peekable, name: string, column?: string): Input {
       // A header kept by `cut` is not an address.
       if (first && LIST_HEADER.test(lines[0]!)) lines.shift();
       first = false;
-      yield lines.map((line) => ({ fields: [line], email: line.trim() }));
+      yield lines.map((line) => rowOf([line], TEXT_COLUMN));
     }
   }
   return { kind: 'text', header: ['email'], emailColumn: 0, rows: rows(), close: () => {} };

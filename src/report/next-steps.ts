@@ -33,6 +33,7 @@ const BY_STATUS: Record<Status, Step> = {
  * decides the step. Every reason of the vocabulary has one (the type sees to it).
  */
 const BY_REASON: Record<Reason, Step> = {
+  empty: { action: 'suppress', advice: 'no address in the cell: nothing to send; fill it in at the source if you have one' },
   syntax: { action: 'suppress', advice: 'not an address: correct it at the source if you can, else drop it' },
   domain_not_found: { action: 'suppress', advice: 'the domain does not exist' },
   no_mail_server: { action: 'suppress', advice: 'the domain receives no mail' },

@@ -76,6 +76,7 @@ function overview(meta: ReportMeta): Html {
         item('Distinct addresses', count(d.distinctAddresses), 'distinct'),
         item('Duplicates', count(d.duplicates), 'duplicates'),
         item('Rejected by precheck', count(d.prechecked), 'prechecked'),
+        d.empty > 0 && item('Empty address cells', count(d.empty), 'empty'),
         item('Already known', count(d.alreadyKnown), 'known'),
         item(meta.engine === 'api' ? 'To send' : 'To check', count(d.toSend), 'toSend'),
         meta.engine === 'api' && item('Bulk requests', count(d.requests), 'requests'),
@@ -85,13 +86,14 @@ function overview(meta: ReportMeta): Html {
         item('Time taken', duration(s.elapsedMs), 'elapsed'),
         item('Duplicates', count(s.duplicates), 'duplicates'),
         item('Rejected by precheck', count(s.prechecked), 'prechecked'),
+        s.empty > 0 && item('Empty address cells', count(s.empty), 'empty'),
         s.fromJournal + s.fromCache > 0 && item('Reused', `${count(s.fromJournal)} journal · ${count(s.fromCache)} cache`, 'reused', true),
         meta.engine === 'api' && item('Requests', `${count(s.requests)} · ${plural(s.retries, 'retry', 'retries')}`, 'requests', true),
         item('Errors', count(s.errors), 'errors'),
       ];
   return html`<header>
 <h1>mailsift report ${d ? html`<span class="badge warn">dry run: nothing was sent</span>` : ''}${s.interrupted ? html`<span class="badge warn">stopped early: ${count(s.total)} rows</span>` : ''}</h1>
-<p class="sub">${userText(input)} · ${ENGINE_NAME[meta.engine]}${meta.output ? html` · verdicts in ${userText(meta.output)}` : ''}</p>
+<p class="sub">${userText(input)}${s.columns?.length ? html` · ${s.columns.length === 1 ? 'column' : 'columns'} ${userText(s.columns.map((c) => c.name || `column ${c.number}`).join(', '))}` : ''} · ${ENGINE_NAME[meta.engine]}${meta.output ? html` · verdicts in ${userText(meta.output)}` : ''}</p>
 ${outageLines(s).map((line) => html`<p class="notice" role="alert" data-figure="outage">${line}</p>`)}
 </header>
 <section aria-label="overview"><dl class="grid">${items}</dl></section>`;

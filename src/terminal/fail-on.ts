@@ -7,14 +7,17 @@ import { count, percent, plural } from '../format.js';
  *
  *   rules  = rule *( "," rule )
  *   rule   = metric op number [ "%" ]
- *   metric = valid | invalid | risky | unknown | errors | duplicates | prechecked
+ *   metric = valid | invalid | risky | unknown | errors | duplicates | prechecked | empty
  *   op     = ">" | ">=" | "<" | "<="
  *
- * A number with "%" is a share of all input rows (`Summary.total`); without, a
- * row count. Blanks around the parts are allowed. The run fails when any rule
- * holds. `<` lets a cron job demand a floor, e.g. `valid<80%`.
+ * A number with "%" is a share of the rows that hold an address (all input
+ * rows but those whose address cell is empty: a shop's customers without an
+ * email are not bad addresses); `empty` is a share of all rows. Without "%",
+ * a row count; `invalid` never counts the empty rows, which are `empty`'s.
+ * Blanks around the parts are allowed. The run fails when any rule holds.
+ * `<` lets a cron job demand a floor, e.g. `valid<80%`.
  */
-export const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked'] as const;
+export const FAIL_ON_METRICS = ['valid', 'invalid', 'risky', 'unknown', 'errors', 'duplicates', 'prechecked', 'empty'] as const;
 export type FailOnMetric = (typeof FAIL_ON_METRICS)[number];
 type Op = '>' | '>=' | '<' | '<=';
 
@@ -60,11 +63,15 @@ export interface FailOnHit {
 /** The rules that hold for this summary, in the order given. */
 export function evaluateFailOn(rules: readonly FailOnRule[], s: Summary): FailOnHit[] {
   const hits: FailOnHit[] = [];
+  const empty = s.empty ?? 0;
   for (const rule of rules) {
-    const n = s[rule.metric];
-    const actual = rule.percent ? (s.total === 0 ? 0 : (100 * n) / s.total) : n;
+    // an empty cell is invalid in the output, but no address to judge the list by
+    const n = rule.metric === 'invalid' ? s.invalid - empty : s[rule.metric];
+    const whole = rule.metric === 'empty' ? s.total : s.total - empty;
+    const actual = rule.percent ? (whole === 0 ? 0 : (100 * n) / whole) : n;
     if (!compare(actual, rule.op, rule.value)) continue;
-    const shown = rule.percent ? `${percent(n, s.total)} (${count(n)} of ${plural(s.total, 'row', 'rows')})` : `${count(n)}`;
+    const of = rule.metric === 'empty' || empty === 0 ? plural(whole, 'row', 'rows') : plural(whole, 'row with an address', 'rows with an address');
+    const shown = rule.percent ? `${percent(n, whole)} (${count(n)} of ${of})` : `${count(n)}`;
     hits.push({ rule, message: `--fail-on ${rule.text} holds: ${rule.metric} is ${shown}` });
   }
   return hits;

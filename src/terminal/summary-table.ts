@@ -2,6 +2,7 @@ import type { Summary } from '../summary.js';
 import { STATUSES, type Status } from '../verdict.js';
 import { count, duration, percent, plural, printable, rate } from '../format.js';
 import { paint, type Format } from './style.js';
+import { checkedColumnsText } from './dry-run-report.js';
 
 export interface SummaryTableOptions {
   color: boolean;
@@ -48,7 +49,10 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   const row = (label: string, text: string) => lines.push(`  ${dim(label.padEnd(9))} ${text}`);
   const reasons = Object.entries(s.reasons ?? {});
   if (reasons.length > 0) row('reasons', reasons.map(([r, n]) => `${r} ${count(n)}`).join(' · '));
+  // empty cells are invalid rows, but no address: said apart, and --fail-on's shares leave them out
+  if (s.empty > 0) row('empty', `${plural(s.empty, 'row has', 'rows have')} no address (reason empty), left out of --fail-on shares`);
   row('rows', `${plural(s.duplicates, 'duplicate', 'duplicates')} · ${count(s.prechecked)} rejected by precheck`);
+  if (s.columns?.length) row(s.columns.length === 1 ? 'column' : 'columns', checkedColumnsText(s.columns));
   if (s.fromJournal > 0 || s.fromCache > 0) {
     row('reused', `${count(s.fromJournal)} from journal · ${count(s.fromCache)} from cache`);
   }

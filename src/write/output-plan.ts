@@ -41,13 +41,26 @@ export interface Columns {
   standard: boolean;
   /** put before each appended column's name in a header: `mailsift_` when the input has a column of one of their names (see appendedPrefix) */
   prefix: string;
+  /**
+   * several columns checked (a table's): the names of the checked columns.
+   * The verdict columns of `order` then come once for each, in this order,
+   * each named after its column (`E-mail 2 - Value status`; see groupNames).
+   */
+  groups?: readonly string[];
 }
 
 export const ALL_COLUMNS: Columns = { order: ['input', ...VERDICT_COLUMNS], standard: true, prefix: '' };
 
 /** The output's header: the input's own, with the verdict columns in their places. */
 export function columnNames(columns: Columns, header: readonly string[]): string[] {
+  if (columns.groups) return [...header, ...groupNames(columns)];
   return columns.order.flatMap((c) => (c === 'input' ? header : [columns.prefix + c]));
+}
+
+/** With several checked columns, the verdict columns of each, named after it: `Work Email status`, `Work Email reason`, … */
+export function groupNames(columns: Columns): string[] {
+  const verdictColumns = columns.order.filter((c): c is VerdictColumn => c !== 'input');
+  return (columns.groups ?? []).flatMap((group) => verdictColumns.map((c) => `${columns.prefix}${group} ${c}`));
 }
 
 /** A header name as a spreadsheet, a CRM import or a database sees it: `Status ` and `status` are one column. */
@@ -198,19 +211,48 @@ export function outputDialect(input: Dialect | undefined, flags: DialectFlags): 
   };
 }
 
-/** The columns of a run, now that the input's kind and header are known. */
-export function resolveColumns(names: readonly string[] | undefined, inputKind: 'csv' | 'xlsx' | 'text', header: readonly string[] = []): Columns {
-  if (names === undefined) return columnsOf(ALL_COLUMNS.order, header);
+/**
+ * The columns of a run, now that the input's kind and header are known, and,
+ * when a table has several checked columns, their names (`groups`: the
+ * verdict columns come once for each).
+ */
+export function resolveColumns(
+  names: readonly string[] | undefined,
+  inputKind: 'csv' | 'xlsx' | 'text',
+  header: readonly string[] = [],
+  groups?: readonly string[],
+): Columns {
+  const grouped = (c: Columns): Columns => (groups !== undefined && groups.length > 1 ? withGroups(c, header, groups) : c);
+  if (names === undefined) return grouped(columnsOf(ALL_COLUMNS.order, header));
   if (inputKind !== 'text') {
     if (names.includes('email')) {
       throw new UsageError('--columns: "email" is for a text input; a table keeps all its own columns, and --columns picks the verdict columns after them');
     }
-    return columnsOf(['input', ...names.filter(isVerdictColumn)], header);
+    return grouped(columnsOf(['input', ...names.filter(isVerdictColumn)], header));
   }
   // The address is the row's own cell, as a table's cells are: it always comes out
   // (first, unless `email` is named where it should go); verdicts alone name no one.
   const order = names.map((n) => (n === 'email' ? 'input' : (n as VerdictColumn)));
   return columnsOf(order.includes('input') ? order : ['input', ...order], header);
+}
+
+/**
+ * Several checked columns: their verdict columns are named after them, and
+ * take a prefix only when one of those names is an input column's.
+ */
+function withGroups(c: Columns, header: readonly string[], groups: readonly string[]): Columns {
+  const taken = new Set(header.map(nameKey));
+  const names = (prefix: string): string[] => groupNames({ ...c, groups, prefix });
+  let prefix = '';
+  for (let n = 1; names(prefix).some((name) => taken.has(nameKey(name))); n++) prefix = n === 1 ? 'mailsift_' : `mailsift${n}_`;
+  return { ...c, groups, prefix };
+}
+
+/** The input's column names that the appended columns' names would have shared, had they no prefix (for the notice). */
+export function prefixClashes(columns: Columns, header: readonly string[]): string[] {
+  if (!columns.groups) return appendedPrefix(columns.order, header).clashes;
+  const ours = new Set(groupNames({ ...columns, prefix: '' }).map(nameKey));
+  return header.filter((name, i) => ours.has(nameKey(name)) && header.findIndex((h) => nameKey(h) === nameKey(name)) === i);
 }
 
 function columnsOf(order: readonly ('input' | VerdictColumn)[], header: readonly string[]): Columns {

@@ -52,8 +52,9 @@ export async function openOutputs(
   emailColumn?: number,
   signal?: AbortSignal,
   dialect: Dialect = DEFAULT_DIALECT,
+  checkedColumns?: readonly number[],
 ): Promise<Output> {
-  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas };
+  const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas, ...(checkedColumns ? { checkedColumns } : {}) };
   const open = { signal };
   if (plan.split) {
     const { dir, statuses } = plan.split;
@@ -105,9 +106,9 @@ async function openOne(
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
   const noting = (w: RowWriter): RowWriter => ({
     ...w,
-    row: (fields, v, reason) => {
+    row: (fields, v, reason, cells) => {
       rows = true;
-      w.row(fields, v, reason);
+      w.row(fields, v, reason, cells);
     },
     drain: (force) => (rows ? w.drain(force) : Promise.resolve()),
   });
@@ -173,7 +174,7 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
         for (const w of writers) await w.begin();
       },
       // `--only` already kept the other statuses from reaching here
-      row: (fields, v, reason) => byStatus.get(v.status)?.row(fields, v, reason),
+      row: (fields, v, reason, cells) => byStatus.get(v.status)?.row(fields, v, reason, cells),
       drain: async (force) => {
         for (const w of writers) await w.drain(force);
       },

@@ -2,6 +2,22 @@ import type { Reason } from '../reason.js';
 import { cellWriters } from './csv-cell.js';
 import type { Verdict } from '../verdict.js';
 
+/** A verdict with its reason (see reasonOf). */
+export interface ReasonedVerdict {
+  verdict: Verdict;
+  reason: Reason | '';
+}
+
+/**
+ * What one checked cell came to, for a row with several addresses: the
+ * verdict of its address — of the deciding one when it lists several (see
+ * pipeline/row-verdict.ts), each address's then in `addresses` —, or
+ * `empty` for an empty cell.
+ */
+export interface CheckedCell extends ReasonedVerdict {
+  addresses?: readonly ReasonedVerdict[];
+}
+
 /** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
 export const VERDICT_COLUMNS = [
   'status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax', 'domain',
@@ -132,19 +148,20 @@ export function resultObject(v: Verdict, reason: Reason | '', input?: Record<str
  * its column number), and where that too is some column's name, ` (2)`, ` (3)`
  * … is added until it is free. Undefined when there is no other column.
  */
-export function inputKeys(header: readonly string[], emailColumn: number): (string | undefined)[] | undefined {
-  if (header.length <= 1) return undefined;
+export function inputKeys(header: readonly string[], checked: number | readonly number[]): (string | undefined)[] | undefined {
+  const skip = typeof checked === 'number' ? [checked] : checked;
+  if (header.length <= skip.length) return undefined;
   const keys: (string | undefined)[] = header.map(() => undefined);
   const taken = new Set<string>();
   // first, each name where it first appears: a later `a (4)` must not take the name of column 4's own `a (4)`
   header.forEach((name, i) => {
-    if (i !== emailColumn && name !== '' && !taken.has(name)) {
+    if (!skip.includes(i) && name !== '' && !taken.has(name)) {
       taken.add(name);
       keys[i] = name;
     }
   });
   header.forEach((name, i) => {
-    if (i === emailColumn || keys[i] !== undefined) return;
+    if (skip.includes(i) || keys[i] !== undefined) return;
     const base = name === '' ? `column ${i + 1}` : `${name} (${i + 1})`;
     let key = base;
     for (let n = 2; taken.has(key); n++) key = `${base} (${n})`;
@@ -152,6 +169,47 @@ export function inputKeys(header: readonly string[], emailColumn: number): (stri
     keys[i] = key;
   });
   return keys;
+}
+
+/**
+ * What a result object says beyond one verdict (JSON, NDJSON): the checked
+ * cell as read (`cell`) when it is more than the address checked — a
+ * name-addr, a `mailto:` URI, a list —; each address's result for a cell
+ * that lists several (`addresses`); and with several checked columns, each
+ * one's result by its name (`columns`), the row's own being the deciding one.
+ */
+export function withCells(
+  out: Record<string, unknown>,
+  fields: readonly string[],
+  v: Verdict,
+  header: readonly string[],
+  checked: readonly number[] | undefined,
+  cells: readonly CheckedCell[] | undefined,
+): Record<string, unknown> {
+  if (checked === undefined) return out;
+  if (checked.length === 1) {
+    const raw = fields[checked[0]!];
+    if (raw !== undefined && raw.trim() !== v.email) out.cell = raw;
+    const addresses = cells?.[0]?.addresses;
+    if (addresses) out.addresses = addresses.map((a) => resultObject(a.verdict, a.reason));
+    return out;
+  }
+  if (cells === undefined) return out;
+  const seen = new Set<string>();
+  out.columns = Object.fromEntries(
+    checked.map((col, k) => {
+      let key = header[col] || `column ${col + 1}`;
+      if (seen.has(key)) key = `${key} (${col + 1})`;
+      seen.add(key);
+      const c = cells[k]!;
+      const one = resultObject(c.verdict, c.reason);
+      const raw = fields[col] ?? '';
+      if (raw.trim() !== c.verdict.email) one.cell = raw;
+      if (c.addresses) one.addresses = c.addresses.map((a) => resultObject(a.verdict, a.reason));
+      return [key, one];
+    }),
+  );
+  return out;
 }
 
 /**

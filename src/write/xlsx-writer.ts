@@ -125,7 +125,7 @@ export async function createXlsxWriter(
       addRow(() => names.reduce((out, name, i) => cell(out, i, name), ''));
       await flush();
     },
-    row: (fields, v, reason) => {
+    row: (fields, v, reason, cells) => {
       if (fields.length + appended > limits.columns) {
         failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, rowNumber);
         return;
@@ -133,9 +133,17 @@ export async function createXlsxWriter(
       addRow(() => {
         let out = '';
         let col = 0;
+        // several checked columns: the input's cells, then each one's verdict columns (Columns.groups)
+        const groups = columns.groups ? (cells ?? [{ verdict: v, reason }]) : undefined;
         for (const c of columns.order) {
           if (c === 'input') for (const f of fields) out = cell(out, col++, f);
-          else out = cell(out, col++, verdictValue(v, c, reason));
+          else if (!groups) out = cell(out, col++, verdictValue(v, c, reason));
+        }
+        if (groups) {
+          for (let k = 0; k < columns.groups!.length; k++) {
+            const g = groups[k] ?? groups[0]!;
+            for (const c of columns.order) if (c !== 'input') out = cell(out, col++, verdictValue(g.verdict, c, g.reason));
+          }
         }
         return out;
       });

@@ -74,12 +74,24 @@ describe('a text input that is no address list', () => {
 });
 
 describe("the library's validateFile runs the same check", () => {
-  it('a CSV column without addresses rejects before anything is sent, naming the right column', async () => {
+  it('a found CSV column without addresses rejects before anything is sent, naming the right column', async () => {
     const v = counting();
-    const path = file('people.csv', 'name,email\nAnn,ann@mx.test\nBob,bob@mx.test\n');
-    const rows = validateFile(path, { validator: v, column: 'name' });
-    expect(await failure(rows.next())).toBe('column "name" holds no addresses; column "email" does: use --column email');
+    // the header names an address column, but the export left it unfilled; the addresses are under "contact"
+    const path = file('people.csv', 'name,Email,contact\nAnn,n/a,ann@mx.test\nBob,n/a,bob@mx.test\n');
+    const rows = validateFile(path, { validator: v });
+    expect(await failure(rows.next())).toBe('column "Email" holds no addresses; column "contact" does: use --column contact');
     expect(v.calls).toBe(0);
+  });
+
+  it('a column named with column: is checked as it is, however few addresses it holds', async () => {
+    const v = counting();
+    const path = file('sparse.csv', `name,email\n${Array.from({ length: 40 }, (_, i) => (i === 25 ? 'Zed,zed@mx.test' : `P${i},${i % 2 ? 'n/a' : ''}`)).join('\n')}\n`);
+    const out: string[] = [];
+    for await (const r of validateFile(path, { validator: v, column: 'email' })) out.push(r.verdict.status);
+    expect(out).toHaveLength(40);
+    expect(out[25]).toBe('valid');
+    expect(out.filter((s) => s === 'invalid')).toHaveLength(39);
+    expect(v.calls).toBe(1);
   });
 
   it('a text file that is no address list rejects before anything is sent', async () => {

@@ -89,7 +89,7 @@ describe('validate against the API', () => {
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout).slice(1);
     expect(rows.map((row) => [row[0], row[2], row[3], row[6]])).toEqual([
-      ['1', 'invalid', 'syntax', 'precheck'], ['2', 'invalid', 'syntax', 'precheck'], ['3', 'invalid', 'syntax', 'precheck'],
+      ['1', 'invalid', 'empty', 'precheck'], ['2', 'invalid', 'syntax', 'precheck'], ['3', 'invalid', 'syntax', 'precheck'],
       ['4', 'valid', '', 'fault-server'], ['5', 'invalid', 'syntax', 'precheck'],
     ]);
     expect(sentAddresses()).toEqual(['ok@example.com']);

@@ -152,7 +152,7 @@ describe('the binary, row for row', { timeout: 180_000 }, () => {
     const out = parseCsv(r.stdout);
     expect(out[0]).toEqual(['email', 'amount', 'C', 'D', 'status', 'reason']);
     expect(out).toHaveLength(9); // rows 1–9 of the sheet; the styled row 10 below the data is not a row
-    expect(out[7]).toEqual(['', '', '', '', 'invalid', 'syntax']); // the styled empty row 8, in place
+    expect(out[7]).toEqual(['', '', '', '', 'invalid', 'empty']); // the styled empty row 8, in place
     expect(out[8]).toEqual(['last@mx.test', '', '', 'note', 'valid', '']);
   });
 
