@@ -1,4 +1,3 @@
-import { open, rename, rm } from 'node:fs/promises';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey } from '../codec/address-key.js';
@@ -7,7 +6,8 @@ import { keptBy } from '../reason.js';
 import { lockFile } from './lock.js';
 import { UnusedRecords, type Unused } from './unused.js';
 import { registerUser, type Registration } from './users.js';
-import { appending, headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
+import { appending, headerLine, openVerdictFile } from './verdict-file.js';
+import { replacement } from '../fs/replace.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -137,27 +137,22 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
 /** How long opening waits for another run that is opening (perhaps rewriting) the same cache. */
 const OPEN_WAIT_MS = 60_000;
 
-/** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
+/** Replaces `path` with the header and the lines kept, whole (fs/replace.ts). */
 async function rewrite(path: string, header: string, entries: Map<string, Entry>): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
+  const r = await replacement(path, { keepMode: false });
   try {
     let chunk = header;
     for (const e of entries.values()) {
       chunk += storedLine(e.email, e.tail, e.ts) + '\n';
       if (chunk.length > 1 << 20) {
-        await fh.appendFile(chunk);
+        await r.handle.appendFile(chunk);
         chunk = '';
       }
     }
-    await fh.appendFile(chunk);
-    await fh.datasync();
-    await fh.close();
-    await rename(tmp, path);
-    await syncDirectory(path);
+    await r.handle.appendFile(chunk);
+    await r.put();
   } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(tmp, { force: true });
+    await r.discard();
     throw err;
   }
 }

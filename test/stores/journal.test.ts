@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openJournal } from '../../src/stores/journal.js';
-import { startOf } from '../../src/owner.js';
+import { startOf } from '../../src/fs/owner.js';
 import { combineKnown } from '../../src/stores/known.js';
 import { openCache } from '../../src/stores/cache.js';
 import { openStores } from '../../src/stores/open-stores.js';
