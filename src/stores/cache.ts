@@ -139,7 +139,8 @@ const OPEN_WAIT_MS = 60_000;
 
 /** Replaces `path` with the header and the lines kept, whole (fs/replace.ts). */
 async function rewrite(path: string, header: string, entries: Map<string, Entry>): Promise<void> {
-  const r = await replacement(path, { keepMode: false });
+  // the mode of the file it replaces: a cache shared with a group stays shared
+  const r = await replacement(path);
   try {
     let chunk = header;
     for (const e of entries.values()) {

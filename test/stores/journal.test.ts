@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -285,6 +285,19 @@ describe('openCache', () => {
     expect([c3.compacted, c3.fresh]).toEqual([false, 2]);
     expect(c3.get('fresh@x.io')).toBeDefined();
     await c3.close();
+  });
+
+  it('a compacted cache keeps its permissions: one shared with a group stays readable by the group', async () => {
+    let now = t0;
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    await c.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
+    await c.close();
+    await chmod(path, 0o660); // the cron jobs of two users of one group share it
+    now += 2 * day;
+    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 100 });
+    expect(c2.compacted).toBe(true);
+    await c2.close();
+    expect((await stat(path)).mode & 0o777).toBe(0o660);
   });
 });
 
