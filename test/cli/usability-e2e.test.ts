@@ -40,6 +40,30 @@ describe('keys', () => {
   });
 });
 
+describe('keys revoke replaces the keys file whole (fs/replace.ts)', () => {
+  const many = (n: number): string => Array.from({ length: n }, (_, i) => `msk_${String(i).padStart(43, 'k')}`).join('\n') + '\n';
+  const firstId = async (file: string): Promise<string> => (await runCli(['keys', 'list', '--keys-file', file])).stdout.slice(0, 12);
+
+  it.skipIf(process.getuid?.() !== 0)('on a full disk: exit 2 naming it, the keys file as it was, and no partial copy of the keys left beside it', async () => {
+    const disk = mkdtempSync(join(dir, 'disk-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', disk]).status).toBe(0);
+    try {
+      const file = join(disk, 'keys.txt');
+      writeFileSync(file, many(800), { mode: 0o600 });
+      const before = readFileSync(file, 'utf8');
+      // the disk filled, then 8 KiB freed: part of the new file is written before ENOSPC
+      spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'fill')}`, 'bs=4k']);
+      expect(spawnSync('truncate', ['-s', '-8K', join(disk, 'fill')]).status).toBe(0);
+      const r = await runCli(['keys', 'revoke', await firstId(file), '--keys-file', file]);
+      expect([r.code, r.stderr]).toEqual([2, `mailsift: --keys-file: cannot write ${file}: no space left on the device (ENOSPC)\n`]);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+      expect(readdirSync(disk).sort()).toEqual(['fill', 'keys.txt']);
+    } finally {
+      spawnSync('umount', [disk]);
+    }
+  });
+});
+
 describe('serve start', () => {
   it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
     const s = await startServe(['--rate-limit', '1/60']);
