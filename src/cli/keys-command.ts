@@ -69,7 +69,8 @@ A running "mailsift serve" reads the keys file at start: restart it after one.`,
       // Comments and other keys stay as they were; the file is replaced whole, never half-written.
       const kept = text.split(/(?<=\n)/).filter((line) => line.trim() !== gone);
       try {
-        await replaceWhole(flags.keysFile, kept.join(''), { keepMode: false });
+        // the mode of the file it replaces: a keys file shared with serve's group stays readable by it
+        await replaceWhole(flags.keysFile, kept.join(''));
       } catch (err) {
         throw new UsageError(`--keys-file: cannot write ${flags.keysFile}: ${fileTrouble(err, 'write')}`);
       }
