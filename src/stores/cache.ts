@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey } from '../codec/address-key.js';
@@ -8,6 +9,7 @@ import { UnusedRecords, type Unused } from './unused.js';
 import { registerUser, type Registration } from './users.js';
 import { appending, headerLine, openVerdictFile } from './verdict-file.js';
 import { replacement } from '../fs/replace.js';
+import { sweep } from '../fs/temp.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -95,6 +97,8 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   let opened;
   let compacted = false;
   try {
+    // a rewrite killed half-way (kill -9, a crash) left its temp file, as large as the cache: gone with its owner
+    await sweep(dirname(path));
     users = await registerUser(path, '--cache');
     const shared = users.others > 0;
     opened = await openVerdictFile(path, 'cache', o.binding, load, shared);

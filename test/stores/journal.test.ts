@@ -287,6 +287,18 @@ describe('openCache', () => {
     await c3.close();
   });
 
+  it('what a compaction killed half-way left (its temp file) is removed by the next run that opens the cache', async () => {
+    // the temp file's name carries its owner (fs/temp.ts); a run killed long ago, and a live one
+    const dead = join(dir, '.run.journal.4194303-12345-0123456789ab.mailsift-tmp');
+    const live = join(dir, `.run.journal.${process.ppid}-${startOf(process.ppid) ?? '0'}-0123456789ab.mailsift-tmp`);
+    await writeFile(dead, 'a half-written copy of the cache');
+    await writeFile(live, 'another run at work');
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns' });
+    await c.close();
+    await expect(stat(dead)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await stat(live)).isFile()).toBe(true);
+  });
+
   it('a compacted cache keeps its permissions: one shared with a group stays readable by the group', async () => {
     let now = t0;
     const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
