@@ -69,7 +69,7 @@ export const SMTP_OPTIONS = {
   smtpConcurrency: spec<number>(() =>
     new Option('--smtp-concurrency <n>', 'SMTP sessions open at once, in all').argParser(parseSmtpConcurrency).default(SMTP_DEFAULTS.concurrency)),
   smtpPerHost: spec<number>(() =>
-    new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one MX host').argParser(parsePerHost).default(SMTP_DEFAULTS.perHost)),
+    new Option('--smtp-per-host <n>', 'SMTP sessions open at once to one mail server (its address, whatever names point at it)').argParser(parsePerHost).default(SMTP_DEFAULTS.perHost)),
   /** milliseconds */
   smtpRetryDelay: spec<number>(() =>
     new Option('--smtp-retry-delay <seconds>', 'wait before asking a greylisting server again (once)')
@@ -77,7 +77,7 @@ export const SMTP_OPTIONS = {
       .default(SMTP_DEFAULTS.retryDelayMs, String(SMTP_DEFAULTS.retryDelayMs / 1000))),
   /** milliseconds */
   smtpBudget: spec<number>(() =>
-    new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (MX host); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it')
+    new Option('--smtp-budget <seconds>', 'the most time spent on one mail server (its address); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it')
       .argParser(parseBudget)
       .default(SMTP_DEFAULTS.budgetMs, String(SMTP_DEFAULTS.budgetMs / 1000))),
 };

@@ -11,6 +11,8 @@ export interface Zone {
   mx?: { exchange: string; priority: number }[];
   a?: string[];
   aaaa?: string[];
+  /** an alias: A and AAAA questions get a CNAME to this name, then its addresses */
+  cname?: string;
   /** answer SERVFAIL to every query for the name */
   servfail?: boolean;
   /** never answer: the client times out */
@@ -87,10 +89,17 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.MX) {
         for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
-      } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
-      } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
+      } else if (question.type === Packet.TYPE.A || question.type === Packet.TYPE.AAAA) {
+        // an alias answers with its CNAME and the addresses of the name it points at, as a resolver does
+        let named = zone;
+        let owner = question.name;
+        if (zone.cname !== undefined) {
+          response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: zone.cname });
+          named = state.zones[zone.cname] ?? options.fallback?.(zone.cname) ?? {};
+          owner = zone.cname;
+        }
+        const v4 = question.type === Packet.TYPE.A;
+        for (const address of (v4 ? named.a : named.aaaa) ?? []) response.answers.push({ ...base, name: owner, type: question.type, address });
       } else if (question.type === Packet.TYPE.NS && name === '') {
         response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
