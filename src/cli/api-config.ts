@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ApiConfig } from '../engines/api/client.js';
 import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
 import { credentialsPath, hasStoredKey, readStoredKey } from './credentials.js';
 import { isLoopback } from './serve-config.js';
 import type { EngineSettings } from './shared-options.js';
@@ -109,8 +110,7 @@ function readApiKey(file: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    throw new UsageError(`--api-key-file ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : 'cannot read it'}`);
+    throw new UsageError(`--api-key-file ${file}: ${fileTrouble(err, 'read')}`);
   }
   const key = text.trim();
   if (!key) throw new UsageError(`--api-key-file ${file}: the file is empty`);

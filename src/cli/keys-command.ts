@@ -1,6 +1,8 @@
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
+import { replaceWhole } from '../fs/replace.js';
 import { generateKey, keyHint, keyId, parseKeysFile } from '../serve/keys.js';
 
 const KEYS_FILE = ['--keys-file <file>', 'the keys file of mailsift serve'] as const;
@@ -34,7 +36,7 @@ A running "mailsift serve" reads the keys file at start: restart it after one.`,
       try {
         await appendFile(flags.keysFile, `${sep}${key}\n`, { mode: 0o600 });
       } catch (err) {
-        throw new UsageError(`--keys-file: cannot write ${flags.keysFile} (${(err as NodeJS.ErrnoException).code})`);
+        throw new UsageError(`--keys-file: cannot write ${flags.keysFile}: ${fileTrouble(err, 'write')}`);
       }
       // nothing else: `KEY=$(mailsift keys create …)` gets the key and stderr stays clean
       process.stdout.write(`${key}\n`);
@@ -66,12 +68,11 @@ A running "mailsift serve" reads the keys file at start: restart it after one.`,
       const gone = matches[0]!;
       // Comments and other keys stay as they were; the file is replaced whole, never half-written.
       const kept = text.split(/(?<=\n)/).filter((line) => line.trim() !== gone);
-      const tmp = `${flags.keysFile}.${process.pid}.tmp`;
       try {
-        await writeFile(tmp, kept.join(''), { mode: 0o600 });
-        await rename(tmp, flags.keysFile);
+        // the mode of the file it replaces: a keys file shared with serve's group stays readable by it
+        await replaceWhole(flags.keysFile, kept.join(''));
       } catch (err) {
-        throw new UsageError(`--keys-file: cannot write ${flags.keysFile} (${(err as NodeJS.ErrnoException).code})`);
+        throw new UsageError(`--keys-file: cannot write ${flags.keysFile}: ${fileTrouble(err, 'write')}`);
       }
       const left = parseKeysFile(kept.join('')).length;
       process.stderr.write(
@@ -88,6 +89,6 @@ async function readKeys(path: string, missingOk: boolean): Promise<string | unde
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && missingOk) return undefined;
-    throw new UsageError(`--keys-file: cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code})`);
+    throw new UsageError(`--keys-file: cannot read ${path}: ${fileTrouble(err, 'read')}`);
   }
 }

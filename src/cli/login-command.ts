@@ -32,7 +32,7 @@ which only a run that asks for the API (a base URL, --engine api) reads.`,
           `login: that does not look like an API key (${key.length} characters; keys are 16 or more letters, digits, - and _): nothing stored; check what was pasted, or store it anyway with --force`,
         );
       }
-      const { path, warnings } = storeKey(key);
+      const { path, warnings } = await storeKey(key);
       for (const line of warnings) process.stderr.write(`mailsift: warning: ${line}\n`);
       process.stderr.write(`mailsift: API key stored in ${path}\n`);
     });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
 import { generateKey, parseKeysFile } from '../serve/keys.js';
 import type { RateLimit } from '../serve/rate-limit.js';
 import type { RedisTarget } from '../redis/url.js';
@@ -36,8 +37,7 @@ async function readUserFile(path: string, flag: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new UsageError(`${flag}: cannot read ${path} (${code})`, { cause: err });
+    throw new UsageError(`${flag}: cannot read ${path}: ${fileTrouble(err, 'read')}`, { cause: err });
   }
 }
 

@@ -1,22 +1,23 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { constants, createWriteStream, fstatSync, openSync, unlinkSync } from 'node:fs';
-import { access, link, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { constants, createWriteStream, fstatSync, openSync } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXIT, MailsiftError, UsageError, writeError } from '../errors.js';
-import { syncDirectory } from '../durable.js';
-import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
+import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
+import { replacement } from '../fs/replace.js';
 import { realOf, slotOf } from './path-collisions.js';
 
 /**
- * A file written whole or not at all: the content goes to a temporary file in
- * the target's directory (so the rename cannot cross devices) and is renamed
- * over the target only when complete. Until then the target is untouched, so a
- * run that fails or is interrupted leaves the previous file byte-identical.
+ * An output file written whole or not at all (fs/replace.ts: a temp file
+ * beside the target, renamed over it when complete). Until then the target is
+ * untouched, so a run that fails or is interrupted leaves the previous file
+ * byte-identical. What is the output's own: the path checked again before the
+ * rename, symbolic links written through, a stream written in place, and the
+ * outputs of a run put in place as one set (commitTogether).
  */
 export interface AtomicFile {
   /** where the new content is written; the caller ends it */
@@ -118,7 +119,7 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
   if (own !== undefined) return inPlace(own, label);
   const target = await realOf(resolve(path));
   const st = await stat(target, { bigint: true }).catch(() => undefined);
-  if (st?.isDirectory()) throw writeError(label, Object.assign(new Error('is a directory'), { code: 'EISDIR' }));
+  if (st?.isDirectory()) throw writeError(label, { code: 'EISDIR' });
   if (st?.isFIFO()) return fifo(target, label, o.signal);
   if (st && !st.isFile()) return direct(target, label);
   const mine = st && [1, 2].find((fd) => sameFile(fd, st));
@@ -126,23 +127,9 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
   // Renaming over a file the user made read-only would bypass the protection: refuse as a write would.
   if (st) await access(target, constants.W_OK).catch((err: unknown) => Promise.reject(writeError(label, err)));
   const slot = await slotOf(target);
-  await removeLeftovers(dirname(target));
-  const temp = join(dirname(target), `.${basename(target)}.${SELF}-${randomBytes(6).toString('hex')}${SUFFIX}`);
-  const stream = createWriteStream(temp, { flags: 'wx', mode: 0o666 });
-  pending.add(temp);
-  removeAtExit();
-  try {
-    await once(stream, 'open'); // rejects with an 'error' that comes first
-  } catch (err) {
-    pending.delete(temp);
-    throw writeError(label, err);
-  }
-  // Held until the temp file is renamed or removed: a run in another PID namespace
-  // sharing this folder tells by it that the file's owner lives (owner.ts).
-  const lock = await holdLock(temp);
-  const unlock = async (): Promise<void> => {
-    await lock?.close().catch(() => {});
-  };
+  // beside the target, durable before the rename, the mode of the file it replaces (fs/replace.ts)
+  const r = await replacement(target, { mode: 0o666 }).catch((err: unknown) => Promise.reject(writeError(label, err)));
+  const stream = r.handle.createWriteStream();
   const closed = (): Promise<unknown> => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {}));
   let prepared: Promise<void> | undefined;
   const prepare = async (): Promise<void> => {
@@ -154,15 +141,7 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
       if (now !== target || (await slotOf(now)) !== slot) {
         throw new UsageError(`${label} changed during the run: it now leads to ${now}, not to the file that was checked; nothing was written there`);
       }
-      // Written, then durable, then renamed: a crash leaves the old file or the new one, never an empty one.
-      const fh = await open(temp, 'r+');
-      try {
-        // the mode of the file it replaces: a private list stays private
-        if (st) await fh.chmod(Number(st.mode) & 0o7777);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await r.sync();
     } catch (err) {
       throw err instanceof UsageError ? err : writeError(label, err);
     }
@@ -173,45 +152,22 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
     async commit(mode = 'replace') {
       try {
         await (prepared ??= prepare());
-        try {
-          const placed = mode === 'replace' ? (await rename(temp, target), true) : await createOnly(temp, target);
-          await syncDirectory(target);
-          return placed;
-        } catch (err) {
-          throw writeError(label, err);
-        }
-      } finally {
-        await rm(temp, { force: true });
-        pending.delete(temp);
-        await unlock();
+      } catch (err) {
+        await r.discard();
+        throw err;
+      }
+      try {
+        return await r.put(mode);
+      } catch (err) {
+        throw writeError(label, err);
       }
     },
     async discard() {
       stream.destroy();
       await closed();
-      await rm(temp, { force: true });
-      pending.delete(temp);
-      await unlock();
+      await r.discard();
     },
   };
-}
-
-/** What ends every temp file's name: `.NAME.OWNER-RANDOM.mailsift-tmp` (owner.ts's SELF). */
-const SUFFIX = '.mailsift-tmp';
-const LEFTOVER = new RegExp(String.raw`^\..+\.(${OWNER})-[0-9a-f]{12}\.mailsift-tmp$`);
-
-/**
- * Removes the temp files of runs that are gone (a kill -9, a crash, a reboot)
- * from `dir`: their owner is named in the file name, and holds a lock on the
- * file while it lives (owner.ts: runs in other PID namespaces too). Best effort: a directory
- * that cannot be listed, or a file already removed, is no error.
- */
-export async function removeLeftovers(dir: string): Promise<void> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    const owner = LEFTOVER.exec(name)?.[1];
-    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dir, name)))) await rm(join(dir, name), { force: true }).catch(() => {});
-  }
 }
 
 /** The descriptor a path names in this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`), or undefined. */
@@ -289,23 +245,6 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
   return asItIs(stream, () => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {})));
 }
 
-/** Puts `temp` at `target` unless a file is there; false when one is (temp is left for the caller to remove). */
-async function createOnly(temp: string, target: string): Promise<boolean> {
-  try {
-    await link(temp, target); // fails when target exists, atomically
-    await unlink(temp);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
-  }
-  // a file system without hard links
-  if (await stat(target).then(() => true, () => false)) return false;
-  await rename(temp, target);
-  return true;
-}
-
 /** A device (`/dev/null`): written as it is, since it cannot be replaced. */
 async function direct(target: string, label: string): Promise<AtomicFile> {
   const stream = createWriteStream(target);
@@ -328,22 +267,4 @@ function asItIs(stream: Writable, settled: () => Promise<unknown>): AtomicFile {
       await settled();
     },
   };
-}
-
-/** Temporary files not yet renamed or removed: removed if the process exits first (a forced exit after Ctrl-C). */
-const pending = new Set<string>();
-let hooked = false;
-
-function removeAtExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const temp of pending) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // already gone
-      }
-    }
-  });
 }

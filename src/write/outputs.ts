@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
 import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
@@ -62,7 +63,7 @@ export async function openOutputs(
     try {
       created = await fs.mkdir(dir, { recursive: true });
     } catch (err) {
-      throw new UsageError(`--split ${dir}: cannot create the directory: ${describe(err)}`);
+      throw new UsageError(`--split ${dir}: cannot create the directory: ${fileTrouble(err, 'write')}`);
     }
     const parts: Opened[] = [];
     try {
@@ -198,13 +199,4 @@ async function removeEmptyDirs(top: string, dir: string): Promise<void> {
   for (let d = resolve(dir); d.startsWith(resolve(top)); d = dirname(d)) {
     if (!(await fs.rmdir(d).then(() => true, () => false))) return;
   }
-}
-
-function describe(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'ENOENT') return 'no such directory';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'read-only file system';
-  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a file is in the way';
-  return (err as Error).message;
 }

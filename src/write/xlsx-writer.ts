@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { UsageError, writeError, type MailsiftError } from '../errors.js';
+import { UsageError, type MailsiftError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
 import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { waitDrain } from './sink.js';

@@ -18,13 +18,13 @@ const LAYERS: Record<string, number> = {
   version: 0,
   // numbers and durations as people read them: the terminal and the HTML report
   format: 0,
-  // checks of a library caller's numbers; a file made durable
+  // checks of a library caller's numbers
   'check-options': 0,
-  durable: 0,
-  // which process owns a temp file or a lock, and whether it is gone
-  owner: 0,
   // how a delimited text is written (delimiter, line ending, encoding, BOM), which read/ tells and write/ follows
   dialect: 0,
+  // the file-system toolkit: which process owns a file left on disk, the one atomic replace,
+  // the temp registry and the sweep of dead runs' leftovers, the words of each errno
+  fs: 0.5,
   // the one address key, the one encoding of a verdict; the reason a verdict gives
   codec: 1,
   reason: 1,

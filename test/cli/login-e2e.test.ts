@@ -126,7 +126,7 @@ describe('a stored key that is not a readable file', () => {
     expect(offline.code, offline.stderr).toBe(0);
     const api = await asNobody({ MAILSIFT_BASE_URL: 'http://127.0.0.1:9' });
     expect(api.code).toBe(2);
-    expect(oneLine(api)).toBe(`mailsift: ${credentials}: cannot read the stored key (permission denied, EACCES); run "mailsift logout", then "mailsift login"`);
+    expect(oneLine(api)).toBe(`mailsift: ${credentials}: cannot read the stored key: permission denied (EACCES); run "mailsift logout", then "mailsift login"`);
     expect(api.stderr).not.toContain(KEY);
   });
 });

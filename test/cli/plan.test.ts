@@ -68,7 +68,7 @@ describe('validate: usage errors', () => {
       /^--base-url http:\/\/api\.example\.com: plain http is only allowed to loopback; use https$/],
     ['a bad MAILSIFT_BASE_URL, blamed on the variable', ['in.csv'], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'api.example.com/v1' },
       /^MAILSIFT_BASE_URL api\.example\.com\/v1: not a URL \(expected e\.g\. https:\/\/api\.example\.com\)$/],
-    ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file$/],
+    ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file \(ENOENT\)$/],
     ['credentials in the base URL', ['in.csv', '--base-url', 'https://u:pw-9@api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url: credentials in the URL are not allowed$/],
     ['another scheme', ['in.csv', '--base-url', 'ftp://api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url ftp:…: expected an http\(s\) URL$/],
     // issue 31.5: the flag a newcomer guesses first says where a key goes, without echoing it

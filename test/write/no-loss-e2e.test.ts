@@ -285,6 +285,19 @@ describe('temp files of killed runs (13)', () => {
   });
 });
 
+describe('names of leftovers planted in a shared directory (/tmp)', () => {
+  it('a FIFO under the name of a temp file or a half-made lock of a run in another PID namespace neither hangs the run nor is removed', async () => {
+    const dir = dirWith({ 'in.csv': INPUT });
+    // the names a run in another PID namespace gives them (fs/owner.ts): judged by the kernel lock on the file
+    const planted = ['.out.csv.1-12345-4026530000-0123456789ab.mailsift-tmp', 'run.journal.lock.1-12345-4026530000-0123456789ab.new'];
+    for (const name of planted) expect(spawnSync('mkfifo', [join(dir, name)]).status).toBe(0);
+    const r = await runCli(['validate', 'in.csv', '-o', 'out.csv', '--journal', 'run.journal', ...LOCAL], { cwd: dir, timeoutMs: 20_000 });
+    expect([r.code, r.signal], r.stderr).toEqual([0, null]);
+    expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(4);
+    expect(readdirSync(dir).filter((n) => planted.includes(n)).sort()).toEqual([...planted].sort());
+  });
+});
+
 describe('smaller (14)', () => {
   it('--split into a new directory with --summary inside it', () => {
     const dir = dirWith({ 'in.csv': INPUT });

@@ -138,16 +138,24 @@ export function lockDescriptor(fd: number): Promise<boolean> {
   });
 }
 
-/** Whether a process holds the kernel lock on `file`: undefined where it cannot be told. Tried on a description of our own, closed again at once. */
+/**
+ * Whether a process holds the kernel lock on `file`: undefined where it cannot
+ * be told. Tried on a description of our own, closed again at once. Only a
+ * regular file is one of ours: what else bears a leftover's name (a FIFO, a
+ * link, planted in a shared directory such as /tmp) is opened without
+ * blocking or following and cannot be told — an open that waits for a FIFO's
+ * writer would hang the run.
+ */
 async function lockHeld(file: string): Promise<boolean | undefined> {
   if (!FLOCK) return undefined;
   let fh;
   try {
-    fh = await open(file, 'r');
+    fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch {
     return undefined;
   }
   try {
+    if (!(await fh.stat()).isFile()) return undefined;
     return !(await lockDescriptor(fh.fd));
   } finally {
     await fh.close();

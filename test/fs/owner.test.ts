@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeOwner, holdLock, ownerIsGone, SELF, startOf } from '../../src/owner.js';
+import { describeOwner, holdLock, ownerIsGone, SELF, startOf } from '../../src/fs/owner.js';
 import { missingTool } from '../support/tools.js';
 
 // Which run owns a file, across PID namespaces: pid, start and the namespace's

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT, writeError } from '../../src/errors.js';
+import { EXIT } from '../../src/errors.js';
+import { fileTrouble, writeError } from '../../src/fs/errno.js';
 
 const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: raw system text`), { code });
 
@@ -20,5 +21,27 @@ describe('a file that cannot be written: named as what it is, one rule for the e
   ])('%s → exit %d', (code, exit, message) => {
     const err = writeError('out.csv', errno(code));
     expect([err.exitCode, err.message]).toEqual([exit, message]);
+  });
+});
+
+describe('one wording per errno, for reading and writing alike', () => {
+  it.each<[string, 'read' | 'write', string]>([
+    // ENOENT alone depends on what was done: the file read is missing, or a directory on the way to a new one
+    ['ENOENT', 'read', 'no such file (ENOENT)'],
+    ['ENOENT', 'write', 'no such directory (ENOENT)'],
+    ['EACCES', 'read', 'permission denied (EACCES)'],
+    ['EACCES', 'write', 'permission denied (EACCES)'],
+    ['EPERM', 'write', 'operation not permitted (EPERM)'],
+    ['EISDIR', 'read', 'it is a directory (EISDIR)'],
+    ['EEXIST', 'write', 'a file is in the way (EEXIST)'],
+    ['ENOSPC', 'write', 'no space left on the device (ENOSPC)'],
+    // a code without words is itself
+    ['EMFILE', 'read', 'EMFILE'],
+  ])('%s (%s) → %s', (code, op, words) => {
+    expect(fileTrouble(errno(code), op)).toBe(words);
+  });
+
+  it('an error without a code is its message', () => {
+    expect(fileTrouble(new Error('went wrong'), 'read')).toBe('went wrong');
   });
 });
