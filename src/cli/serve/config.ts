@@ -1,12 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { isIP } from 'node:net';
-import { UsageError } from '../errors.js';
-import { generateKey, parseKeysFile } from '../serve/keys.js';
-import type { RateLimit } from '../serve/rate-limit.js';
-import type { RedisTarget } from '../redis/url.js';
-import type { Shape } from '../serve/render.js';
-// the CLI layer declares the flags; only their type comes here (no commander in src/serve)
-import type { ServeFlags } from './serve-command.js';
+import { UsageError } from '../../errors.js';
+import { generateKey, parseKeysFile } from '../../serve/keys.js';
+import type { RateLimit } from '../../serve/rate-limit.js';
+import type { RedisTarget } from '../../redis/url.js';
+import type { Shape } from '../../serve/render.js';
 
 export interface ServeConfig {
   host: string;
@@ -23,13 +20,6 @@ export interface ServeConfig {
   redis?: { target: RedisTarget; prefix: string; timeoutMs: number };
   metrics: boolean;
   drainTimeoutMs: number;
-}
-
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  return h.startsWith('::ffff:127.');
 }
 
 async function readUserFile(path: string, flag: string): Promise<Buffer> {
@@ -56,40 +46,6 @@ export type ServeSettings = Omit<ServeConfig, 'keys' | 'generatedKey' | 'tls'> &
   /** --smtp-lease, milliseconds */
   smtpLeaseMs: number;
 };
-
-/** Checks the parsed flags together, reading no file; every problem is a UsageError. */
-export function checkServeFlags(flags: ServeFlags): ServeSettings {
-  let redis: ServeConfig['redis'];
-  if (flags.redis !== undefined) {
-    const prefix = flags.redisPrefix;
-    if (/[\s\x00-\x1f]/.test(prefix)) throw new UsageError('--redis-prefix must not hold spaces or control characters');
-    redis = { target: flags.redis, prefix, timeoutMs: flags.redisTimeout };
-  }
-  if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) {
-    throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
-  }
-  // The spec says HTTPS only; plain HTTP is for a sandbox on this machine.
-  if (!flags.tlsCert && !isLoopback(flags.host) && !flags.allowInsecureHttp) {
-    throw new UsageError(
-      `refusing plain HTTP on ${flags.host}: give --tls-cert/--tls-key, bind a loopback host, or pass --allow-insecure-http`,
-    );
-  }
-  return {
-    host: flags.host,
-    port: flags.port,
-    rateLimit: flags.rateLimit,
-    shape: flags.shape,
-    dns: flags.dns,
-    dnsServer: flags.dnsServer,
-    dnsTimeoutMs: flags.dnsTimeout,
-    redis,
-    metrics: Boolean(flags.metrics),
-    drainTimeoutMs: flags.drainTimeout,
-    files: { keysFile: flags.keysFile, tlsCert: flags.tlsCert, tlsKey: flags.tlsKey },
-    smtpAllowPrivate: flags.smtpAllowPrivate === true,
-    smtpLeaseMs: flags.smtpLease,
-  };
-}
 
 /** Reads the files the settings name; every problem is a UsageError. */
 export async function loadServeConfig(settings: ServeSettings): Promise<ServeConfig> {
