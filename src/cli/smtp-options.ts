@@ -5,7 +5,7 @@ import { durationMs, intIn, SMTP_TLS_MODES, smtpTls } from './parse-flags.js';
 import { parseSmtpProxy, showProxy } from '../engines/local/smtp/proxy.js';
 import type { SmtpSettings } from '../engines/local/index.js';
 import type { TlsMode } from '../engines/local/smtp/dialogue.js';
-import type { Io } from './io.js';
+import type { ArgvSecret } from './argv-secrets.js';
 
 export const SMTP_DEFAULTS = { tls: 'opportunistic' as TlsMode, port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelayMs: 60_000, deadlineMs: 25_000, budgetMs: 120_000 };
 
@@ -124,21 +124,6 @@ export const SMTP_DEADLINE_OPTION = {
 
 /** The --smtp flags as commander hands them over. */
 export type SmtpFlags = FlagsOf<typeof SMTP_OPTIONS> & Partial<FlagsOf<typeof SMTP_DEADLINE_OPTION>>;
-
-/** A secret to mask in the command line `ps` shows, and what to show instead. */
-export interface ArgvSecret {
-  text: string;
-  shown: string;
-}
-
-/**
- * Masks the proxy's password in our command line as `ps` shows it, as mysql
- * does for `-p`. It only shortens the window: the warning still tells the user
- * to use the environment.
- */
-export function hideInArgv(io: Pick<Io, 'maskArgv'>, secret: ArgvSecret | undefined): void {
-  if (secret !== undefined) io.maskArgv(secret.text, secret.shown);
-}
 
 /** The mailbox check as planned: its settings when --smtp is on, and what to mask in argv. */
 export interface SmtpPlan {

@@ -1,7 +1,7 @@
 import { addressKey } from '../codec/address-key.js';
 import { UsageError } from '../errors.js';
 import { connectRedis } from '../redis/client.js';
-import { describeRedisError, maskPasswordInArgv, type RedisTarget } from '../redis/url.js';
+import { describeRedisError, type RedisTarget } from '../redis/url.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';
@@ -55,7 +55,6 @@ export interface RedisCacheOptions {
 const OLDER_VALUE = /^\d+ \[/;
 
 export async function openRedisCache(target: RedisTarget, o: RedisCacheOptions): Promise<Cache> {
-  maskPasswordInArgv(target);
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
   // a blip mid-run is ridden out by ioredis's queue and retries; an outage, or a Redis that

@@ -254,4 +254,10 @@ describe('serve', () => {
       .toMatchObject({ host: '0.0.0.0', port: 0, shape: 'b' });
     expect(planOf(await planServe(['--smtp', '--smtp-deadline', '2.5'], context())).smtp).toMatchObject({ deadlineMs: 2500, perHost: 2 });
   });
+
+  it("decides serve's mailbox-check policy when planned: public addresses only (unless told), pending checks bounded, a host's budget renewed", async () => {
+    expect(planOf(await planServe(['--smtp'], context())).smtp).toMatchObject({ publicOnly: true, maxPending: 1000, hostBudgetWindowMs: 600_000 });
+    expect(planOf(await planServe(['--smtp', '--smtp-allow-private'], context())).smtp).toMatchObject({ publicOnly: false });
+    expect(planOf(await planServe([], context())).smtp).toBeUndefined();
+  });
 });

@@ -3,7 +3,8 @@ import { planWith, type PlanContext, type PlanInput, type Planned } from '../com
 import { resolveEngine, type EngineChoice } from '../engine-choice.js';
 import { engineSettings, type EngineSettings } from '../engine-options.js';
 import { helpDepth } from '../help.js';
-import { smtpSettings, type ArgvSecret } from '../smtp-options.js';
+import type { ArgvSecret } from '../argv-secrets.js';
+import { smtpSettings } from '../smtp-options.js';
 import { CHECK, type CheckFlags } from './options.js';
 
 /** What `mailsift check` will do, decided before anything is sent: typed settings, no raw flags. */

@@ -4,7 +4,7 @@ import { say } from '../../terminal/say.js';
 import type { Verdict } from '../../verdict.js';
 import { apiSettings, localSettings } from '../engine-choice.js';
 import type { Io } from '../io.js';
-import { hideInArgv } from '../smtp-options.js';
+import { hideInArgv } from '../argv-secrets.js';
 import type { CheckPlan } from './plan.js';
 
 /** `mailsift check`: prints the verdict on stdout and returns the exit code. */
@@ -21,7 +21,7 @@ async function check(plan: CheckPlan, io: Io, say: (line: string) => void): Prom
   // Engines are loaded when used, not whenever the CLI starts.
   if (choice.engine === 'api') {
     const { validateOneViaApi } = await import('../../engines/api/client.js');
-    return validateOneViaApi({ ...apiSettings(choice, plan.engineSettings, say), concurrency: 1 }, email);
+    return validateOneViaApi({ ...apiSettings(choice, plan.engineSettings, say), clock: io.clock, concurrency: 1 }, email);
   }
   if (choice.notice) say(choice.notice);
   for (const line of plan.warnings) say(line);

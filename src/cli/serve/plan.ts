@@ -3,7 +3,8 @@ import { UsageError } from '../../errors.js';
 import { helpDepth } from '../help.js';
 import { planWith, type PlanContext, type PlanInput, type Planned } from '../command.js';
 import { isLoopback } from '../loopback.js';
-import { smtpSettings, type ArgvSecret } from '../smtp-options.js';
+import type { ArgvSecret } from '../argv-secrets.js';
+import { smtpSettings } from '../smtp-options.js';
 import type { ServeSettings } from './config.js';
 import { SERVE, type ServeFlags } from './options.js';
 

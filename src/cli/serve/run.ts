@@ -1,7 +1,7 @@
 import { EXIT, UsageError } from '../../errors.js';
 import { say as sayOn } from '../../terminal/say.js';
 import type { Io } from '../io.js';
-import { hideInArgv } from '../smtp-options.js';
+import { hideInArgv, hideRedisPassword } from '../argv-secrets.js';
 import type { ServePlan } from './plan.js';
 
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
@@ -23,9 +23,7 @@ export async function run(plan: ServePlan, io: Io): Promise<number> {
   for (const line of plan.warnings) say(line);
   hideInArgv(io, plan.argvSecret);
   const config = await loadServeConfig(settings);
-  const redisTarget = config.redis?.target;
-  // given in argv, the password was readable by every user of this machine (ps, /proc): masked at once, as curl does with -u
-  if (redisTarget && new URL(redisTarget.url).password && io.maskArgv(redisTarget.url, redisTarget.shown)) {
+  if (hideRedisPassword(io, config.redis?.target)) {
     say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
   }
   const metrics = config.metrics ? new ServeMetrics() : undefined;

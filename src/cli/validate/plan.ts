@@ -11,7 +11,8 @@ import { resolveEngine, type EngineChoice } from '../engine-choice.js';
 import { helpDepth } from '../help.js';
 import { planWith, type PlanContext, type PlanInput, type Planned } from '../command.js';
 import { engineSettings, type EngineSettings } from '../engine-options.js';
-import { smtpSettings, type ArgvSecret } from '../smtp-options.js';
+import type { ArgvSecret } from '../argv-secrets.js';
+import { smtpSettings } from '../smtp-options.js';
 import { VALIDATE, type ValidateFlags } from './options.js';
 
 /**

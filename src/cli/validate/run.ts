@@ -19,7 +19,7 @@ import { Dedupe } from '../../dedupe/dedupe.js';
 import { CleanUp } from '../clean-up.js';
 import { interruptedAdvice, watchInterrupts, INTERRUPT_GRACE_MS, type Interrupts } from '../interrupt.js';
 import { failureLines } from '../../terminal/failure-advice.js';
-import { hideInArgv } from '../smtp-options.js';
+import { hideInArgv, hideRedisPassword } from '../argv-secrets.js';
 import type { ValidatePlan } from './plan.js';
 import type { LimitChange } from '../../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../../pipeline/address-check.js';
@@ -68,6 +68,7 @@ export async function run(plan: ValidatePlan, io: Io): Promise<number> {
   };
   for (const line of plan.warnings) r.notice(line);
   hideInArgv(io, plan.argvSecret);
+  if (plan.stores.cache?.kind === 'redis') hideRedisPassword(io, plan.stores.cache.redis);
   // No file written may be the input or another output, under any name: refused
   // before the input is read or anything is created — and again once every
   // output and lock is open, since a link may appear at a path meanwhile (a
@@ -190,7 +191,10 @@ async function dryRun(r: Run, input: Input, inFlight: number, interrupts: Interr
   const { engine: choice, stores } = plan;
   sayColumns(r, input);
   // A dry run creates no file: only a journal or cache that exists can tell what is already known.
-  const { known, journal } = await openStores({ ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true }, jobOf(plan));
+  const { known, journal } = await openStores(
+    { ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true, now: () => io.clock.now() },
+    jobOf(plan),
+  );
   if (journal?.restarted) r.notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
   cleanUp.defer(() => known?.close());
   const report = plan.report === undefined ? undefined : await ReportFile.open(plan.report, { input: plan.input, engine: choice.engine }, io);
@@ -287,6 +291,7 @@ async function openKnown(r: Run, cleanUp: CleanUp): Promise<Stores & { cacheLost
   const opened = await openStores(
     {
       ...stores,
+      now: () => r.io.clock.now(),
       // said at once, even with --quiet: a run that goes on without its cache leaves the next ones to pay again
       onCacheLost: (line) => {
         lost = line;
@@ -373,6 +378,7 @@ async function createValidator(r: Run, progress: Progress, stop: AbortSignal): P
   if (choice.engine === 'api') {
     return (await import('../../engines/api/client.js')).createApiValidator({
       ...apiSettings(choice, plan.engineSettings, r.say),
+      clock: r.io.clock,
       concurrency: plan.batching.concurrency,
       // --verbose: each change of the in-flight limit, with its reason
       ...(plan.engineSettings.verbose ? { onConcurrencyChange: (c: LimitChange) => r.say(`in flight: limit ${c.from} → ${c.to}: ${c.reason}`) } : {}),
