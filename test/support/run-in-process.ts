@@ -42,7 +42,13 @@ export async function runInProcess(args: string[], options: InProcessOptions = {
     // nothing to hide: this process's argv is the test runner's
     maskArgv: () => false,
   };
-  const code = await inDirectory(cwd, () => Promise.race([main(['node', 'mailsift', ...args], io), exit]));
+  // a hung run fails its test, as runCli's kill does, instead of hanging it
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    const ms = options.timeoutMs ?? 60_000;
+    timer = setTimeout(() => reject(new Error(`mailsift ${args.join(' ')}: no exit code after ${ms} ms`)), ms);
+  });
+  const code = await inDirectory(cwd, () => Promise.race([main(['node', 'mailsift', ...args], io), exit, timeout])).finally(() => clearTimeout(timer));
   const stdoutBytes = stdout.bytes();
   return {
     code,
@@ -55,7 +61,7 @@ export async function runInProcess(args: string[], options: InProcessOptions = {
   };
 }
 
-export interface InProcessOptions extends Omit<RunOptions, 'timeoutMs'> {
+export interface InProcessOptions extends RunOptions {
   /**
    * stdout and stderr are a terminal (`columns` wide, 80 by default); colour
    * stays off unless `colour` is true. Absent: neither is a terminal.
