@@ -4,6 +4,7 @@
 // their greeting. Two setups, measured in the same run:
 //   one domain    300 addresses of one domain (one MX host)
 //   300 domains   one address each of 300 domains, each with its own MX host
+//                 at a loopback address of its own (politeness is per address)
 // For each: every request must be answered (200, within --smtp-deadline), the
 // serve process's peak RSS over its idle baseline (and per pending check),
 // the tarpit connections opened, and how long the leftover background checks
@@ -14,11 +15,11 @@
 // Uses the compiled dist/ through bin/mailsift.js.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dns2 from 'dns2';
+import { listenOnEach, loopback } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '../bin/mailsift.js');
@@ -32,7 +33,7 @@ let opened = 0;
 let openNow = 0;
 let lastOpenAt = 0;
 const held = new Set();
-const tarpit = createServer((s) => {
+const tarpit = await listenOnEach(['127.0.0.1', ...Array.from({ length: N }, (_, i) => loopback(i))], (s) => {
   opened++;
   openNow++;
   lastOpenAt = Date.now();
@@ -43,10 +44,10 @@ const tarpit = createServer((s) => {
     held.delete(s);
   });
 });
-await new Promise((r) => tarpit.listen(0, '127.0.0.1', r));
-const smtpPort = tarpit.address().port;
+const smtpPort = tarpit.port;
 
-// DNS: every *.tarpit.test has an MX of its own name's mx., which is 127.0.0.1
+// DNS: every *.tarpit.test has an MX of its own name's mx.: mx.one.tarpit.test is
+// 127.0.0.1, mx.d<N>.tarpit.test the Nth loopback address
 const { Packet, createUDPServer } = dns2;
 const dns = createUDPServer((req, send) => {
   const res = Packet.createResponseFromRequest(req);
@@ -57,7 +58,10 @@ const dns = createUDPServer((req, send) => {
     if (q.type === Packet.TYPE.NS) res.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
   } else if (!name.endsWith('tarpit.test')) res.header.rcode = Packet.RCODE.NXDOMAIN;
   else if (q.type === Packet.TYPE.MX && !name.startsWith('mx.')) res.answers.push({ ...base, type: Packet.TYPE.MX, exchange: `mx.${name}`, priority: 10 });
-  else if (q.type === Packet.TYPE.A && name.startsWith('mx.')) res.answers.push({ ...base, type: Packet.TYPE.A, address: '127.0.0.1' });
+  else if (q.type === Packet.TYPE.A && name.startsWith('mx.')) {
+    const d = /^mx\.d(\d+)\./.exec(name);
+    res.answers.push({ ...base, type: Packet.TYPE.A, address: d ? loopback(Number(d[1])) : '127.0.0.1' });
+  }
   send(res);
 });
 await dns.listen(0, '127.0.0.1');
@@ -137,7 +141,7 @@ try {
   const bound = 64 * 1024;
   console.log(`every request answered: ${allOk ? 'yes' : 'NO'}; peak growth within ${bound / 1024} MiB: ${one.growth <= bound && many.growth <= bound ? 'yes' : 'NO'}`);
 } finally {
-  tarpit.close();
+  for (const s of tarpit.servers) s.close();
   dns.close();
   rmSync(dir, { recursive: true, force: true });
 }

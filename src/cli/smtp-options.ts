@@ -87,7 +87,7 @@ export const SMTP_OPTIONS = {
     parse: parseSmtpConcurrency,
     default: SMTP_DEFAULTS.concurrency,
   }),
-  smtpPerHost: option<number>({ flags: '--smtp-per-host <n>', help: 'SMTP sessions open at once to one MX host', parse: parsePerHost, default: SMTP_DEFAULTS.perHost }),
+  smtpPerHost: option<number>({ flags: '--smtp-per-host <n>', help: 'SMTP sessions open at once to one mail server (its address, whatever names point at it)', parse: parsePerHost, default: SMTP_DEFAULTS.perHost }),
   /** milliseconds */
   smtpRetryDelay: option<number>({
     flags: '--smtp-retry-delay <seconds>',
@@ -99,7 +99,7 @@ export const SMTP_OPTIONS = {
   /** milliseconds */
   smtpBudget: option<number>({
     flags: '--smtp-budget <seconds>',
-    help: 'the most time spent on one mail server (MX host); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it',
+    help: 'the most time spent on one mail server (its address); rows it leaves unchecked get smtp empty (reason smtp_timeout). The banner may take up to 60 s of it',
     parse: parseBudget,
     default: SMTP_DEFAULTS.budgetMs,
     defaultShown: String(SMTP_DEFAULTS.budgetMs / 1000),

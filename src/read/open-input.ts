@@ -10,7 +10,7 @@ import { checkedColumns, type Input, type InputBytes, type InputRow } from './in
 import { binaryKind } from './file-kind.js';
 import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
-import { spool, interruptedReading } from './spool.js';
+import { spool } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
 import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
 import { formulasNotice, noColumnButFormulas, uncalculatedAddresses } from './formula-cells.js';

@@ -23,7 +23,7 @@ export const XLSX_WRITE_LIMITS = { ...XLSX_SHEET_LIMITS, bytes: ZIP32_MAX };
 
 export interface XlsxWriterOptions {
   /** lower limits (tests); past one the output is refused (exit 2) */
-  limits?: Partial<typeof XLSX_WRITE_LIMITS>;
+  limits?: { [K in keyof typeof XLSX_WRITE_LIMITS]?: number };
   /** deflate's level, 0..9 (the benchmark compares them) */
   level?: number;
   /** `dest` is the run's stdout: its buffered writes are waited for, but it is never ended */

@@ -8,10 +8,11 @@ import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer, type FaultServerOptions } from '../support/fault-server.js';
 import { parseCsv } from '../support/run-cli.js';
 import { runInProcess } from '../support/run-in-process.js';
+import { waitFor } from '../support/wait.js';
 
 const KEY = 'sk_test_SECRET_4f9d2c';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-in-process-'));
@@ -193,7 +194,7 @@ describe('what the io states', () => {
     const signals = new EventEmitter();
     const emails = Array.from({ length: 200 }, (_, i) => `u${i}@example.com`).join('\n');
     const running = runInProcess(['validate', file('interrupted.txt', emails), '--batch-size', '10', '--concurrency', '1'], { env: api(), signals });
-    await vi.waitFor(() => expect(server!.requests.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 });
+    await waitFor(() => server!.requests.length > 0, { what: 'the first request to reach the API' });
     signals.emit('SIGINT');
     const r = await running;
     expect(r.code).toBe(130);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServe } from '../serve/spawn.js';
 import { runCli } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import { toCommand } from '../../src/cli/command.js';
 import { VALIDATE } from '../../src/cli/validate/options.js';
 
@@ -45,7 +46,7 @@ describe('serve start', () => {
   it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
     const s = await startServe(['--rate-limit', '1/60']);
     try {
-      await new Promise((r) => setTimeout(r, 100)); // the lines after "listening on"
+      await waitFor(() => s.stderr().includes('MAILSIFT_API_KEY='), { what: 'the lines serve prints after "listening on"' });
       const err = s.stderr();
       expect(err).toContain('mailsift serve: rate limit 1 request per 60 s per key (--rate-limit); response shape a\n');
       const url = /^export MAILSIFT_BASE_URL=(\S+)$/m.exec(err)?.[1];

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeOwner, holdLock, ownerIsGone, SELF, startOf } from '../../src/owner.js';
+import { missingTool } from '../support/tools.js';
 
 // Which run owns a file, across PID namespaces: pid, start and the namespace's
 // inode; in another namespace, the kernel lock on the file tells.
@@ -41,7 +42,7 @@ describe.runIf(linux)('owner', () => {
     expect(describeOwner(SELF)).toBe(`pid ${process.pid}`);
   });
 
-  it.runIf(hasFlock)('in another namespace: alive while the file is locked, gone once it is let go (and not just made)', async () => {
+  it.skipIf(missingTool('flock(1)', !hasFlock && 'not found (util-linux)'))('in another namespace: alive while the file is locked, gone once it is let go (and not just made)', async () => {
     const file = join(dir, 'locked');
     await writeFile(file, '');
     const owner = `1-12345-${FOREIGN}`;

@@ -2,6 +2,11 @@ import dns2 from 'dns2';
 import type { AddressInfo } from 'node:net';
 
 const { Packet, createUDPServer } = dns2;
+type DnsPacket = InstanceType<typeof Packet>;
+/** dns2 encodes answers given as plain records; its typings ask for Resource objects */
+type Reply = Omit<DnsPacket, 'answers'> & { answers: Omit<DnsPacket['answers'][number], 'toBuffer'>[] };
+/** RFC 1035 §4.1.1 (dns2 has them as Packet.RCODE, its typings do not) */
+const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
 /**
  * What a test DNS server says for one name. A name with no zone gets NXDOMAIN.
@@ -11,6 +16,8 @@ export interface Zone {
   mx?: { exchange: string; priority: number }[];
   a?: string[];
   aaaa?: string[];
+  /** an alias: A and AAAA questions get a CNAME to this name, then its addresses */
+  cname?: string;
   /** answer SERVFAIL to every query for the name */
   servfail?: boolean;
   /** never answer: the client times out */
@@ -71,7 +78,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
   const held: (() => void)[] = [];
   let maxHeld = 0;
   const server = createUDPServer((request, send) => {
-    const response = Packet.createResponseFromRequest(request);
+    const response: Reply = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
@@ -80,27 +87,34 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
     if (zone?.silent) return;
     if (!zone) {
-      response.header.rcode = Packet.RCODE.NXDOMAIN;
+      response.header.rcode = RCODE.NXDOMAIN;
     } else if (zone.servfail) {
-      response.header.rcode = Packet.RCODE.SERVFAIL;
+      response.header.rcode = RCODE.SERVFAIL;
     } else {
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.MX) {
         for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
-      } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
-      } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
+      } else if (question.type === Packet.TYPE.A || question.type === Packet.TYPE.AAAA) {
+        // an alias answers with its CNAME and the addresses of the name it points at, as a resolver does
+        let named = zone;
+        let owner = question.name;
+        if (zone.cname !== undefined) {
+          response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: zone.cname });
+          named = state.zones[zone.cname] ?? options.fallback?.(zone.cname) ?? {};
+          owner = zone.cname;
+        }
+        const v4 = question.type === Packet.TYPE.A;
+        for (const address of (v4 ? named.a : named.aaaa) ?? []) response.answers.push({ ...base, name: owner, type: question.type, address });
       } else if (question.type === Packet.TYPE.NS && name === '') {
         response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
     }
     if (zone?.hold) {
-      held.push(() => void send(response));
+      held.push(() => void send(response as DnsPacket));
       maxHeld = Math.max(maxHeld, held.length);
       return;
     }
-    void send(response);
+    void send(response as DnsPacket);
   });
   await server.listen(0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;

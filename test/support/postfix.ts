@@ -3,6 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from './wait.js';
 
 /**
  * A real Postfix (Debian's package) for the mailbox check's end-to-end tests:
@@ -19,6 +20,13 @@ import { join } from 'node:path';
  *   127.0.20.6  a small TCP proxy to 127.0.20.1 that holds the server's
  *               greeting `holdSeconds`, every time (a tarpit that never relents)
  *   127.0.20.9  nothing listens: a dead MX host
+ *   127.0.20.20 smtpd_hard_error_limit = 3: after its third error reply the
+ *               server sends `421 4.7.0 Error: too many errors` unasked and
+ *               closes (an anti-harvest limit, as Exim's "Too many failed
+ *               recipients" ACL is)
+ *   127.0.20.21 smtpd_client_connection_count_limit = 2, for one server
+ *               address behind several host names
+ *   127.0.20.22 plain, the live second address of a host whose first is dead
  * and, for how replies are read (REPLIES):
  *   127.0.20.10 reject_unverified_sender with a 550: Postfix probes the
  *               sender's domain (PROBED_DOMAIN, routed to 127.0.20.11) and
@@ -41,6 +49,9 @@ export const LAB = {
   tarpit: '127.0.20.5',
   hold: '127.0.20.6',
   dead: '127.0.20.9',
+  errors: '127.0.20.20',
+  conn2: '127.0.20.21',
+  second: '127.0.20.22',
 };
 
 /** The listeners for how replies are read (see above); kept apart from LAB's. */
@@ -200,6 +211,9 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         svc(LAB.limit, ' -o smtpd_recipient_limit=3'),
         svc(LAB.conn, ' -o smtpd_client_connection_count_limit=1'),
         svc(LAB.grey, ' -o smtpd_recipient_restrictions=$grey_restrictions'),
+        svc(LAB.errors, ' -o smtpd_hard_error_limit=3'),
+        svc(LAB.conn2, ' -o smtpd_client_connection_count_limit=2'),
+        svc(LAB.second),
         `${LAB.tarpit}:25 inet n - n - 1 postscreen`,
         `smtpd pass - - n - - smtpd -o syslog_name=postfix/${LAB.tarpit}`,
         'dnsblog unix - - n - 0 dnsblog',
@@ -227,7 +241,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
     children.push(master);
     started = true;
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, ...Object.values(REPLIES)]) {
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES)]) {
       await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
         throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
       });
@@ -371,7 +385,7 @@ const alive = (pid: number): boolean => {
 async function endProcess(pid: number): Promise<void> {
   if (!alive(pid)) return;
   process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => !alive(pid), { what: `process ${pid} to end on SIGTERM`, timeoutMs: 5000, intervalMs: 100 }).catch(() => undefined);
   if (alive(pid)) process.kill(pid, 'SIGKILL');
 }
 
@@ -389,19 +403,10 @@ function listening(host: string, port: number): Promise<boolean> {
 
 /** Resolves once a TCP connection to host:port opens; bounded in time. */
 async function waitForPort(host: string, port: number, ms: number, exited?: () => number | null): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s: Socket = connect({ host, port });
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
+  const up = async (): Promise<boolean> => {
+    if (await listening(host, port)) return true;
     if (exited?.() != null) throw new Error(`the server for ${host}:${port} exited`);
-    if (Date.now() > until) throw new Error(`nothing listens on ${host}:${port} after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return false;
+  };
+  await waitFor(up, { what: `something to listen on ${host}:${port}`, timeoutMs: ms, intervalMs: 100 });
 }

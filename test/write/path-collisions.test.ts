@@ -3,7 +3,7 @@ import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refuseCollisions } from '../../src/write/path-collisions.js';
+import { refuseCollisions, type NamedPath } from '../../src/write/path-collisions.js';
 
 let dir: string;
 const at = (name: string): string => join(dir, name);
@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const refused = async (paths: { flag: string; path?: string }[]): Promise<string | undefined> => {
+const refused = async (paths: NamedPath[]): Promise<string | undefined> => {
   const err = await refuseCollisions(paths).then(() => undefined, (e: unknown) => e as Error & { exitCode: number });
   if (err) expect(err.exitCode).toBe(2);
   return err?.message;

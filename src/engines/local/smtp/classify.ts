@@ -9,7 +9,8 @@ import type { Reply } from './reply.js';
  *   temporary  greylisting and other 4xx: ask again once, later
  *   closing    421, or a refusal that says the session ends for too many
  *              errors (Exim's "Too many failed recipients" before it drops
- *              the connection): the rest are asked again later
+ *              the connection): the rest are asked in a new session at once
+ *              when this one had answered some (dialogue.ts), else later
  *   sender     the server refused our reverse path (X.1.7, X.1.8, "Sender
  *              address rejected", "Sender verify failed"): says nothing about
  *              the mailbox; asked again with the null reverse path

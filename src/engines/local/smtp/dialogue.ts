@@ -25,6 +25,14 @@ export interface DialogueEnd extends Attempt {
   host?: 'busy' | 'fine' | 'protocol';
   /** a reply worth telling `check`'s user (a refusal of the checker, a deferral, a broken session) */
   problem?: string;
+  /**
+   * Recipients for a new session: this one stopped at `failedPerSession`, or
+   * the server dropped it after answering some (an anti-harvest limit); the
+   * ones the drop may have been about come last.
+   */
+  rest?: string[];
+  /** the server dropped the session: its failed RCPT replies (4xx/5xx) until then, the drop's own included */
+  droppedAfter?: number;
 }
 
 /**
@@ -42,6 +50,12 @@ export interface DialogueOptions {
   maxRecipients: number;
   /** STARTTLS; opportunistic when absent */
   tls?: TlsMode;
+  /**
+   * failed RCPT replies (4xx/5xx, what anti-harvest limits count) a session
+   * may have before it ends and leaves the rest to a new one: learnt from a
+   * server that dropped one (hosts.ts)
+   */
+  failedPerSession?: number;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -53,6 +67,9 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 
 /** where the dialogue is: the command it sends next */
 type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
+
+/** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
+const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'full']);
 
 /** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -83,6 +100,12 @@ function keywords(hello: Reply): Set<string> {
  * server announces SMTPUTF8, and not asked at all when it does not (`no-utf8`):
  * such a server may accept it and bounce later, or refuse it as if it were
  * unknown.
+ *
+ * A server that ends the session after answering some recipients (Exim's
+ * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
+ * count per connection) leaves the rest in `rest`, for a new session; so does
+ * a session that reached `failedPerSession`. One that ends before any answer
+ * leaves its rest for later, as any 421.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -99,6 +122,28 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   let tlsRefused = false;
   /** where RSET leads */
   let afterRset: Step = 'mail';
+  /** RCPT replies read in this session, the failed ones (4xx/5xx), and the last one */
+  let answered = 0;
+  let failed = 0;
+  let last: { rcpt: string; outcome: RcptOutcome } | undefined;
+  /**
+   * The server ended the session while `inFlight` (if any) waited for its
+   * reply: the rest for a new session, when this one got answers. When the
+   * connection closed, the last reply may have been the drop's own ("550
+   * Administrative prohibition", then the close): unless it spoke of the
+   * mailbox, its recipient is asked again, last.
+   */
+  const dropped = (inFlight: string | undefined, note: string, ended: SessionOutcome, closed: boolean): DialogueEnd | undefined => {
+    const suspect = closed && last && !ABOUT_MAILBOX.has(last.outcome) ? last.rcpt : undefined;
+    if (answered - (suspect ? 1 : 0) <= 0) return undefined;
+    if (suspect) {
+      outcomes.delete(suspect);
+      const at = deferred.indexOf(suspect);
+      if (at >= 0) deferred.splice(at, 1);
+    }
+    const rest = [...queue.filter((r) => r !== inFlight), ...(inFlight ? [inFlight] : []), ...(suspect ? [suspect] : [])];
+    return { outcomes, later: deferred, why: 'unreachable', ended, rest, droppedAfter: failed, note, problem: note };
+  };
   const stop = (step: StepOutcome, reply?: Reply, why?: SmtpFailure, note?: string): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
     why ??=
@@ -133,8 +178,9 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   if (banner !== 'ok') return stop(banner, greeting);
   let limit = o.maxRecipients;
   let inTransaction = 0;
+  let step: Step = 'hello';
   try {
-    for (let step: Step = 'hello'; ; ) {
+    for (;;) {
       switch (step) {
         case 'hello': {
           let hello = await session.command(`EHLO ${o.helo}`);
@@ -189,6 +235,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
         }
         case 'rcpt': {
           if (queue.length === 0) return done();
+          if (o.failedPerSession !== undefined && failed >= o.failedPerSession) return { ...done(), rest: [...queue] };
           if (inTransaction >= limit) {
             step = 'rset';
             break;
@@ -202,6 +249,12 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             limit = inTransaction;
             step = 'rset';
             break;
+          }
+          if (outcome === 'closing' && !isBusy(reply)) {
+            // the session ends here (421, "Too many failed recipients"): the server counted this one as the drop point
+            failed++;
+            const end = dropped(rcpt, `${host}: ${showReply(reply)}`, 'deferred', false);
+            if (end) return end;
           }
           if (outcome === 'closing' || isBusy(reply)) return stop('temporary', reply);
           if ((outcome === 'sender' || outcome === 'blocked') && from !== '') {
@@ -221,6 +274,9 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           if (outcome !== 'accepted' && outcome !== 'refused' && outcome !== 'full') problem = `${host}: ${showReply(reply)}`;
           queue.shift();
           inTransaction++;
+          answered++;
+          if (reply.code >= 400) failed++;
+          last = { rcpt, outcome };
           if (outcome === 'temporary') deferred.push(rcpt);
           else outcomes.set(rcpt, outcome);
           break;
@@ -232,6 +288,10 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
     problem = `${host}: ${err.message}`;
     if (err.kind === 'protocol') {
       return { ...nothing('unreachable', `${host}: ${err.message}; this session's answers are not used`), ended: 'failed', host: 'protocol', problem };
+    }
+    if (err.kind === 'dropped') {
+      const end = dropped(step === 'rcpt' ? queue[0] : undefined, problem, 'failed', true);
+      if (end) return end;
     }
     // a timeout, a dropped connection, a failed TLS handshake or our own abort: what was answered stands, the rest stays undetermined
     return { ...stop('failed'), why: failureOf(err.kind), note: problem };

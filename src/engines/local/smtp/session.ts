@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
-import { ReplyError, ReplyParser, type Reply } from './reply.js';
+import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
  * Why a session ended early:
@@ -9,7 +9,7 @@ import { ReplyError, ReplyParser, type Reply } from './reply.js';
  *   connect-timeout  no TCP connection within the timeout (a dead host, or
  *                    outbound port 25 filtered: only many of them together say which)
  *   timeout          a reply (the banner included) did not come in time
- *   budget           the time allowed for this MX host ran out
+ *   budget           the time allowed for this mail server ran out
  *   dropped          the server closed or reset the connection
  *   protocol         what the server sent is not a reply to what we asked
  *                    (a second banner, an unsolicited or extra reply, not SMTP)
@@ -44,6 +44,9 @@ export interface SessionOptions {
   /** the clock `deadlineAt` is on (the checker's; Date.now by default) */
   now?: () => number;
 }
+
+/** how long QUIT waits for the server to close after its 221 */
+const QUIT_CLOSE_MS = 1_000;
 
 /**
  * The reply codes RFC 5321 §4.3.2 allows after each command (421 and any
@@ -112,6 +115,15 @@ export class SmtpSession {
       return;
     }
     for (const r of got) {
+      if (this.owed === 0 && r.code === 421) {
+        // RFC 5321 §3.8: a server may send 421 unasked and close (Postfix's
+        // smtpd_hard_error_limit does, right after the reply that reached it):
+        // the replies before it stand; the session is over (the server's own
+        // close is waited for by quit(): it counts the session until then)
+        this.deliver();
+        this.fail(new SessionError('dropped', `the server ended the session (${showReply(r)})`));
+        return;
+      }
       if (this.owed === 0) {
         this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
         this.destroy();
@@ -185,6 +197,10 @@ export class SmtpSession {
         inStep = !(err instanceof SessionError && err.kind === 'protocol');
       }
     }
+    // The server closes after its 221 (or its 421): waited for, briefly, so
+    // that it has counted this session out before our next one to it opens —
+    // a server limiting connections at once (Postfix's anvil) counts them until then.
+    if (this.failure === undefined || this.failure.kind === 'dropped') await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
     this.socket.end();
     this.destroy();
     return inStep;
@@ -256,6 +272,22 @@ export class SmtpSession {
   /** true once STARTTLS succeeded */
   get secure(): boolean {
     return this.tls;
+  }
+
+  /** Resolves when the server has closed its side, or after `ms`. */
+  private closedByServer(ms: number): Promise<void> {
+    if (this.ended || this.socket.readableEnded) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.socket.off('end', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.socket.once('end', done);
+      this.socket.once('close', done);
+    });
   }
 
   /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
