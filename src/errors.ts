@@ -21,7 +21,7 @@ export const EXIT = {
 /**
  * An error whose message is fit for the user (one line, no stack) and which
  * carries the contract's exit code. `cli/main.ts` is the only place that turns it
- * into an exit status.
+ * into an exit code (which bin/mailsift.js makes the process's exit status).
  */
 export class MailsiftError extends Error {
   constructor(

@@ -16,7 +16,7 @@ import { replaceWhole } from '../fs/replace.js';
  * regular file is read, and a read never blocks (a FIFO or /dev/zero planted
  * at the path would hang every run).
  */
-export function credentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+export function credentialsPath(env: NodeJS.ProcessEnv): string {
   return join(configHome(env), 'mailsift', 'credentials');
 }
 
@@ -33,7 +33,7 @@ const home = (env: NodeJS.ProcessEnv): string => env.HOME || homedir();
 const MAX_KEY_FILE_BYTES = 16_384;
 
 /** Whether something is stored at the credentials path; opens nothing (the key may be unreadable, or not a file). */
-export function hasStoredKey(env: NodeJS.ProcessEnv = process.env): boolean {
+export function hasStoredKey(env: NodeJS.ProcessEnv): boolean {
   try {
     lstatSync(credentialsPath(env));
     return true;
@@ -43,7 +43,7 @@ export function hasStoredKey(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** The stored key, or undefined when none is stored. Read only by a run that needs the key. */
-export function readStoredKey(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readStoredKey(env: NodeJS.ProcessEnv): string | undefined {
   const path = credentialsPath(env);
   const again = 'run "mailsift logout", then "mailsift login"';
   let fd: number;
@@ -98,7 +98,7 @@ export function looksLikeKey(key: string): boolean {
  * Stores `key`, replacing any stored one whole (never a half-written file);
  * returns where, and lines to warn about (a config directory others may write).
  */
-export async function storeKey(key: string, env: NodeJS.ProcessEnv = process.env): Promise<{ path: string; warnings: string[] }> {
+export async function storeKey(key: string, env: NodeJS.ProcessEnv): Promise<{ path: string; warnings: string[] }> {
   const path = credentialsPath(env);
   const dir = dirname(path);
   // HOME is the user's: creating a missing one (as root, nobody's /nonexistent) would put a key where no
@@ -157,7 +157,7 @@ function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefine
 }
 
 /** Removes the stored key; returns its path, or undefined when there was none. */
-export function removeStoredKey(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function removeStoredKey(env: NodeJS.ProcessEnv): string | undefined {
   const path = credentialsPath(env);
   try {
     rmSync(path);

@@ -3,7 +3,7 @@ import { constants, createWriteStream, fstatSync, openSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
@@ -43,7 +43,25 @@ export interface AtomicFile {
 export interface OpenOptions {
   /** Ctrl-C: stops waiting for a reader of a FIFO */
   signal?: AbortSignal;
+  /** the run's own stdout and stderr (its io's); by default the process's */
+  std?: StdStreams;
 }
+
+/**
+ * The run's stdout and stderr: a path that names one of them (`/dev/stdout`,
+ * `/dev/fd/2`, or the file it is redirected to) is written where it stands.
+ */
+export interface StdStreams {
+  readonly stdout: StdStream;
+  readonly stderr: StdStream;
+}
+
+/**
+ * A standard stream, with its descriptor when it is one of the process's own:
+ * only then can a path be the same file (by device and inode). An in-process
+ * run's buffer has none, and is found by the name alone.
+ */
+export type StdStream = Writable & { readonly fd?: number };
 
 /**
  * Writes `text` as the whole content of `file` and puts it in place (see
@@ -115,14 +133,15 @@ export async function commitTogether(set: readonly Placement[]): Promise<string[
  * a FIFO (waited on for a reader without holding a thread) or a pipe.
  */
 export async function openAtomic(path: string, label: string, o: OpenOptions = {}): Promise<AtomicFile> {
-  const own = ownDescriptor(path);
-  if (own !== undefined) return inPlace(own, label);
+  const std = o.std ?? { stdout: process.stdout, stderr: process.stderr };
+  const named = namedStream(path, std);
+  if (named !== undefined) return 'stream' in named ? standing(forwardTo(named.stream), label) : inPlace(named.fd, label);
   const target = await realOf(resolve(path));
   const st = await stat(target, { bigint: true }).catch(() => undefined);
   if (st?.isDirectory()) throw writeError(label, { code: 'EISDIR' });
   if (st?.isFIFO()) return fifo(target, label, o.signal);
   if (st && !st.isFile()) return direct(target, label);
-  const mine = st && [1, 2].find((fd) => sameFile(fd, st));
+  const mine = st && [std.stdout.fd, std.stderr.fd].find((fd) => fd !== undefined && sameFile(fd, st));
   if (mine !== undefined) return inPlace(mine, label); // `-o log.txt >> log.txt`: stdout's own file, appended to
   // Renaming over a file the user made read-only would bypass the protection: refuse as a write would.
   if (st) await access(target, constants.W_OK).catch((err: unknown) => Promise.reject(writeError(label, err)));
@@ -170,14 +189,20 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
   };
 }
 
-/** The descriptor a path names in this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`), or undefined. */
-function ownDescriptor(path: string): number | undefined {
+/**
+ * The stream a path names in this run (`/dev/stdout`, `/dev/fd/3`,
+ * `/proc/self/fd/1`): stdout and stderr are the run's own (a buffer in
+ * process has no descriptor); another descriptor the process's, when open.
+ */
+function namedStream(path: string, std: StdStreams): { stream: StdStream } | { fd: number } | undefined {
   const m = /^\/(?:dev\/(?:(stdout)|(stderr)|fd\/(\d+))|proc\/self\/fd\/(\d+))$/.exec(resolve(path));
   if (!m) return undefined;
   const fd = m[1] ? 1 : m[2] ? 2 : Number(m[3] ?? m[4]);
+  const own = fd === 1 ? std.stdout : fd === 2 ? std.stderr : undefined;
+  if (own !== undefined && own.fd === undefined) return { stream: own };
   try {
-    fstatSync(fd);
-    return fd;
+    fstatSync(own?.fd ?? fd);
+    return { fd: own?.fd ?? fd };
   } catch {
     return undefined; // not open here: opened by its path like any other
   }
@@ -198,7 +223,11 @@ function sameFile(fd: number, st: { dev: bigint; ino: bigint }): boolean {
  * renamed over; a log it points to keeps its earlier content.
  */
 function inPlace(fd: number, label: string): AtomicFile {
-  const stream = createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false });
+  return standing(createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false }), label);
+}
+
+/** A stream written where it stands: its writer ends it, nothing renames over it. */
+function standing(stream: Writable, label: string): AtomicFile {
   const done = (): Promise<void> => (stream.writableFinished || stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
   const settle = async (): Promise<void> => {
     await done();
@@ -214,6 +243,11 @@ function inPlace(fd: number, label: string): AtomicFile {
       await done();
     },
   };
+}
+
+/** What is written to it goes on to `target`, which its end leaves open: an in-process run's stdout outlives the output written to it. */
+function forwardTo(target: Writable): Writable {
+  return new Writable({ write: (chunk, _encoding, done) => void target.write(chunk, (err) => done(err ?? undefined)) });
 }
 
 /** Polls for a FIFO's reader this often: opening it for writing blocks a thread until one comes. */

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fileTrouble } from '../fs/errno.js';
-import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
+import { openAtomic, type AtomicFile, type OpenOptions, type Placement, type StdStreams } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
@@ -41,22 +41,27 @@ export function splitFiles(plan: OutputPlan): string[] {
   return plan.split ? plan.split.statuses.map((s) => join(plan.split!.dir, `${s}.${plan.format}`)) : [];
 }
 
+/** The input's shape, as the outputs need it. */
+export interface OutputShape {
+  header: readonly string[];
+  columns: Columns;
+  emailColumn?: number;
+  /** the CSV output's dialect (default: comma, LF, UTF-8) */
+  dialect?: Dialect;
+  /** the checked columns, when several */
+  checkedColumns?: readonly number[];
+}
+
 /**
  * Opens every output file of the plan before the first request (so a path that
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
+ * Rows without a file go to the run's stdout (`io`, the process's or a buffer).
  */
-export async function openOutputs(
-  plan: OutputPlan,
-  header: readonly string[],
-  columns: Columns,
-  emailColumn?: number,
-  signal?: AbortSignal,
-  dialect: Dialect = DEFAULT_DIALECT,
-  checkedColumns?: readonly number[],
-): Promise<Output> {
+export async function openOutputs(plan: OutputPlan, shape: OutputShape, io: StdStreams, signal?: AbortSignal): Promise<Output> {
+  const { header, columns, emailColumn, dialect = DEFAULT_DIALECT, checkedColumns } = shape;
   const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas, ...(checkedColumns ? { checkedColumns } : {}) };
-  const open = { signal };
+  const open: OpenOptions = { signal, std: { stdout: io.stdout, stderr: io.stderr } };
   if (plan.split) {
     const { dir, statuses } = plan.split;
     let created: string | undefined;
@@ -101,7 +106,7 @@ async function openOne(
 ): Promise<Opened> {
   const { format } = plan;
   const file = path === undefined ? undefined : await openAtomic(path, path, open);
-  const dest = file?.stream ?? process.stdout;
+  const dest = file?.stream ?? open.std!.stdout;
   const label = path ?? 'stdout';
   let rows = false;
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
@@ -115,7 +120,8 @@ async function openOne(
   });
   try {
     if (format === 'xlsx') {
-      const writer = await createXlsxWriter(dest, label, header, columns);
+      // stdout is the run's, not the writer's to end
+      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined });
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
     // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { startServe } from '../serve/spawn.js';
 import { runCli } from '../support/run-cli.js';
 import { waitFor } from '../support/wait.js';
-import { validateCommand } from '../../src/cli/validate-command.js';
+import { toCommand } from '../../src/cli/command.js';
+import { VALIDATE } from '../../src/cli/validate/options.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-usability-'));
 
@@ -139,7 +140,7 @@ describe('completion', () => {
     expect(complete(script, 'mailsift validate -o out.csv --jou')).toEqual(['--journal']);
     expect(complete(script, 'mailsift completion ')).toEqual(['bash', 'zsh', 'fish']);
     // in sync: every long option validate --help shows is offered
-    const help = validateCommand(async () => {}, 'all').helpInformation(); // every long option validate --help all shows
+    const help = toCommand(VALIDATE, 'all').helpInformation(); // every long option validate --help all shows
     const longs = [...new Set(help.match(/^\s+(?:-\w, )?(--[\w-]+)/gm)!.map((l) => l.trim().replace(/^-\w, /, '')))];
     expect(longs.length).toBeGreaterThan(20);
     expect(complete(script, 'mailsift validate --').sort()).toEqual(expect.arrayContaining(longs));

@@ -436,7 +436,7 @@ describe('openStores', () => {
 
   it('opens nothing without flags, and both stores in journal-then-cache order with them', async () => {
     expect(await openStores({ cacheTtlMs: 1000 }, { engine: 'local' })).toEqual({});
-    const s = await openStores({ journal: path, cache: join(dir, 'c'), cacheTtlMs: 1000 }, { engine: 'local' });
+    const s = await openStores({ journal: path, cache: { kind: 'file', path: join(dir, 'c') }, cacheTtlMs: 1000 }, { engine: 'local' });
     expect([s.journal?.path, s.cache?.path]).toEqual([path, join(dir, 'c')]);
     await s.known!.close();
   });

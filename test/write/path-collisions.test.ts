@@ -44,7 +44,7 @@ describe('refuseCollisions', () => {
 
   it.each<[string, () => { flag: string; path?: string }[]]>([
     ['distinct files', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('out.csv') }, { flag: '--summary', path: at('s.json') }]],
-    ['stdin, stdout, absent flags and a Redis URL', () => [{ flag: 'input', path: '-' }, { flag: '-o', path: '-' }, { flag: '--summary' }, { flag: '--cache', path: 'redis://127.0.0.1:6379' }, { flag: '--journal', path: '-' }]],
+    ['stdin, stdout and absent flags', () => [{ flag: 'input', path: '-' }, { flag: '-o', path: '-' }, { flag: '--summary' }, { flag: '--journal', path: '-' }]],
     ['a device written twice (not a file anything replaces)', () => [{ flag: '-o', path: '/dev/null' }, { flag: '--summary', path: '/dev/null' }]],
   ])('lets %s through', async (_name, paths) => {
     expect(await refused(paths())).toBeUndefined();

@@ -4,11 +4,13 @@ import type { LocalEngineOptions, SmtpSettings } from '../engines/local/index.js
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
 import { fileTrouble } from '../fs/errno.js';
 import { credentialsPath, hasStoredKey, readStoredKey } from './credentials.js';
-import { isLoopback } from './serve-config.js';
-import type { EngineSettings } from './shared-options.js';
+import { isLoopback } from './loopback.js';
+import type { EngineSettings } from './engine-options.js';
+import type { Given } from './option-record.js';
 
 export interface EngineChoiceInput {
   engine?: string;
+  /** --base-url, or MAILSIFT_BASE_URL in its stead */
   baseUrl?: string;
   apiKeyFile?: string;
   /** --api-key, refused: a key in argv is seen in `ps` and kept in shell history */
@@ -33,7 +35,7 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
  * environment > defaults. The key comes only from a file or the environment —
  * never from argv, where `ps` and shell history would show it.
  */
-export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv = process.env): EngineChoice {
+export function resolveEngine(input: EngineChoiceInput, given: Given<EngineChoiceInput>, env: Readonly<Record<string, string | undefined>>): EngineChoice {
   if (input.apiKey !== undefined) {
     // never quoted back: it is the key
     throw new UsageError('--api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"');
@@ -42,9 +44,8 @@ export function resolveEngine(input: EngineChoiceInput, env: NodeJS.ProcessEnv =
     throw new UsageError(`--engine ${input.engine}: expected api or local (alias offline)`);
   }
   if (input.engine === 'local' || input.engine === 'offline') return { engine: 'local' };
-  const fromFlag = input.baseUrl !== undefined;
-  const raw = fromFlag ? input.baseUrl : env.MAILSIFT_BASE_URL;
-  const baseUrlSource = fromFlag ? '--base-url' : 'MAILSIFT_BASE_URL';
+  const raw = input.baseUrl;
+  const baseUrlSource = given.baseUrl === 'env' ? 'MAILSIFT_BASE_URL' : '--base-url';
   // The key `mailsift login` stored is read only when the API is asked for: an offline run never
   // opens it (an unreadable or planted file must not stop a run that does not need it).
   const apiAsked = input.engine === 'api' || Boolean(raw);
@@ -95,7 +96,7 @@ export function apiSettings(choice: ApiChoice, settings: EngineSettings, log: (l
  * The key and where it came from, in the order --api-key-file, MAILSIFT_API_KEY,
  * `mailsift login`'s file (looked at only when `stored` says the API is asked for).
  */
-function findApiKey(file: string | undefined, env: NodeJS.ProcessEnv, stored: boolean): { key: string; source: string } | undefined {
+function findApiKey(file: string | undefined, env: Readonly<Record<string, string | undefined>>, stored: boolean): { key: string; source: string } | undefined {
   if (file !== undefined) return { key: readApiKey(file), source: `--api-key-file ${file}` };
   const key = env.MAILSIFT_API_KEY?.trim();
   // never quoted: it is the key

@@ -1,50 +1,29 @@
-import { EXIT, UsageError } from '../errors.js';
-import { printable } from '../format.js';
-import type { ServePlan } from './plan-serve.js';
-import { hideInArgv } from './smtp-flags.js';
-import { maskPasswordInArgv } from '../redis/url.js';
-
-const say = (line: string): void => {
-  process.stderr.write(`mailsift serve: ${printable(line)}\n`);
-};
-
-/**
- * Addresses whose mailbox check may be pending at once in `serve --smtp`.
- * Past it a request is answered from DNS and the lists (smtp empty), as at
- * the deadline. A pending check to a tarpit holds 66-97 KiB of RSS
- * (bench/smtp-serve.bench.mjs), so this bounds the check's memory to
- * about 100 MiB.
- */
-export const SERVE_SMTP_MAX_PENDING = 1000;
-/** the per-host time budget (--smtp-budget) is renewed this often in serve */
-export const SERVE_SMTP_BUDGET_WINDOW_MS = 10 * 60_000;
+import { EXIT, UsageError } from '../../errors.js';
+import { say as sayOn } from '../../terminal/say.js';
+import type { Io } from '../io.js';
+import { hideInArgv, hideRedisPassword } from '../argv-secrets.js';
+import type { ServePlan } from './plan.js';
 
 /** `mailsift serve`: loads the config, starts the server, and drains it on SIGINT/SIGTERM. */
-export async function runServe(plan: ServePlan): Promise<number> {
+export async function run(plan: ServePlan, io: Io): Promise<number> {
+  const say = (line: string): void => sayOn(io.stderr, line, { as: 'mailsift serve' });
   // loaded when serving, not whenever the CLI starts
   const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
     await Promise.all([
-      import('./serve-config.js'),
-      import('../serve/server.js'),
-      import('../engines/local/index.js'),
-      import('../serve/metrics.js'),
-      import('../redis/link.js'),
-      import('../serve/redis-rate-limit.js'),
-      import('../serve/redis-shared-cache.js'),
-      import('../serve/redis-smtp.js'),
+      import('./config.js'),
+      import('../../serve/server.js'),
+      import('../../engines/local/index.js'),
+      import('../../serve/metrics.js'),
+      import('../../redis/link.js'),
+      import('../../serve/redis-rate-limit.js'),
+      import('../../serve/redis-shared-cache.js'),
+      import('../../serve/redis-smtp.js'),
     ]);
-  const { smtp, settings } = plan;
+  const { settings } = plan;
   for (const line of plan.warnings) say(line);
-  hideInArgv(plan.argvSecret);
+  hideInArgv(io, plan.argvSecret);
   const config = await loadServeConfig(settings);
-  if (smtp) {
-    // anyone with a key picks the domain, and so where we connect: public addresses only, unless told
-    smtp.publicOnly = !settings.smtpAllowPrivate;
-    smtp.maxPending = SERVE_SMTP_MAX_PENDING;
-    // serve runs for months: a host's time budget is renewed, never spent for good
-    smtp.hostBudgetWindowMs = SERVE_SMTP_BUDGET_WINDOW_MS;
-  }
-  if (config.redis && maskPasswordInArgv(config.redis.target)) {
+  if (hideRedisPassword(io, config.redis?.target)) {
     say('the Redis password was on the command line, where other users of this machine can read it; pass the URL in MAILSIFT_REDIS_URL instead');
   }
   const metrics = config.metrics ? new ServeMetrics() : undefined;
@@ -58,14 +37,15 @@ export async function runServe(plan: ServePlan): Promise<number> {
     : undefined;
   if (redis) {
     metrics?.redis('connected');
-    const what = smtp ? 'rate-limit windows, DNS answers, SMTP findings and the per-host session budget' : 'rate-limit windows and DNS answers';
+    const what = plan.smtp ? 'rate-limit windows, DNS answers, SMTP findings and the per-host session budget' : 'rate-limit windows and DNS answers';
     say(`sharing ${what} through Redis at ${redis.target.shown} (keys ${redis.prefix}*)`);
   }
-  if (smtp && redis) {
-    smtp.cache = new RedisSmtpCache(redis);
-    smtp.budget = new RedisSessionBudget(redis, smtp.perHost, { leaseMs: settings.smtpLeaseMs });
-  }
-  if (smtp && metrics) smtp.onSession = metrics.smtpSessionOpened;
+  // the plan's mailbox check, with what this instance shares through Redis and counts
+  const smtp = plan.smtp && {
+    ...plan.smtp,
+    ...(redis ? { cache: new RedisSmtpCache(redis), budget: new RedisSessionBudget(redis, plan.smtp.perHost, { leaseMs: settings.smtpLeaseMs }) } : {}),
+    ...(metrics ? { onSession: metrics.smtpSessionOpened } : {}),
+  };
   const engine = createLocalValidator({
     dns: config.dns,
     dnsServer: config.dnsServer,
@@ -94,9 +74,9 @@ export async function runServe(plan: ServePlan): Promise<number> {
   const { requests, seconds } = config.rateLimit;
   say(`rate limit ${requests} ${requests === 1 ? 'request' : 'requests'} per ${seconds} s per key (--rate-limit); response shape ${config.shape}`);
   // Ready to paste into the shell that runs mailsift validate (a wildcard address is reached on loopback).
-  process.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
+  io.stderr.write(`export MAILSIFT_BASE_URL=${server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')}\n`);
   say(config.generatedKey ? 'and MAILSIFT_API_KEY=<the key above>' : `and MAILSIFT_API_KEY=<a key from ${settings.files.keysFile}>`);
-  await untilSignalled(async () => {
+  await untilSignalled(io, say, async () => {
     say('shutting down: finishing requests in flight');
     await server.close();
     await engine.close();
@@ -119,22 +99,28 @@ function listenError(err: unknown, config: { host: string; port: number; tls?: u
 
 /**
  * Resolves once a SIGINT/SIGTERM has run `shutdown`. A second signal skips the
- * drain; our listeners replace node's default exit, so we must exit ourselves.
+ * drain; our listeners replace node's default exit, so we must exit ourselves
+ * (io.exit: the drain may be what holds the event loop).
  */
-function untilSignalled(shutdown: () => Promise<void>): Promise<void> {
+function untilSignalled(io: Io, say: (line: string) => void, shutdown: () => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     let stopping = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
+    const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
       if (stopping) {
         say('second signal: exiting without waiting');
-        process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+        io.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+        return;
       }
       stopping = true;
       shutdown().then(() => {
-        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        io.signals.off('SIGINT', onInt);
+        io.signals.off('SIGTERM', onTerm);
         resolve();
       }, reject);
     };
-    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+    const onInt = (): void => onSignal('SIGINT');
+    const onTerm = (): void => onSignal('SIGTERM');
+    io.signals.on('SIGINT', onInt);
+    io.signals.on('SIGTERM', onTerm);
   });
 }

@@ -1,18 +1,19 @@
-import type { SmtpSettings } from '../engines/local/index.js';
-import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
-import { UsageError } from '../errors.js';
-import { knownEncoding } from '../read/decode.js';
-import type { StoreOptions } from '../stores/open-stores.js';
-import type { FailOnRule } from '../terminal/fail-on.js';
-import type { TerminalFlags } from '../terminal/style.js';
-import { planOutput, type OutputPlan } from '../write/output-plan.js';
-import type { RowFilter } from '../write/row-filter.js';
-import { resolveEngine, type EngineChoice } from './api-config.js';
-import { helpDepth } from './help.js';
-import { planWith, type PlanContext, type Planned } from './plan.js';
-import { engineSettings, type EngineSettings } from './shared-options.js';
-import { smtpSettings, type ArgvSecret } from './smtp-flags.js';
-import { validateCommand, type ValidateFlags } from './validate-command.js';
+import type { SmtpSettings } from '../../engines/local/index.js';
+import type { ConcurrencySetting } from '../../engines/api/concurrency-limit.js';
+import { UsageError } from '../../errors.js';
+import { knownEncoding } from '../../read/decode.js';
+import type { StoreOptions } from '../../stores/open-stores.js';
+import type { FailOnRule } from '../../terminal/fail-on.js';
+import type { TerminalFlags } from '../../terminal/style.js';
+import { planOutput, type OutputPlan } from '../../write/output-plan.js';
+import type { RowFilter } from '../../write/row-filter.js';
+import { resolveEngine, type EngineChoice } from '../engine-choice.js';
+import { helpDepth } from '../help.js';
+import { planWith, type PlanContext, type PlanInput, type Planned } from '../command.js';
+import { engineSettings, type EngineSettings } from '../engine-options.js';
+import type { ArgvSecret } from '../argv-secrets.js';
+import { smtpSettings } from '../smtp-options.js';
+import { VALIDATE, type ValidateFlags } from './options.js';
 
 /**
  * What `mailsift validate` will do, decided before anything is opened or sent:
@@ -53,11 +54,11 @@ export interface ValidatePlan {
  * not fit with another is a UsageError naming it, before the input is even
  * opened. Reads nothing of `process` (the context says it) and no file but the API key's.
  */
-export async function validatePlan(inputArg: string | undefined, flags: ValidateFlags, context: PlanContext): Promise<ValidatePlan> {
-  const engine = resolveEngine(flags, context.env);
+export async function plan({ args: [inputArg], flags, given, context }: PlanInput<ValidateFlags>): Promise<ValidatePlan> {
+  const engine = resolveEngine(flags, given, context.env);
   const warnings: string[] = [];
-  const { smtp, argvSecret } = smtpSettings(flags, context.env, (line) => warnings.push(`warning: ${line}`));
-  const input = inputArg ?? (context.stdinIsTTY ? undefined : '-');
+  const { smtp, argvSecret } = smtpSettings(flags, given, (line) => warnings.push(`warning: ${line}`));
+  const input = (inputArg as string | undefined) ?? (context.stdinIsTTY ? undefined : '-');
   if (input === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
@@ -90,6 +91,5 @@ export async function validatePlan(inputArg: string | undefined, flags: Validate
 
 /** `mailsift validate ARGV…` planned in-process, as the CLI plans it: nothing opened, nothing sent. */
 export function planValidate(argv: readonly string[], context: PlanContext): Promise<Planned<ValidatePlan>> {
-  const declared = validateCommand(async () => {}, helpDepth(argv));
-  return planWith(declared, argv, context, ([input], flags: ValidateFlags) => validatePlan(input as string | undefined, flags, context));
+  return planWith(VALIDATE, helpDepth(argv), argv, context, plan);
 }

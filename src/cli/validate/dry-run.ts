@@ -1,14 +1,15 @@
-import { validateStream } from '../pipeline/validate-stream.js';
-import type { KnownVerdicts } from '../stores/known-verdicts.js';
-import type { Input } from '../read/input-row.js';
-import { renderDryRun } from '../terminal/dry-run-report.js';
-import { terminalPolicy, type TerminalFlags } from '../terminal/style.js';
-import type { Validator } from '../engines/validator.js';
-import { errorVerdict, type Verdict } from '../verdict.js';
-import type { RowWriter } from '../write/row-writer.js';
-import type { ConcurrencySetting } from '../engines/api/concurrency-limit.js';
+import { validateStream } from '../../pipeline/validate-stream.js';
+import type { KnownVerdicts } from '../../stores/known-verdicts.js';
+import type { Input } from '../../read/input-row.js';
+import { renderDryRun } from '../../terminal/dry-run-report.js';
+import { terminalPolicy, type TerminalFlags } from '../../terminal/style.js';
+import type { Validator } from '../../engines/validator.js';
+import { errorVerdict, type Verdict } from '../../verdict.js';
+import type { RowWriter } from '../../write/row-writer.js';
+import type { ConcurrencySetting } from '../../engines/api/concurrency-limit.js';
 import type { ReportFile } from './report-file.js';
-import { commitTogether } from '../write/atomic-file.js';
+import { commitTogether } from '../../write/atomic-file.js';
+import type { Io } from '../io.js';
 
 /**
  * `validate --dry-run`: the real pipeline (reading, precheck, dedupe,
@@ -22,6 +23,7 @@ export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
   options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags; stop?: AbortSignal; report?: ReportFile },
+  io: Pick<Io, 'stdout' | 'env'>,
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -53,7 +55,7 @@ export async function runDryRun(
     requests: engine === 'api' ? counter.batches : 0,
     concurrency: options.concurrency,
   };
-  process.stdout.write(renderDryRun(figures, terminalPolicy(process.stdout, options.terminal).color));
+  io.stdout.write(renderDryRun(figures, terminalPolicy(io.stdout, options.terminal, io.env).color));
   const page = await options.report?.write(summary, { dryRun: figures }, options.stop?.aborted ? 'partial' : 'complete');
   if (page) await commitTogether([page]);
   if (api) {
@@ -62,7 +64,7 @@ export async function runDryRun(
       api.baseUrlSource === '--base-url' ? `--base-url ${api.baseUrl} ` : '',
       api.keySource.startsWith('--') ? `${api.keySource} ` : '',
     ].join('');
-    process.stdout.write(
+    io.stdout.write(
       `  not tried  the API at ${api.baseUrl} (${api.baseUrlSource}) and the key (${api.keySource}) were not contacted;\n` +
         `             to try both with one address: mailsift check ${flagsToRepeat}someone@example.com\n`,
     );
