@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from './wait.js';
 
 /**
  * A real Postfix (Debian's package) for the mailbox check's end-to-end tests:
@@ -491,7 +492,7 @@ const alive = (pid: number): boolean => {
 async function endProcess(pid: number): Promise<void> {
   if (!alive(pid)) return;
   process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => !alive(pid), { what: `process ${pid} to end on SIGTERM`, timeoutMs: 5000, intervalMs: 100 }).catch(() => undefined);
   if (alive(pid)) process.kill(pid, 'SIGKILL');
 }
 
@@ -509,19 +510,10 @@ function listening(host: string, port: number): Promise<boolean> {
 
 /** Resolves once a TCP connection to host:port opens; bounded in time. */
 async function waitForPort(host: string, port: number, ms: number, exited?: () => number | null): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s: Socket = connect({ host, port });
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
+  const up = async (): Promise<boolean> => {
+    if (await listening(host, port)) return true;
     if (exited?.() != null) throw new Error(`the server for ${host}:${port} exited`);
-    if (Date.now() > until) throw new Error(`nothing listens on ${host}:${port} after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return false;
+  };
+  await waitFor(up, { what: `something to listen on ${host}:${port}`, timeoutMs: ms, intervalMs: 100 });
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../../src/engines/local/index.js';
 import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../../src/engines/local/dns.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { waitFor } from '../../support/wait.js';
 
 let server: TestDnsServer;
 beforeAll(async () => {
@@ -69,11 +70,12 @@ describe('DNS outcomes against a loopback server', () => {
     const { v } = engine({ dnsConcurrency: 3, dnsTimeoutMs: 10_000 });
     let done = false;
     const result = v.validate(domains.map((d) => `x@${d}`), signal).finally(() => (done = true));
-    // answer whatever is held, until the batch is through (bounded: 200 rounds)
-    for (let round = 0; round < 200 && !done; round++) {
-      await new Promise((r) => setTimeout(r, 10));
+    // answer whatever is held, until the batch is through
+    const answerHeld = (): boolean => {
       server.releaseHeld();
-    }
+      return done;
+    };
+    await waitFor(answerHeld, { what: 'the batch to be through, its held queries answered as they come', timeoutMs: 5000 });
     const verdicts = await result;
     await v.close();
     expect(verdicts.every((x) => x.status === 'valid')).toBe(true);
@@ -282,13 +284,9 @@ describe('a server that is told it is not ready (serve) still sees DNS come back
     let now = 1_000_000;
     const flaky = await startDnsServer({ fallback: () => ({ servfail: true }) });
     const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, now: () => now });
-    const until = async (done: () => boolean): Promise<void> => {
-      for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(done()).toBe(true);
-    };
     try {
       expect(v.dnsState()).toBe('ok'); // nothing known yet: the probe starts
-      await until(() => flaky.queries.includes('NS '));
+      await waitFor(() => flaky.queries.includes('NS '), { what: 'the resolver probe (NS of the root)', timeoutMs: 3000 });
       await v.validate(['a@x1.test', 'b@x2.test', 'c@x3.test'], signal);
       expect(v.dnsState()).toBe('unusable');
       for (const d of ['x1.test', 'x2.test', 'x3.test']) flaky.zones[d] = { mx: [{ exchange: `mx.${d}`, priority: 10 }] };
@@ -296,7 +294,7 @@ describe('a server that is told it is not ready (serve) still sees DNS come back
       expect(v.dnsState()).toBe('unusable');
       expect(flaky.queries.length).toBe(asked); // not before UNANSWERED_TTL_MS
       now += UNANSWERED_TTL_MS + 1;
-      await until(() => v.dnsState() === 'ok');
+      await waitFor(() => v.dnsState() === 'ok', { what: 'DNS to be judged usable again', timeoutMs: 3000 });
       // one domain asked again (c-ares may send a question twice)
       expect(new Set(flaky.queries.slice(asked))).toEqual(new Set([expect.stringMatching(/^MX x[123]\.test$/)]));
     } finally {

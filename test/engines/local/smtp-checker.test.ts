@@ -4,6 +4,7 @@ import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
 import { FakeClock } from '../../support/fake-clock.js';
+import { waitFor } from '../../support/wait.js';
 import { systemClock } from '../../../src/engines/local/smtp/clock.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
@@ -399,11 +400,8 @@ describe('real-server behaviour', () => {
     const { c } = checker({ retryDelayMs: 3_000_000_000, clock });
     const asked = () => server.commands().filter((l) => l === 'RCPT TO:<grey-long@long.test>').length;
     const done = c.checkDomain({ domain: 'long.test', hosts: ['mx1.test'], emails: ['grey-long@long.test'] });
-    // the first session is over and the retry waits on the clock (bounded poll, real I/O in between)
-    for (let i = 0; !(asked() === 1 && clock.pending === 1); i++) {
-      if (i > 500) throw new Error('the check never came to wait for its retry');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    // the first session is over and the retry waits on the clock (real I/O in between)
+    await waitFor(() => asked() === 1 && clock.pending === 1, { what: 'the check to come to wait for its retry', timeoutMs: 5000 });
     await clock.advance(2_999_999_999);
     expect(asked()).toBe(1);
     c.close();
@@ -428,10 +426,7 @@ describe('real-server behaviour', () => {
       const { c } = checker({ port: slow.port, bannerTimeoutMs: 5000, timeoutMs: 5000, resolveHost: async () => ['127.0.0.6'] });
       const gaveUp = new AbortController();
       const first = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] }, gaveUp.signal);
-      for (let i = 0; slow.sessions.length === 0; i++) {
-        if (i > 500) throw new Error('never connected');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(() => slow.sessions.length > 0, { what: 'the checker to connect', timeoutMs: 5000 });
       gaveUp.abort(new Error('the client went away'));
       await expect(first).rejects.toThrow('the client went away');
       // the next request for that domain is checked, not told the host "did not answer earlier"

@@ -76,7 +76,7 @@ interface Held {
 
 /** Runs `free` once `held` is let go of: at once, or when the server has closed it. */
 function whenLetGo(held: Held, free: () => void): void {
-  if (held.closed) void held.closed.then(free);
+  if (held.closed !== undefined) void held.closed.then(free);
   else free();
 }
 
