@@ -6,6 +6,7 @@ import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns
 import { reply, startScriptedServer, type ScriptedServer } from '../../support/lab-smtp.js';
 import { HARD, LAB, PROBED_DOMAIN, REPLIES, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
 import { runCli } from '../../support/run-cli.js';
+import { missingTool } from '../../support/tools.js';
 
 // A harder mail lab: one mixed list of addresses, each with its known truth,
 // through `validate --engine local --smtp`, against real Postfix listeners
@@ -17,8 +18,7 @@ import { runCli } from '../../support/run-cli.js';
 // live mailbox `invalid`, never more than 2 sessions open at once to one
 // server address (Postfix's own log, the scripts' own count), no DATA.
 
-const missing = postfixMissing();
-if (missing) console.warn(`SKIPPED: the mail lab (${missing})`);
+const skipped = missingTool('the real-Postfix lab', postfixMissing());
 
 type Status = 'valid' | 'invalid' | 'risky' | 'unknown';
 
@@ -289,7 +289,7 @@ let scripts: ScriptedServer[] = [];
 let dns: TestDnsServer;
 let dir: string;
 
-describe.skipIf(missing !== undefined)('the mail lab: a mixed list against Postfix and Exim as providers configure them', () => {
+describe.skipIf(skipped)('the mail lab: a mixed list against Postfix and Exim as providers configure them', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsift-lab-'));
     const zones: Record<string, Zone> = { ...HOSTS, ...DNS_ZONES };
