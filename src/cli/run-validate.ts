@@ -27,6 +27,7 @@ import { interruptedReading } from '../read/spool.js';
 import { checkedColumns, type Input } from '../read/input-row.js';
 import { describeChoice } from '../read/column.js';
 import { xlsxRowCheck } from '../write/xlsx-writer.js';
+import { XLSX_SHEET_LIMITS } from '../write/xlsx-xml.js';
 import { ReportFile } from './report-file.js';
 import { plural, printable } from '../format.js';
 import type { Unused } from '../stores/unused.js';
@@ -304,13 +305,17 @@ function sayUnused(flag: string, store: { path: string; unused: Unused } | undef
 /**
  * The check of each input row against the output's limits, when there is one
  * to make before the run: an .xlsx output that every row reaches. (With
- * --only, --except, --unique or --split, which rows reach a file depends on
- * the verdicts: the writer checks them as they come.)
+ * --only, --except or --unique, which rows reach a file depends on the
+ * verdicts: the writer checks them as they come.) With --split every row
+ * reaches one of the files, so its cells are checked; how many rows each file
+ * gets depends on the verdicts, so the row count is left to the writer.
  */
 function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
   const { output, filter } = plan;
-  if (output.format !== 'xlsx' || output.split || filter.only || filter.except || filter.unique) return undefined;
-  return xlsxRowCheck(output.file ?? 'stdout', input.header, resolveColumns(output.columns, input.kind));
+  if (output.format !== 'xlsx' || filter.only || filter.except || filter.unique) return undefined;
+  const columns = resolveColumns(output.columns, input.kind);
+  if (output.split) return xlsxRowCheck(`--split ${output.split.dir}`, input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity }, '--format csv');
+  return xlsxRowCheck(output.file ?? 'stdout', input.header, columns);
 }
 
 /** Whether the input can be read a second time from its start: a regular file (not stdin, a FIFO or a device). */
