@@ -62,14 +62,21 @@ export function detectDelimiter(head: string): Delimiter {
   return best;
 }
 
-/** How many of the first records, split at `delimiter` (RFC 4180 quotes), have a cell that holds addresses and nothing else. */
+/**
+ * How many of the first records, split at `delimiter` (RFC 4180 quotes), have
+ * a cell that holds addresses and nothing else, and no more cells than the
+ * first record (a split inside the names of a name-addr widens the row).
+ */
 function rowsWithAddress(head: string, delimiter: string): number {
   let rows = 0;
   let records = 0;
   let found = false;
+  let cells = 0;
+  let width = 0;
   let cell = '';
   let quoted = false;
   const end = (): void => {
+    cells++;
     if (!found) {
       // one address, or a list of them: `anna@x.de;Müller` is neither
       const addresses = addressList(cell);
@@ -88,8 +95,10 @@ function rowsWithAddress(head: string, delimiter: string): number {
     else if (c === '\n' || c === '\r') {
       if (c === '\r' && head[i + 1] === '\n') i++;
       end();
-      if (found) rows++;
+      if (records === 0) width = cells;
+      if (found && cells <= width) rows++;
       found = false;
+      cells = 0;
       records++;
     } else cell += c;
   }
