@@ -41,6 +41,19 @@ const QUALIFIERS: ReadonlySet<string> = new Set([
   'privat', 'privee', 'prive', 'geschaftlich', 'dienstlich', 'trabajo', 'lavoro', 'werk', 'zakelijk',
 ]);
 
+/**
+ * The address columns of Outlook's contact export in its other languages, as
+ * it spells them (Microsoft's own table of Outlook CSV headers, in Exchange's
+ * contact import): its French and Italian users export these, not `E-mail
+ * Address`, and each has a second and third such column. Spelled as Outlook
+ * writes them and compared as headerWords has them, below.
+ */
+const OUTLOOK_NAMES = [
+  'Adresse de messagerie', 'Indirizzo posta elettronica', 'E-mailová adresa', 'E-poštni naslov', 'E-adresa', 'El. pašto adresas',
+  '2-as el. pašto adresas', '3-ias el. pašto adresas', 'Имейл адрес', 'عنوان البريد الإلكتروني', '電子メール アドレス', '전자 메일 주소',
+  '电子邮件地址', '电子邮件 2 地址', '電子郵件地址', '電子郵件 2 地址',
+];
+
 /** A header as words: `E-mail 1 - Value` → `e mail value` (numbers and qualifiers dropped). */
 function headerWords(name: string): string {
   return name
@@ -53,9 +66,12 @@ function headerWords(name: string): string {
     .join(' ');
 }
 
-/** Whether a header names an address column (see ADDRESS_NAMES). */
+const OUTLOOK_WORDS: ReadonlySet<string> = new Set(OUTLOOK_NAMES.map(headerWords));
+
+/** Whether a header names an address column (see ADDRESS_NAMES and OUTLOOK_NAMES). */
 export function isAddressHeader(name: string): boolean {
-  return ADDRESS_NAMES.has(headerWords(name));
+  const words = headerWords(name);
+  return ADDRESS_NAMES.has(words) || OUTLOOK_WORDS.has(words);
 }
 
 
