@@ -98,8 +98,10 @@ export function chooseColumns(
   const named = header.flatMap((name, col) => (isAddressHeader(name) ? [col] : []));
   /** a column most of whose cells hold an address (more than one: a note that quotes one address is no address column) */
   const holding = (col: number): boolean => counts[col]! >= Math.min(2, sample.length) && counts[col]! > 0 && counts[col]! * 2 >= filled[col]!;
+  // a column named like one but empty in every sampled row (Outlook's E-mail 3 Address, nearly
+  // always) is not said to hold addresses: the notice would be false, and its advice add empty groups
   const others = (chosen: readonly number[]): number[] =>
-    header.flatMap((_, col) => (!chosen.includes(col) && (named.includes(col) || holding(col)) ? [col] : []));
+    header.flatMap((_, col) => (!chosen.includes(col) && ((named.includes(col) && counts[col]! > 0) || holding(col)) ? [col] : []));
 
   if (requested !== undefined) {
     const columns = requestedColumns(header, requested);

@@ -227,6 +227,24 @@ describe("Outlook's export in the user's language (6, 7)", () => {
   });
 });
 
+describe('a column headed like an address column but empty is not said to hold addresses (7)', () => {
+  // Outlook writes E-mail 2 Address and E-mail 3 Address for every contact, empty for most
+  const header = ['First Name', 'Last Name', 'E-mail Address', 'E-mail Type', 'E-mail Display Name', 'E-mail 2 Address', 'E-mail 2 Type', 'E-mail 3 Address', 'E-mail 3 Type'];
+  const rows = [
+    ['Jürgen', 'Weiß', 'jw@weiss.example', 'SMTP', 'Jürgen Weiß (jw@weiss.example)', 'juergen@home.example', 'SMTP', '', ''],
+    ['Nina', 'Noemail', '', '', '', '', '', '', ''],
+    ['Olaf', 'Ørsted', 'olaf@orsted.example', 'SMTP', 'Olaf Ørsted (olaf@orsted.example)', '', '', '', ''],
+  ];
+
+  it('the notice names E-mail 2 Address, which holds one, and not E-mail 3 Address, empty in every row', async () => {
+    const input = file('outlook-empty-third.csv', csv([header, ...rows]));
+    const r = await runCli(['validate', input, '--columns', 'status'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`mailsift: column "E-mail 2 Address" (6) holds addresses too, not checked; to check both: --column 'E-mail Address,E-mail 2 Address'\n`);
+    expect(r.stderr).not.toContain('"E-mail 3 Address"');
+  });
+});
+
 describe('a column named with --column is checked however sparse (8)', () => {
   // A HubSpot export where few contacts have an email: 84 in 1,000, the rest "n/a" or empty.
   const header = ['Record ID', 'First Name', 'Last Name', 'Email', 'Phone Number', 'Lifecycle Stage'];
