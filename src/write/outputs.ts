@@ -121,7 +121,7 @@ async function openOne(
   try {
     if (format === 'xlsx') {
       // stdout is the run's, not the writer's to end
-      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined });
+      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined, ...(plan.split ? { instead: '--format csv' } : {}) });
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
     // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding

@@ -50,3 +50,16 @@ export function redactKey(text: string, key: string): string {
   for (const form of new Set([key, encodeURIComponent(key)])) if (out.includes(form)) out = out.split(form).join('[redacted]');
   return out;
 }
+
+/**
+ * An answer's bytes without the key (see redactKey): a server may echo it in
+ * an address's texts (an error message, the provider), which go to the output,
+ * the journal and the report. One native search of the bytes when it is not
+ * there, the common case.
+ */
+export function redactKeyBytes(bytes: Uint8Array, key: string): Uint8Array {
+  if (key.length < 4) return bytes;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!buf.includes(key) && !buf.includes(encodeURIComponent(key))) return bytes;
+  return Buffer.from(redactKey(buf.toString('utf8'), key), 'utf8');
+}
