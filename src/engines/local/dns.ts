@@ -70,6 +70,14 @@ export const UNANSWERED_TTL_MS = 30_000;
 const RECENT_LOOKUPS = 32;
 const MIN_UNANSWERED = 3;
 const UNUSABLE_SHARE = 0.9;
+/**
+ * DNS that stops answering mid-run shows as lookups in a row that got no
+ * answer while none came: a list's dead domains are scattered among answers.
+ * After this many, the resolver is asked about a domain that answered before,
+ * under a name no cache holds (see witness()): no answer to that either is an
+ * outage, however many answers came before it (the ring above needs 29 of 32).
+ */
+const WITNESS_AFTER = MIN_UNANSWERED;
 
 interface Cached<T> {
   value: Promise<T>;
@@ -121,6 +129,15 @@ export class DomainDns {
   private recentAt = 0;
   /** the domain a lookup last got no answer for: what retest() asks again */
   private lastUnanswered: string | undefined;
+  /** lookups that got an answer, so far */
+  private answers = 0;
+  /** the domain a lookup last got an answer for: the witness of an outage (see WITNESS_AFTER) */
+  private lastAnswered: string | undefined;
+  /** lookups in a row that got no answer while no other lookup got one */
+  private unansweredRun = 0;
+  /** the witness asked since the last answer came; true when it got no answer either */
+  private witness: Promise<boolean> | undefined;
+  private witnessFailed = false;
   /** epoch ms before which retest() does nothing */
   private nextRetest = 0;
   private readonly now: () => number;
@@ -223,14 +240,16 @@ export class DomainDns {
   private async lookupUncached(domain: string): Promise<DomainAnswer> {
     if (this.closed) return { outcome: 'unanswered', hosts: NO_HOSTS };
     const probe = this.runProbe();
+    const answersBefore = this.answers;
     const raw = await this.classify(domain);
-    this.noteLookup(domain, raw.outcome !== 'unanswered');
+    this.noteLookup(domain, raw.outcome !== 'unanswered', answersBefore);
     const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
     if (raw.outcome === 'mx') this.answeredMx = true;
     if (raw.outcome === 'mx' || raw.outcome === 'null-mx') return raw;
     // an unanswered lookup waits for the probe too, so that usable() has its verdict by the end of the batch
     const { usable, invents } = await probe;
-    if (raw.outcome === 'unanswered') return raw;
+    // and for the witness, when answers have stopped coming
+    if (raw.outcome === 'unanswered') return this.witnessed().then(() => raw);
     if (!usable && !this.answeredMx) return only('unanswered');
     if (raw.outcome === 'implicit-mx' && invents) return only('unanswered');
     return raw;
@@ -291,11 +310,43 @@ export class DomainDns {
     return this.options.server ?? 'the system resolver';
   }
 
-  private noteLookup(domain: string, answered: boolean): void {
+  /** `answersBefore`: the answers counted when the lookup began (none since: it is part of a run without answers) */
+  private noteLookup(domain: string, answered: boolean, answersBefore: number): void {
     if (this.recent.length < RECENT_LOOKUPS) this.recent.push(answered);
     else this.recent[this.recentAt] = answered;
     this.recentAt = (this.recentAt + 1) % RECENT_LOOKUPS;
-    if (!answered) this.lastUnanswered = domain;
+    if (answered) {
+      this.answers++;
+      this.lastAnswered = domain;
+      this.unansweredRun = 0;
+      this.witness = undefined;
+      this.witnessFailed = false;
+      return;
+    }
+    this.lastUnanswered = domain;
+    if (answersBefore === this.answers) this.unansweredRun++;
+  }
+
+  /**
+   * Once WITNESS_AFTER lookups in a row got no answer (see WITNESS_AFTER), asks
+   * about a name under the domain that last answered — a fresh name, which no
+   * resolver's cache can answer for it — once until an answer comes; resolves
+   * when that is told.
+   */
+  private witnessed(): Promise<unknown> {
+    const domain = this.lastAnswered;
+    if (this.unansweredRun < WITNESS_AFTER || domain === undefined || this.closed) return Promise.resolve();
+    return (this.witness ??= this.askWitness(domain));
+  }
+
+  private async askWitness(domain: string): Promise<boolean> {
+    const answers = this.answers;
+    const nonce = Math.random().toString(36).slice(2, 10);
+    const r = await this.ask(() => this.resolver.resolveMx(`mailsift-probe-${nonce}.${domain}`));
+    const failed = 'code' in r && r.code !== dns.NOTFOUND && r.code !== dns.NODATA && r.code !== dns.CANCELLED;
+    // an answer that came meanwhile ended the run without answers, and this witness's say
+    if (failed && answers === this.answers) this.witnessFailed = true;
+    return failed;
   }
 
   /** Of the last lookups, how many got no answer, when nearly all did (see RECENT_LOOKUPS); else 0. */
@@ -307,7 +358,9 @@ export class DomainDns {
 
   /**
    * Whether DNS works, by the answers the run got: not when nearly all of the
-   * last lookups got no answer; else when the probe passed, or a real MX
+   * last lookups got no answer, nor when it stopped answering mid-run (the
+   * lookups since the last answer got none, and neither did the witness: see
+   * WITNESS_AFTER); else when the probe passed, or a real MX
    * answer came since it began. Undefined before any probe ended. Ask after a
    * batch's lookups (each waits for the probe): says once when DNS is found
    * unusable, and once when it works again.
@@ -315,12 +368,15 @@ export class DomainDns {
   usable(): boolean | undefined {
     const probe = this.lastProbe;
     const failing = this.failing();
-    const usable = failing > 0 ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
+    const stopped = this.witnessFailed;
+    const usable = failing > 0 || stopped ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
     if (usable === false && this.judged !== false) {
       this.options.onWarning(
         failing > 0
           ? `DNS is unusable (${this.where} gave no answer to ${failing} of the last ${this.recent.length} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
-          : `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
+          : stopped
+            ? `DNS is unusable (${this.where} stopped answering: no answer to the last ${this.unansweredRun} domains looked up, nor about ${this.lastAnswered}, which answered before): DNS-dependent statuses are unknown`
+            : `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
       );
     } else if (usable === true && this.judged === false) this.options.onWarning(`DNS at ${this.where} works again`);
     if (usable !== undefined) this.judged = usable;
