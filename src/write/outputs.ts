@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { fstatSync, promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
@@ -120,7 +120,7 @@ async function openOne(
     // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding
     const encoding = text.dialect?.encoding ?? 'utf-8';
     const encoder = format === 'csv' && unicodeEncoding(encoding) !== 'utf-8' ? await encoderFor(encoding) : undefined;
-    const sink = new Sink(dest, label, encoder);
+    const sink = new Sink(dest, label, encoder, file === undefined && isPipe(1));
     const writer = noting(createRowWriter(format, sink, header, columns, text));
     return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows, ...(encoder ? { encoder } : {}) };
   } catch (err) {
@@ -207,4 +207,14 @@ function describe(err: unknown): string {
   if (code === 'EROFS') return 'read-only file system';
   if (code === 'ENOTDIR' || code === 'EEXIST') return 'a file is in the way';
   return (err as Error).message;
+}
+
+/** Descriptor `fd` is a pipe (`| head`, `| jq`) or a socket: its reader takes rows as they come, and may leave. */
+function isPipe(fd: number): boolean {
+  try {
+    const st = fstatSync(fd);
+    return st.isFIFO() || st.isSocket();
+  } catch {
+    return false;
+  }
 }
