@@ -72,10 +72,13 @@ const MIN_UNANSWERED = 3;
 const UNUSABLE_SHARE = 0.9;
 /**
  * DNS that stops answering mid-run shows as lookups in a row that got no
- * answer while none came: a list's dead domains are scattered among answers.
- * After this many, the resolver is asked about a domain that answered before,
- * under a name no cache holds (see witness()): no answer to that either is an
- * outage, however many answers came before it (the ring above needs 29 of 32).
+ * answer while none came (a list's dead domains are scattered among answers):
+ * after this many, or once the ring above says nearly all failed, the resolver
+ * is asked about a domain that answered before, under a fresh name no cache
+ * holds (see witnessed()). DNS is unusable only if that gets no answer either:
+ * dead domains in a row — a list of them, or a client of `serve` sending
+ * nothing else — never make it so while the resolver answers about a domain
+ * that works. Before any domain answered, the ring alone decides.
  */
 const WITNESS_AFTER = MIN_UNANSWERED;
 
@@ -135,8 +138,9 @@ export class DomainDns {
   private lastAnswered: string | undefined;
   /** lookups in a row that got no answer while no other lookup got one */
   private unansweredRun = 0;
-  /** the witness asked since the last answer came; true when it got no answer either */
+  /** the witness asked since the last answer came, and when (epoch ms); witnessFailed: it got no answer either */
   private witness: Promise<boolean> | undefined;
+  private witnessAt = 0;
   private witnessFailed = false;
   /** epoch ms before which retest() does nothing */
   private nextRetest = 0;
@@ -327,25 +331,32 @@ export class DomainDns {
     if (answersBefore === this.answers) this.unansweredRun++;
   }
 
+  /** Lookups got no answer as an outage would have them (see WITNESS_AFTER). */
+  private suspect(): boolean {
+    return this.unansweredRun >= WITNESS_AFTER || this.failing() > 0;
+  }
+
   /**
-   * Once WITNESS_AFTER lookups in a row got no answer (see WITNESS_AFTER), asks
-   * about a name under the domain that last answered — a fresh name, which no
-   * resolver's cache can answer for it — once until an answer comes; resolves
-   * when that is told.
+   * While lookups fail as an outage would have them (suspect()), asks about a
+   * name under the domain that last answered — a fresh name, which no
+   * resolver's cache can answer for it — once until an answer comes (or
+   * UNANSWERED_TTL_MS has passed); resolves when that is told.
    */
   private witnessed(): Promise<unknown> {
     const domain = this.lastAnswered;
-    if (this.unansweredRun < WITNESS_AFTER || domain === undefined || this.closed) return Promise.resolve();
-    return (this.witness ??= this.askWitness(domain));
+    if (domain === undefined || this.closed || !this.suspect()) return Promise.resolve();
+    if (this.witness === undefined || this.now() - this.witnessAt >= UNANSWERED_TTL_MS) this.witness = this.askWitness(domain);
+    return this.witness;
   }
 
   private async askWitness(domain: string): Promise<boolean> {
+    this.witnessAt = this.now();
     const answers = this.answers;
     const nonce = Math.random().toString(36).slice(2, 10);
     const r = await this.ask(() => this.resolver.resolveMx(`mailsift-probe-${nonce}.${domain}`));
     const failed = 'code' in r && r.code !== dns.NOTFOUND && r.code !== dns.NODATA && r.code !== dns.CANCELLED;
-    // an answer that came meanwhile ended the run without answers, and this witness's say
-    if (failed && answers === this.answers) this.witnessFailed = true;
+    // an answer that came meanwhile has said it already
+    if (answers === this.answers) this.witnessFailed = failed;
     return failed;
   }
 
@@ -358,9 +369,9 @@ export class DomainDns {
 
   /**
    * Whether DNS works, by the answers the run got: not when nearly all of the
-   * last lookups got no answer, nor when it stopped answering mid-run (the
-   * lookups since the last answer got none, and neither did the witness: see
-   * WITNESS_AFTER); else when the probe passed, or a real MX
+   * last lookups got no answer, or those since the last answer got none, and
+   * neither did the witness (see WITNESS_AFTER; without one, the first alone
+   * decides); else when the probe passed, or a real MX
    * answer came since it began. Undefined before any probe ended. Ask after a
    * batch's lookups (each waits for the probe): says once when DNS is found
    * unusable, and once when it works again.
@@ -368,15 +379,17 @@ export class DomainDns {
   usable(): boolean | undefined {
     const probe = this.lastProbe;
     const failing = this.failing();
-    const stopped = this.witnessFailed;
-    const usable = failing > 0 || stopped ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
+    const witness = this.lastAnswered;
+    const outage = this.suspect() && (witness === undefined ? failing > 0 : this.witnessFailed);
+    const usable = outage ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
     if (usable === false && this.judged !== false) {
+      const noAnswer = failing > 0 ? `${failing} of the last ${this.recent.length}` : `the last ${this.unansweredRun}`;
       this.options.onWarning(
-        failing > 0
-          ? `DNS is unusable (${this.where} gave no answer to ${failing} of the last ${this.recent.length} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
-          : stopped
-            ? `DNS is unusable (${this.where} stopped answering: no answer to the last ${this.unansweredRun} domains looked up, nor about ${this.lastAnswered}, which answered before): DNS-dependent statuses are unknown`
-            : `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
+        !outage
+          ? `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`
+          : witness === undefined
+            ? `DNS is unusable (${this.where} gave no answer to ${noAnswer} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
+            : `DNS is unusable (${this.where} gave no answer to ${noAnswer} domains looked up, nor about ${witness}, which answered before: SERVFAIL or time-outs): DNS-dependent statuses are unknown`,
       );
     } else if (usable === true && this.judged === false) this.options.onWarning(`DNS at ${this.where} works again`);
     if (usable !== undefined) this.judged = usable;
@@ -385,8 +398,9 @@ export class DomainDns {
 
   /**
    * While DNS is judged unusable, asks it again, at most every
-   * UNANSWERED_TTL_MS: the domain that last got no answer (past the cache), or
-   * the probe; before anything was asked, the probe. A server that says it is
+   * UNANSWERED_TTL_MS: the witness (see WITNESS_AFTER), or without one the
+   * domain that last got no answer (past the cache), or the probe; before
+   * anything was asked, the probe. A server that says it is
    * not ready gets no traffic, hence no lookups of its own that would show DNS
    * back: its readiness probe calls this.
    */
@@ -399,6 +413,10 @@ export class DomainDns {
     }
     if (this.judged !== false || this.now() < this.nextRetest) return;
     this.nextRetest = this.now() + UNANSWERED_TTL_MS;
+    if (this.lastAnswered !== undefined && this.witnessFailed) {
+      this.witness = this.askWitness(this.lastAnswered);
+      return;
+    }
     const domain = this.lastUnanswered;
     if (domain === undefined) {
       void this.runProbe();
