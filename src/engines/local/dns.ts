@@ -134,7 +134,7 @@ export class DomainDns {
   private lastUnanswered: string | undefined;
   /** lookups that got an answer, so far */
   private answers = 0;
-  /** the domain a lookup last got an answer for: the witness of an outage (see WITNESS_AFTER) */
+  /** the domain that exists a lookup last got an answer for: the witness of an outage (see WITNESS_AFTER) */
   private lastAnswered: string | undefined;
   /** lookups in a row that got no answer while no other lookup got one */
   private unansweredRun = 0;
@@ -246,7 +246,7 @@ export class DomainDns {
     const probe = this.runProbe();
     const answersBefore = this.answers;
     const raw = await this.classify(domain);
-    this.noteLookup(domain, raw.outcome !== 'unanswered', answersBefore);
+    this.noteLookup(domain, raw.outcome, answersBefore);
     const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
     if (raw.outcome === 'mx') this.answeredMx = true;
     if (raw.outcome === 'mx' || raw.outcome === 'null-mx') return raw;
@@ -315,13 +315,15 @@ export class DomainDns {
   }
 
   /** `answersBefore`: the answers counted when the lookup began (none since: it is part of a run without answers) */
-  private noteLookup(domain: string, answered: boolean, answersBefore: number): void {
+  private noteLookup(domain: string, outcome: DnsOutcome, answersBefore: number): void {
+    const answered = outcome !== 'unanswered';
     if (this.recent.length < RECENT_LOOKUPS) this.recent.push(answered);
     else this.recent[this.recentAt] = answered;
     this.recentAt = (this.recentAt + 1) % RECENT_LOOKUPS;
     if (answered) {
       this.answers++;
-      this.lastAnswered = domain;
+      // not a domain that does not exist: a resolver may answer for any name under it from its cache (RFC 8020)
+      if (outcome !== 'nxdomain') this.lastAnswered = domain;
       this.unansweredRun = 0;
       this.witness = undefined;
       this.witnessFailed = false;
