@@ -1,7 +1,8 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { CharsetEncoder } from '../dialect.js';
-import { writeError, type MailsiftError } from '../errors.js';
+import type { MailsiftError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
 
 const BUFFER_SIZE = 256 * 1024;
 /** characters joined before they are encoded */

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { UsageError, writeError, type MailsiftError } from '../errors.js';
+import { UsageError, type MailsiftError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
 import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { waitDrain } from './sink.js';
@@ -23,9 +24,11 @@ export const XLSX_WRITE_LIMITS = { ...XLSX_SHEET_LIMITS, bytes: ZIP32_MAX };
 
 export interface XlsxWriterOptions {
   /** lower limits (tests); past one the output is refused (exit 2) */
-  limits?: Partial<typeof XLSX_WRITE_LIMITS>;
+  limits?: { [K in keyof typeof XLSX_WRITE_LIMITS]?: number };
   /** deflate's level, 0..9 (the benchmark compares them) */
   level?: number;
+  /** `dest` is the run's stdout: its buffered writes are waited for, but it is never ended */
+  keepOpen?: boolean;
 }
 
 /**
@@ -56,7 +59,7 @@ export async function createXlsxWriter(
   // the header is as wide as the widest row (read/), so this is known before anything is sent
   if (names.length > limits.columns) throw tooWide(label, names.length, header.length, limits.columns);
   const appended = names.length - header.length;
-  const isStdout = dest === process.stdout;
+  const keepOpen = options.keepOpen === true;
   const gone = new AbortController();
   let failure: MailsiftError | undefined;
   dest.on('error', (err: NodeJS.ErrnoException) => {
@@ -167,7 +170,7 @@ export async function createXlsxWriter(
       if (zip.written + 1024 > limits.bytes) throw (failure = tooBig(label, limits.bytes));
       await zip.finish();
       if (gone.signal.aborted) return;
-      if (!isStdout) {
+      if (!keepOpen) {
         dest.end();
         await finishedQuietly(dest);
       } else if (dest.writableNeedDrain) {
@@ -177,7 +180,7 @@ export async function createXlsxWriter(
     },
     /** a run that failed before its end leaves a truncated workbook; the file is still closed */
     close: async () => {
-      if (ended || isStdout) return;
+      if (ended || keepOpen) return;
       dest.end();
       await finishedQuietly(dest);
     },

@@ -16,6 +16,7 @@ import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { parseCsv, runCli, type CliResult } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 
 const KEY = 'sk_test_dialect_7c1e';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-dialect-'));
@@ -237,8 +238,8 @@ describe('a table named .txt is a table', () => {
 
   it('LibreOffice\'s own "Unicode" text export reads as a table, and its output opens in LibreOffice with the same settings', async (ctx) => {
     if (!SOFFICE) {
-      console.warn('SKIPPED: soffice not found (apt-get install libreoffice-calc-nogui)');
-      return ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui)');
+      return;
     }
     const lo = join(dir, 'lo');
     mkdirSync(lo, { recursive: true });

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { post } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 import { startServe, type Served } from './spawn.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 // `serve --redis --smtp` instances sharing one real redis-server, a loopback
@@ -77,7 +78,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
   it('--smtp-per-host 1 holds across instances: the mail server never sees two sessions at once; /metrics counts them', async () => {
     smtp.maxOpen.set('127.0.0.1', 0);
     // six requests at once, three to each instance, each a domain of its own on
@@ -138,12 +139,8 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       await redis.restart();
     }
     for (const s of [a, b]) {
-      for (let i = 0; ; i++) {
-        const ready = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null });
-        if (ready.json?.redis === 'connected') break;
-        if (i > 60) throw new Error('never went back to Redis');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const connected = async () => (await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.redis === 'connected';
+      await waitFor(connected, { what: 'serve to go back to Redis (GET /readyz)', timeoutMs: 5000, intervalMs: 50 });
     }
   });
 
@@ -160,10 +157,7 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
     try {
       // c opens a session to mx.hang.test (127.0.0.1) and waits for a reply that never comes
       const held = check(c, ['hang-ann@hang.test']).catch(() => undefined);
-      for (let i = 0; !rcpts().includes('RCPT TO:<hang-ann@hang.test>'); i++) {
-        if (i > 100) throw new Error('c never asked');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitFor(() => rcpts().includes('RCPT TO:<hang-ann@hang.test>'), { what: 'c to ask for hang-ann', timeoutMs: 5000, intervalMs: 20 });
       expect(await watcher.zcard(LEASES)).toBe(1);
       // c's lease (1 s) was taken before now: unrenewed, it would be gone by leaseGoneBy
       const [seconds, micros] = await watcher.time();
@@ -174,12 +168,10 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       // so does d, and then it is told to stop: waiting for a lease does not keep it alive
       const dWaits = check(d, ['cy@hang.test']).catch(() => undefined);
       // both wait: two instances besides c's have asked for the lease (bounded poll)
-      const [cLease] = await watcher.zrange(LEASES, 0, 0);
+      const [cLease] = await watcher.zrange(LEASES, '0', '0');
       const cInstance = cLease!.split(':')[0];
-      for (let i = 0; new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size < 2; i++) {
-        if (i > 500) throw new Error('b and d never both asked for the lease');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const askers = () => new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size;
+      await waitFor(() => askers() === 2, { what: 'b and d both to ask for the lease', timeoutMs: 10_000, intervalMs: 20 });
       const stopAt = Date.now();
       d.child.kill('SIGTERM');
       expect(await d.exit).toBe(0);
@@ -188,10 +180,7 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
       // wait (bounded) until a waiter has asked for the lease after c's would have run out unrenewed, and was refused
-      for (let i = 0; !leaseAsks.some((x) => x.at > leaseGoneBy); i++) {
-        if (i > 500) throw new Error('no instance asked for the lease after it would have run out');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitFor(() => leaseAsks.some((x) => x.at > leaseGoneBy), { what: 'a waiter to ask for the lease after it would have run out', timeoutMs: 10_000, intervalMs: 20 });
       expect(await watcher.zcard(LEASES)).toBe(1);
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
       c.child.kill('SIGKILL');

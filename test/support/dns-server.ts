@@ -2,6 +2,11 @@ import dns2 from 'dns2';
 import type { AddressInfo } from 'node:net';
 
 const { Packet, createUDPServer } = dns2;
+type DnsPacket = InstanceType<typeof Packet>;
+/** dns2 encodes answers given as plain records; its typings ask for Resource objects */
+type Reply = Omit<DnsPacket, 'answers'> & { answers: Omit<DnsPacket['answers'][number], 'toBuffer'>[] };
+/** RFC 1035 §4.1.1 (dns2 has them as Packet.RCODE, its typings do not) */
+const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
 /**
  * What a test DNS server says for one name. A name with no zone gets NXDOMAIN.
@@ -19,6 +24,8 @@ export interface Zone {
   silent?: boolean;
   /** answer only when the test calls releaseHeld(): shows how many queries are in flight */
   hold?: boolean;
+  /** answer after this long (a resolver slowed down by a burst, a far server) */
+  delayMs?: number;
 }
 
 /** Zones every test server serves unless told otherwise (all under `.test`, RFC 6761). */
@@ -71,9 +78,11 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     zones: { ...DEFAULT_ZONES, ...options.zones },
   };
   const held: (() => void)[] = [];
+  /** answers of `delayMs` zones not sent yet: dropped at close */
+  const delayed = new Set<NodeJS.Timeout>();
   let maxHeld = 0;
   const server = createUDPServer((request, send) => {
-    const response = Packet.createResponseFromRequest(request);
+    const response: Reply = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
@@ -82,9 +91,9 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
     if (zone?.silent) return;
     if (!zone) {
-      response.header.rcode = Packet.RCODE.NXDOMAIN;
+      response.header.rcode = RCODE.NXDOMAIN;
     } else if (zone.servfail) {
-      response.header.rcode = Packet.RCODE.SERVFAIL;
+      response.header.rcode = RCODE.SERVFAIL;
     } else {
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.MX) {
@@ -105,11 +114,19 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
       }
     }
     if (zone?.hold) {
-      held.push(() => void send(response));
+      held.push(() => void send(response as DnsPacket));
       maxHeld = Math.max(maxHeld, held.length);
       return;
     }
-    void send(response);
+    if (zone?.delayMs) {
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        void send(response as DnsPacket);
+      }, zone.delayMs);
+      delayed.add(timer);
+      return;
+    }
+    void send(response as DnsPacket);
   });
   await server.listen(0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
@@ -143,6 +160,9 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     releaseHeld() {
       for (const answer of held.splice(0)) answer();
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const timer of delayed) clearTimeout(timer);
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

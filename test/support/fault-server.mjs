@@ -385,7 +385,7 @@ function parseArgs(argv) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const server = await startFaultServer(parseArgs(process.argv.slice(2)));
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
-  const stop = () => { server.close().then(() => process.exit(0)); };
+  const stop = () => void server.close().then(() => process.exit(0), () => process.exit(1));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -59,7 +59,7 @@ export async function startLimiterServer(options) {
 async function startExpress(o, requests, stats, answer) {
   const app = express();
   app.get('/__stats', (_req, res) => res.json(stats()));
-  app.use((req, res, next) => {
+  app.use((_req, res, next) => {
     const record = { at: Date.now(), status: 0 };
     requests.push(record);
     res.on('finish', () => (record.status = res.statusCode));

@@ -121,7 +121,7 @@ interface ServerModel {
  * requests through one Governor to a model of the server, on a fake clock:
  * what the bench measures for real, here without waiting.
  */
-export async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
+async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
   const clock = new FakeClock(1_700_000_000_000);
   const changes: string[] = [];
   const gov = new Governor({ concurrency, clock, onLimit: (c) => changes.push(`${c.from}→${c.to}`) });

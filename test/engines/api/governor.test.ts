@@ -98,7 +98,7 @@ describe('Governor', () => {
   });
 
   it('a 429 pauses every worker until Retry-After', async () => {
-    const { clock, gov, ask, granted, permits } = setup(4);
+    const { clock, ask, granted, permits } = setup(4);
     ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 50, 60_000, 60) });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
 import { LAB, PROBED_DOMAIN, REPLIES, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
 import { runCli } from '../../support/run-cli.js';
+import { missingTool } from '../../support/tools.js';
 import { startSocksServer } from '../../support/socks5-server.js';
 import { post } from '../../serve/helpers.js';
 import { startServe } from '../../serve/spawn.js';
@@ -14,8 +15,7 @@ import { startServe } from '../../serve/spawn.js';
 // server pointing each domain's MX records at them. Needs root; skipped with
 // a notice otherwise. Nothing leaves the machine.
 
-const missing = postfixMissing();
-if (missing) console.warn(`SKIPPED: the real-Postfix mailbox-check suite (${missing})`);
+const skipped = missingTool('the real-Postfix lab', postfixMissing());
 
 const mxTo = (...hosts: string[]): Zone => ({ mx: hosts.map((exchange, i) => ({ exchange, priority: 10 * (i + 1) })) });
 
@@ -104,7 +104,7 @@ let lab: PostfixLab;
 let dns: TestDnsServer;
 let dir: string;
 
-describe.skipIf(missing !== undefined)('the mailbox check against real Postfix and postgrey', () => {
+describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsift-postfix-run-'));
     [lab, dns] = await Promise.all([
