@@ -222,6 +222,27 @@ describe('DNS that does not work is not evidence', () => {
     }
   });
 
+  it('dead domains in a row after answers, the resolver still answering about a domain that answered: the list’s own, DNS stays usable', async () => {
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: server.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const dead = ['dead1.test', 'dead2.test', 'dead3.test', 'dead4.test'];
+    try {
+      for (const d of dead) server.zones[d] = { servfail: true };
+      const before = server.queries.length;
+      const verdicts = [];
+      // one lookup after another: nothing answers while the dead ones fail
+      for (const email of ['a@mx.test', ...dead.map((d) => `b@${d}`)]) verdicts.push(...(await v.validate([email], signal)));
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['valid', undefined], ...dead.map(() => ['unknown', undefined])]);
+      // the witness: a name under the domain that answered, which no cache holds
+      expect(server.queries.slice(before)).toContainEqual(expect.stringMatching(/^MX mailsift-probe-[a-z0-9]+\.mx\.test$/));
+      expect(warnings).toEqual([]);
+      expect(v.dnsState()).toBe('ok');
+    } finally {
+      for (const d of dead) delete server.zones[d];
+      await v.close();
+    }
+  });
+
   it('a resolver that invents addresses for missing names: A-only domains are unknown, MX still counts', async () => {
     const lying = await startDnsServer({ fallback: () => ({ a: ['192.0.2.99'] }) });
     const warnings: string[] = [];
