@@ -2,8 +2,9 @@
  * Text that comes from the API is the server's to choose: unbounded and raw.
  * Every string taken from a response is capped here, at normalisation, so a
  * 10 MB `provider` never reaches a CSV cell (nor past Excel's 32,767 characters)
- * and a 10 MB `error.code` never becomes a stderr line or a summary field
- * (issue 29.12). The caps are documented in docs/output.md.
+ * and a 10 MB `error.code` never becomes a stderr line or a summary field: a
+ * server's bug or hostility must not make our outputs unreadable. The caps are
+ * documented in docs/output.md.
  */
 export const API_TEXT_CAPS = {
   /** `provider`: a service's name */
