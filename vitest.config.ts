@@ -9,8 +9,10 @@ import { defineConfig } from 'vitest/config';
  *   asserts only what a real process shows: exit codes, stdin/stdout/stderr,
  *   signals, files on disk, real servers.
  * - every other `*.test.ts` — in-process: parsers, planners
- *   (`src/cli/plan-*.ts`: argv → plan or usage error), the pipeline, engines
- *   against loopback servers started in the test itself. Fast; no build needed.
+ *   (`src/cli/<command>/plan.ts`: argv → plan or usage error), whole commands
+ *   run by `main(argv, io)` against buffers (`test/support/run-in-process.ts`),
+ *   the pipeline, engines against loopback servers started in the test itself.
+ *   Fast; no build needed.
  *
  * `npm test` runs both, `npm run test:unit` the second alone. A new test of a
  * flag or an error message belongs in-process (test/cli/plan.test.ts is the

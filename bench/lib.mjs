@@ -2,6 +2,7 @@
 // runs with peak RSS, generated inputs.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -84,4 +85,36 @@ export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * A loopback address per simulated mail server: 127.0.1.1, 127.0.1.2, ...
+ * (Linux routes all of 127/8 to lo). The mailbox check keeps its politeness
+ * per server address, so servers that shared 127.0.0.1 would be one server.
+ */
+export const loopback = (i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
+
+/** Listens with `onConnection` on each of `hosts`, one port for all; resolves to the servers and the port. */
+export async function listenOnEach(hosts, onConnection, tries = 10) {
+  const servers = [];
+  const listen = (host, port) =>
+    new Promise((resolve, reject) => {
+      const s = createServer(onConnection);
+      s.maxConnections = 100_000;
+      s.once('error', reject);
+      s.listen(port, host, () => {
+        servers.push(s);
+        resolve(s.address().port);
+      });
+    });
+  try {
+    const port = await listen(hosts[0], 0);
+    for (const h of hosts.slice(1)) await listen(h, port);
+    return { servers, port };
+  } catch (err) {
+    for (const s of servers) s.close();
+    // the port was taken on another address: try another
+    if (err.code === 'EADDRINUSE' && tries > 1) return listenOnEach(hosts, onConnection, tries - 1);
+    throw err;
+  }
 }

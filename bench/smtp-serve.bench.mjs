@@ -4,7 +4,9 @@
 // their greeting. Two setups, measured in the same run:
 //   one domain    300 addresses of one domain (one MX host)
 //   300 domains   one address each of 300 domains, each with its own MX host
-// For each: every request must be answered (200, within --smtp-deadline), the
+//                 at a loopback address of its own (politeness is per address)
+// For each: every request must be answered (200, within --smtp-deadline, as
+// not determined: UNDETERMINED smtp_timeout, since a tarpit never answers), the
 // serve process's peak RSS over its idle baseline (and per pending check),
 // the tarpit connections opened, and how long the leftover background checks
 // go on dialling after the last answer (bounded by --smtp-budget).
@@ -14,11 +16,11 @@
 // Uses the compiled dist/ through bin/mailsift.js.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dns2 from 'dns2';
+import { listenOnEach, loopback } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '../bin/mailsift.js');
@@ -32,7 +34,7 @@ let opened = 0;
 let openNow = 0;
 let lastOpenAt = 0;
 const held = new Set();
-const tarpit = createServer((s) => {
+const tarpit = await listenOnEach(['127.0.0.1', ...Array.from({ length: N }, (_, i) => loopback(i))], (s) => {
   opened++;
   openNow++;
   lastOpenAt = Date.now();
@@ -43,10 +45,10 @@ const tarpit = createServer((s) => {
     held.delete(s);
   });
 });
-await new Promise((r) => tarpit.listen(0, '127.0.0.1', r));
-const smtpPort = tarpit.address().port;
+const smtpPort = tarpit.port;
 
-// DNS: every *.tarpit.test has an MX of its own name's mx., which is 127.0.0.1
+// DNS: every *.tarpit.test has an MX of its own name's mx.: mx.one.tarpit.test is
+// 127.0.0.1, mx.d<N>.tarpit.test the Nth loopback address
 const { Packet, createUDPServer } = dns2;
 const dns = createUDPServer((req, send) => {
   const res = Packet.createResponseFromRequest(req);
@@ -57,7 +59,10 @@ const dns = createUDPServer((req, send) => {
     if (q.type === Packet.TYPE.NS) res.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
   } else if (!name.endsWith('tarpit.test')) res.header.rcode = Packet.RCODE.NXDOMAIN;
   else if (q.type === Packet.TYPE.MX && !name.startsWith('mx.')) res.answers.push({ ...base, type: Packet.TYPE.MX, exchange: `mx.${name}`, priority: 10 });
-  else if (q.type === Packet.TYPE.A && name.startsWith('mx.')) res.answers.push({ ...base, type: Packet.TYPE.A, address: '127.0.0.1' });
+  else if (q.type === Packet.TYPE.A && name.startsWith('mx.')) {
+    const d = /^mx\.d(\d+)\./.exec(name);
+    res.answers.push({ ...base, type: Packet.TYPE.A, address: d ? loopback(Number(d[1])) : '127.0.0.1' });
+  }
   send(res);
 });
 await dns.listen(0, '127.0.0.1');
@@ -108,7 +113,10 @@ async function run(name, emailOf) {
     const answers = await Promise.all(Array.from({ length: N }, (_, i) => post(url, emailOf(i))));
     const answeredMs = performance.now() - t;
     const pendingRss = rssKiB(child.pid);
-    const ok = answers.filter((a) => a.status === 200 && a.body.status === 'valid').length;
+    // a tarpit never answers: every answer comes at the deadline, not determined (UNDETERMINED, smtp_timeout)
+    const atDeadline = answers.filter((a) => a.status === 200 && a.body.status === 'unknown' && a.body.error?.details === 'smtp_timeout').length;
+    const dnsErrors = answers.filter((a) => a.body.error?.details === 'dns_error').length;
+    const ok = atDeadline;
     const answeredAt = Date.now();
     // leftover background checks: wait (bounded) until no tarpit connection is open and none opened for 2 s
     const until = answeredAt + (BUDGET_S + 70) * 1000;
@@ -118,7 +126,7 @@ async function run(name, emailOf) {
     const quietS = (Date.now() - answeredAt) / 1000;
     const growth = peak - baseline;
     console.log(
-      `${name.padEnd(12)} ${ok}/${N} answered 200 valid in ${(answeredMs / 1000).toFixed(1)} s; RSS baseline ${(baseline / 1024).toFixed(1)} MiB, ` +
+      `${name.padEnd(12)} ${ok}/${N} answered 200 at the deadline (not determined: smtp_timeout), ${dnsErrors} DNS errors, in ${(answeredMs / 1000).toFixed(1)} s; RSS baseline ${(baseline / 1024).toFixed(1)} MiB, ` +
         `peak +${(growth / 1024).toFixed(1)} MiB (${(growth / N).toFixed(1)} KiB per pending check), at the last answer +${((pendingRss - baseline) / 1024).toFixed(1)} MiB; ` +
         `${opened} tarpit connections; last one opened ${leftoverS.toFixed(1)} s after the last answer, all closed ${quietS.toFixed(1)} s after it (budget ${BUDGET_S} s)`,
     );
@@ -137,7 +145,7 @@ try {
   const bound = 64 * 1024;
   console.log(`every request answered: ${allOk ? 'yes' : 'NO'}; peak growth within ${bound / 1024} MiB: ${one.growth <= bound && many.growth <= bound ? 'yes' : 'NO'}`);
 } finally {
-  tarpit.close();
+  for (const s of tarpit.servers) s.close();
   dns.close();
   rmSync(dir, { recursive: true, force: true });
 }

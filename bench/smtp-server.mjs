@@ -3,10 +3,13 @@
 // smtp-server package on 127.0.0.1 behind a TCP front that holds every reply
 // 20 ms (a mail server across the internet, doing its checks), and counts
 // connections: in all, and open at once per recipient domain (one MX host per
-// domain in the bench). Every address is accepted but random catch-all probes
-// (`x` + 19 letters or digits), which get 550 5.1.1. DATA is refused.
-import { connect, createServer } from 'node:net';
+// domain in the bench). The front listens on as many loopback addresses as the
+// first argument says (lib.mjs loopback(): one server address per MX host).
+// Every address is accepted but random catch-all probes (`x` + 19 letters or
+// digits), which get 550 5.1.1. DATA is refused.
+import { connect } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { listenOnEach, loopback } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.SMTP_BENCH_DELAY_MS ?? 20);
 
@@ -39,7 +42,7 @@ const upstreamPort = smtp.server.address().port;
 let connections = 0;
 const openByDomain = new Map();
 let maxPerDomain = 0;
-const front = createServer((client) => {
+const front = (client) => {
   connections++;
   client.setNoDelay(true);
   const up = connect({ host: '127.0.0.1', port: upstreamPort });
@@ -71,9 +74,9 @@ const front = createServer((client) => {
   };
   client.on('close', done).on('error', done);
   up.on('close', () => setTimeout(done, DELAY_MS + 5)).on('error', done);
-});
-front.maxConnections = 100_000;
-await new Promise((r) => front.listen(0, '127.0.0.1', r));
+};
+const hosts = Array.from({ length: Number(process.argv[2] ?? 1) }, (_, i) => loopback(i));
+const { port } = await listenOnEach(hosts, front);
 
 process.on('message', (m) => {
   if (m === 'stats') process.send({ connections, maxPerDomain, data });
@@ -83,4 +86,4 @@ process.on('message', (m) => {
     process.send({ ok: true });
   }
 });
-process.send({ port: front.address().port });
+process.send({ port });

@@ -116,7 +116,7 @@ export const anchor = (heading) => heading.toLowerCase().replace(/[^\p{L}\p{N}\s
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { createProgram } = await import('../dist/cli/main.js');
   const target = fileURLToPath(new URL('../docs/cli.md', import.meta.url));
-  writeFileSync(target, renderCliReference(createProgram(undefined, 'all')));
+  writeFileSync(target, renderCliReference(createProgram('all')));
   process.stdout.write(`wrote ${target}\n`);
   const { EXIT_MEANINGS } = await import('../dist/errors.js');
   for (const page of EXIT_TABLE_PAGES) {

@@ -1,8 +1,9 @@
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
+import { replaceWhole } from '../fs/replace.js';
 
 /**
  * The API key `mailsift login` stores, like `gh auth login`: one line in
@@ -15,7 +16,7 @@ import { UsageError } from '../errors.js';
  * regular file is read, and a read never blocks (a FIFO or /dev/zero planted
  * at the path would hang every run).
  */
-export function credentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+export function credentialsPath(env: NodeJS.ProcessEnv): string {
   return join(configHome(env), 'mailsift', 'credentials');
 }
 
@@ -32,7 +33,7 @@ const home = (env: NodeJS.ProcessEnv): string => env.HOME || homedir();
 const MAX_KEY_FILE_BYTES = 16_384;
 
 /** Whether something is stored at the credentials path; opens nothing (the key may be unreadable, or not a file). */
-export function hasStoredKey(env: NodeJS.ProcessEnv = process.env): boolean {
+export function hasStoredKey(env: NodeJS.ProcessEnv): boolean {
   try {
     lstatSync(credentialsPath(env));
     return true;
@@ -42,7 +43,7 @@ export function hasStoredKey(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** The stored key, or undefined when none is stored. Read only by a run that needs the key. */
-export function readStoredKey(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readStoredKey(env: NodeJS.ProcessEnv): string | undefined {
   const path = credentialsPath(env);
   const again = 'run "mailsift logout", then "mailsift login"';
   let fd: number;
@@ -53,7 +54,7 @@ export function readStoredKey(env: NodeJS.ProcessEnv = process.env): string | un
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     if (code === 'ELOOP') throw new UsageError(`${path}: the stored key is a symbolic link, which mailsift never follows; ${again}`);
-    throw new UsageError(`${path}: cannot read the stored key (${code === 'EACCES' ? 'permission denied, EACCES' : code}); ${again}`);
+    throw new UsageError(`${path}: cannot read the stored key: ${fileTrouble(err, 'read')}; ${again}`);
   }
   let text: string;
   try {
@@ -66,7 +67,7 @@ export function readStoredKey(env: NodeJS.ProcessEnv = process.env): string | un
     text = buffer.subarray(0, filled).toString('utf8');
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new UsageError(`${path}: cannot read the stored key (${(err as NodeJS.ErrnoException).code}); ${again}`);
+    throw new UsageError(`${path}: cannot read the stored key: ${fileTrouble(err, 'read')}; ${again}`);
   } finally {
     closeSync(fd);
   }
@@ -97,7 +98,7 @@ export function looksLikeKey(key: string): boolean {
  * Stores `key`, replacing any stored one whole (never a half-written file);
  * returns where, and lines to warn about (a config directory others may write).
  */
-export function storeKey(key: string, env: NodeJS.ProcessEnv = process.env): { path: string; warnings: string[] } {
+export async function storeKey(key: string, env: NodeJS.ProcessEnv): Promise<{ path: string; warnings: string[] }> {
   const path = credentialsPath(env);
   const dir = dirname(path);
   // HOME is the user's: creating a missing one (as root, nobody's /nonexistent) would put a key where no
@@ -107,8 +108,6 @@ export function storeKey(key: string, env: NodeJS.ProcessEnv = process.env): { p
     throw new UsageError(`login: HOME (${home(env)}) is not an existing directory: set HOME to yours, or XDG_CONFIG_HOME to where the key should go`);
   }
   const warnings: string[] = [];
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  let fd: number | undefined;
   try {
     if (xdg !== undefined) mkdirSync(xdg, { recursive: true, mode: 0o700 });
     // one level at a time below HOME: ~/.config, then mailsift
@@ -128,20 +127,14 @@ export function storeKey(key: string, env: NodeJS.ProcessEnv = process.env): { p
       throw new UsageError(`login: ${path} is a symbolic link, which mailsift never writes through; remove it (mailsift logout), then log in again`);
     }
     if (existing && !existing.isFile()) throw new UsageError(`login: ${path} is not a regular file; remove it, then log in again`);
-    // O_EXCL|O_NOFOLLOW: a name planted in a shared directory is never opened, followed or reused;
-    // created 0600 before the key is in it: no moment when others may read it
-    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    writeSync(fd, `${key}\n`);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    // rename replaces whatever name is at `path` (a link planted since included), never what it points to
-    renameSync(tmp, path);
+    // The temp file is made with O_EXCL (a name planted in a shared directory is never opened or
+    // followed) and 0600 before the key is in it (no moment when others may read it), whatever mode a
+    // file there had; the rename replaces whatever name is at `path` (a link planted since included),
+    // never what it points to.
+    await replaceWhole(path, `${key}\n`, { mode: 0o600, keepMode: false });
   } catch (err) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(tmp, { force: true });
     if (err instanceof UsageError) throw err;
-    throw new UsageError(`login: cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(`login: cannot write ${path}: ${fileTrouble(err, 'write')}`);
   }
   return { path, warnings };
 }
@@ -164,7 +157,7 @@ function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefine
 }
 
 /** Removes the stored key; returns its path, or undefined when there was none. */
-export function removeStoredKey(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function removeStoredKey(env: NodeJS.ProcessEnv): string | undefined {
   const path = credentialsPath(env);
   try {
     rmSync(path);
@@ -172,6 +165,6 @@ export function removeStoredKey(env: NodeJS.ProcessEnv = process.env): string | 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    throw new UsageError(`logout: cannot remove ${path} (${code})`);
+    throw new UsageError(`logout: cannot remove ${path}: ${fileTrouble(err, 'write')}`);
   }
 }

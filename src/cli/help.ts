@@ -1,5 +1,6 @@
-import { type Command, Help } from 'commander';
+import { type Command, Help, Option } from 'commander';
 import type { ExitMeaning } from '../errors.js';
+import type { OptionTable } from './option-record.js';
 
 /**
  * Help that fits a screen: `mailsift CMD --help` shows the common flags and
@@ -48,13 +49,14 @@ export function exitStatusHelp(rows: readonly ExitMeaning[], which: 'help' | 'ch
   return `Exit status:\n${lines.join('\n')}`;
 }
 
-export interface HelpTexts {
+/** What a command's help holds beside its flags. */
+export interface CommandHelp<K extends string = string> {
   /**
-   * The flags the short help lists, in this order, each with the term and the
-   * words it shows there (shorter than the option's own, which --help all,
-   * docs/cli.md and completion keep): long flag → [term, description].
+   * The flags the short help lists, in this order, each in the few words of
+   * its record's `brief` (shorter than its `help`, which --help all,
+   * docs/cli.md and completion keep). Without it, the command has one help.
    */
-  common: Readonly<Record<string, readonly [string, string]>>;
+  brief?: readonly K[];
   /** a few examples, every line within 80 columns */
   examples: string;
   /** what `--help all` adds after the options and examples: reference texts, more examples (made only then) */
@@ -64,15 +66,22 @@ export interface HelpTexts {
 }
 
 /**
- * Gives `cmd` its help at `depth`: the short one lists only the `common`
+ * Gives `cmd` its help at `depth`: the short one lists only the `brief`
  * flags, in few words, then the examples and where the rest is; the whole one
  * every flag, the examples and the reference. No option is hidden (shell
  * completion and docs/cli.md list them all): only this help's listing is narrowed.
  */
-export function withHelp(cmd: Command, depth: HelpDepth, texts: HelpTexts): Command {
+export function withHelp(cmd: Command, depth: HelpDepth, table: OptionTable, texts: CommandHelp): Command {
+  if (texts.brief === undefined) return cmd.addHelpText('after', `\n${texts.examples.trim()}`);
   cmd.helpOption('-h, --help', 'this help; --help all: every flag and the reference');
-  const common: Record<string, readonly [string, string]> = { ...texts.common, '--help': ['-h, --help [all]', 'this help; with all: every flag, and more'] };
-  const order = Object.keys(common);
+  const common = new Map<string, readonly [string, string]>();
+  for (const key of texts.brief) {
+    const record = table[key];
+    if (record?.brief === undefined) throw new Error(`help: ${cmd.name()} lists ${key} in its short help, which has no brief words`);
+    common.set(new Option(record.flags).long!, [record.briefTerm ?? record.flags, record.brief]);
+  }
+  common.set('--help', ['-h, --help [all]', 'this help; with all: every flag, and more']);
+  const order = [...common.keys()];
   if (depth === 'short') {
     const base = new Help();
     cmd.configureHelp({
@@ -81,10 +90,10 @@ export function withHelp(cmd: Command, depth: HelpDepth, texts: HelpTexts): Comm
       visibleOptions: (c) =>
         base
           .visibleOptions(c)
-          .filter((o) => o.long !== undefined && o.long in common)
+          .filter((o) => o.long !== undefined && common.has(o.long))
           .sort((x, y) => order.indexOf(x.long!) - order.indexOf(y.long!)),
-      optionTerm: (o) => common[o.long!]?.[0] ?? base.optionTerm(o),
-      optionDescription: (o) => common[o.long!]?.[1] ?? base.optionDescription(o),
+      optionTerm: (o) => common.get(o.long!)?.[0] ?? base.optionTerm(o),
+      optionDescription: (o) => common.get(o.long!)?.[1] ?? base.optionDescription(o),
     });
   }
   cmd.addHelpText('after', `\n${texts.examples.trim()}`);

@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'node:events';
 import { EXIT } from '../errors.js';
 
 export interface InterruptOptions {
@@ -6,10 +5,10 @@ export interface InterruptOptions {
   graceMs: number;
   /** one line for the user (stderr) */
   notice: (line: string) => void;
-  /** the process to listen on; tests pass an EventEmitter */
-  target?: Pick<EventEmitter, 'on' | 'off'>;
-  /** last resort if the clean-up itself hangs (a blocked pipe): exit with the code; default exitNow */
-  forceExit?: (code: number) => void;
+  /** where the signals arrive: the process (io.signals); tests pass an EventEmitter */
+  target: { on(signal: TerminatingSignal, listener: () => void): unknown; off(signal: TerminatingSignal, listener: () => void): unknown };
+  /** last resort if the clean-up itself hangs (a blocked pipe): exit with the code (io.exit) */
+  forceExit: (code: number) => void;
   /** clean-up allowed after the grace period before forceExit; default FLUSH_MS */
   flushMs?: number;
   /**
@@ -45,7 +44,7 @@ export interface Interrupts {
  * removed) and exits 128 + its number. Without a listener, SIGHUP (a closed
  * terminal or SSH session), SIGQUIT and SIGUSR2 killed the run at once, and
  * the answers in flight were paid for and lost. Left alone: SIGPIPE (node
- * ignores it), SIGPROF (V8's profiler), SIGUSR1 (see ignoreInspectorSignal) and
+ * ignores it), SIGPROF (V8's profiler), SIGUSR1 (ignored: bin/mailsift.js says why) and
  * the faults (SIGSEGV…), after which no JavaScript may run.
  */
 export const CODES = {
@@ -68,8 +67,7 @@ const SIGNALS = Object.keys(CODES) as TerminatingSignal[];
  * clean-up hangs anyway, `forceExit` ends the process after `flushMs` more.
  */
 export function watchInterrupts(o: InterruptOptions): Interrupts {
-  const target = o.target ?? process;
-  const forceExit = o.forceExit ?? exitNow;
+  const { target, forceExit } = o;
   const flushMs = o.flushMs ?? FLUSH_MS;
   const stop = new AbortController();
   const abandon = new AbortController();
@@ -160,29 +158,6 @@ const FLUSH_MS = 3000;
 
 /** The grace period after SIGTERM: its sender's kill follows (`timeout -k 5`: 5 s). */
 const TERM_GRACE_MS = 1500;
-
-/**
- * Ends the process now with `code`, whatever it is blocked on. process.exit
- * waits for libuv's worker threads, and one stuck in a system call no signal
- * interrupts (open() of a FIFO nobody reads) would hold it for good; so the
- * 'exit' hooks run (temp files removed), then the process dies of the signal
- * it was sent — which the shell reports as 130 or 143, as if we exited so.
- */
-export function exitNow(code: number): void {
-  process.exitCode = code;
-  try {
-    process.emit('exit', code);
-  } catch {
-    // a hook failed: exit all the same
-  }
-  // SIGQUIT's default action dumps core — the memory of a process that holds the API key: exit with its number instead
-  const signal = SIGNALS.find((name) => CODES[name] === code && name !== 'SIGQUIT');
-  if (signal !== undefined) {
-    process.removeAllListeners(signal); // the default action again: death by the signal
-    process.kill(process.pid, signal);
-  }
-  process.exit(code);
-}
 
 /** How long a read interrupted before anything was sent may take to notice: a read waiting on a silent pipe does not. */
 const READING_EXIT_MS = 2000;

@@ -1,15 +1,19 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { EXIT, MailsiftError } from '../errors.js';
-import { completionCommand } from './completion-command.js';
-import { keysCommand } from './keys-command.js';
-import { loginCommands } from './login-command.js';
-import { serveCommand } from './serve-command.js';
-import { validateCommand } from './validate-command.js';
-import { processContext } from './plan.js';
-import { checkCommand, checkPlan, runCheck } from './check-command.js';
-import { VERSION } from '../version.js';
-import { helpDepth, type HelpDepth } from './help.js';
 import { printable } from '../format.js';
+import { say } from '../terminal/say.js';
+import { VERSION } from '../version.js';
+import { planInput, toCommand, type Declared, type PlanContext, type PlanInput } from './command.js';
+import { helpDepth, type HelpDepth } from './help.js';
+import type { Io } from './io.js';
+import { CHECK } from './check/options.js';
+import { COMPLETION } from './completion/options.js';
+import { KEYS } from './keys/options.js';
+import { LOGIN, LOGOUT } from './login/options.js';
+import { SERVE } from './serve/options.js';
+import { VALIDATE } from './validate/options.js';
+
+export { processIo, type Io } from './io.js';
 
 /**
  * Examples shown first in `mailsift --help` (clig.dev: people read examples
@@ -24,77 +28,87 @@ Examples:
 `;
 
 /**
- * The only place that sets the exit status: a command's run returns its exit
- * code, or throws MailsiftError (message for the user + exit code); anything
- * else is a bug. We set process.exitCode rather than calling process.exit so
- * that piped output is never cut off.
+ * A command wired: its declaration (./X/options.ts), and its plan (./X/plan.ts)
+ * and run (./X/run.ts), loaded only when it runs: `mailsift --version` and
+ * `--help` never pay for validate's or serve's modules. A folder with several
+ * commands (login and logout, keys create|list|revoke) plans and runs each.
  */
-export async function main(argv: string[]): Promise<void> {
-  // A reader that goes away (`mailsift --help | head`) ends us quietly, not with
-  // a stack trace; other write errors (a full disk) fail the run, and the output
-  // sink, which watches stdout itself, says what could not be written.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') process.exitCode = EXIT.unexpected;
-  });
-  // After a hang-up (SIGHUP: the terminal or SSH session closed) writing to the
-  // terminal fails with EIO: that must not end, unflushed, a run that handles
-  // the hang-up as it handles SIGTERM. There is nowhere left to say it anyway.
-  process.stderr.on('error', () => {});
-  // Node's answer to SIGUSR1 is to open its inspector on 127.0.0.1:9229: any
-  // local process could then read the API key out of this one. A listener
-  // replaces that answer; the signal is ignored (a debugger is attached with
-  // `node --inspect bin/mailsift.js …` on purpose instead).
-  process.on('SIGUSR1', () => {});
+interface Wired {
+  readonly declared: readonly Declared<any>[];
+  plan(): Promise<{ plan(input: PlanInput<any>): unknown }>;
+  run(): Promise<{ run(plan: any, io: Io): Promise<number> }>;
+}
+
+const COMMANDS: readonly Wired[] = [
+  { declared: [VALIDATE], plan: () => import('./validate/plan.js'), run: () => keepHeapNearLive().then(() => import('./validate/run.js')) },
+  { declared: [CHECK], plan: () => import('./check/plan.js'), run: () => import('./check/run.js') },
+  { declared: [SERVE], plan: () => import('./serve/plan.js'), run: () => import('./serve/run.js') },
+  { declared: [KEYS], plan: () => import('./keys/plan.js'), run: () => import('./keys/run.js') },
+  { declared: [LOGIN, LOGOUT], plan: () => import('./login/plan.js'), run: () => import('./login/run.js') },
+  { declared: [COMPLETION], plan: () => import('./completion/plan.js'), run: () => import('./completion/run.js') },
+];
+
+/**
+ * Runs the command line `argv` (node's: the program and script first) against
+ * `io` and returns the exit code: a command's run returns its code, or throws
+ * MailsiftError (message for the user + exit code); anything else is a bug.
+ * Nothing here ends the process: bin/mailsift.js sets the exit status, so
+ * that piped output is never cut off, and a test runs this in-process.
+ */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
   let ran: number | undefined;
-  const program = createProgram((code) => (ran = code), helpDepth(argv.slice(2)));
-  let code: number;
+  const program = createProgram(helpDepth(argv.slice(2)), { io, ran: (code) => (ran = code) });
   try {
-    await program.parseAsync(argv);
-    code = ran ?? EXIT.ok;
+    await program.parseAsync([...argv]);
+    return ran ?? EXIT.ok;
   } catch (err) {
-    code = exitCodeFor(err);
+    return exitCodeFor(err, io);
   }
-  // the run's own code (74 for stdout on a full disk) is the more precise; but a failed
-  // write to stdout (above) is not undone by a run that thought it went well
-  if (code !== EXIT.ok || !process.exitCode) process.exitCode = code;
 }
 
 /**
- * The whole command tree, every flag and help text, without running anything:
- * main parses argv with it, and `npm run docs` writes docs/cli.md from it.
+ * The whole command tree, every flag and help text: main parses argv with it
+ * (`run`: its io, and where a command's exit code goes), and `npm run docs`
+ * writes docs/cli.md from it (nothing to run).
  */
-export function createProgram(exited: (code: number) => void = () => {}, help: HelpDepth = 'short'): Command {
+export function createProgram(help: HelpDepth = 'short', run?: { io: Io; ran: (code: number) => void }): Command {
+  const output = run ? outputTo(run.io) : OUTPUT;
   const program = new Command('mailsift')
     .description('Bulk email validation: CSV, text or stdin in; a verdict per row out.')
     .version(VERSION, '-V, --version')
     .showSuggestionAfterError(true)
-    .addHelpText('after', EXAMPLES)
-    .exitOverride()
-    .configureOutput(OUTPUT);
-  // Each command declares its flags; what it runs is loaded only when it runs, from here,
-  // so that a command's declaration and its run never import each other.
-  // A command line is planned first (it opens no input, writes and sends nothing), then the plan runs.
-  // A run returns its exit code, handed to `exited` (main sets it). Planning and running are
-  // loaded when their command runs: `mailsift --version` never pays for validate's or serve's
-  // modules (issue 32).
-  program.addCommand(validateCommand(async (input, flags) => {
-    const plan = await (await import('./plan-validate.js')).validatePlan(input, flags, processContext());
-    const { runValidate } = await import('./run-validate.js');
-    await keepHeapNearLive();
-    exited(await runValidate(plan));
-  }, help));
-  program.addCommand(checkCommand(async (email, flags) => exited(await runCheck(checkPlan(email, flags, processContext()))), help));
-  program.addCommand(serveCommand(async (flags) => {
-    const plan = (await import('./plan-serve.js')).servePlan(flags, processContext());
-    exited(await (await import('./run-serve.js')).runServe(plan));
-  }, help));
-  program.addCommand(keysCommand());
-  for (const cmd of loginCommands()) program.addCommand(cmd);
-  program.addCommand(completionCommand(program));
+    .addHelpText('after', EXAMPLES);
+  for (const wired of COMMANDS) {
+    for (const declared of wired.declared) {
+      const cmd = toCommand(declared, help);
+      program.addCommand(cmd);
+      if (run) wire(cmd, declared, wired, program, run);
+    }
+  }
   // addCommand copies no settings: every command, nested ones too, exits and words errors alike
   const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];
-  for (const cmd of all(program).slice(1)) cmd.exitOverride().configureOutput(OUTPUT);
+  for (const cmd of all(program)) cmd.exitOverride().configureOutput(output);
   return program;
+}
+
+/** Gives `cmd` (and its subcommands) the action that plans, then runs, through `run.io`. */
+function wire(cmd: Command, declared: Declared<any>, wired: Wired, program: Command, run: { io: Io; ran: (code: number) => void }): void {
+  const subcommands = declared.subcommands ?? [];
+  if (subcommands.length > 0) {
+    subcommands.forEach((sub, i) => wire(cmd.commands[i]!, sub, wired, program, run));
+    return;
+  }
+  const { io } = run;
+  cmd.action(async () => {
+    // A command line is planned first (it opens no input, writes and sends nothing), then the plan runs.
+    const plan = await (await wired.plan()).plan(planInput(cmd, declared, contextOf(io), program));
+    run.ran(await (await wired.run()).run(plan, io));
+  });
+}
+
+/** What planning may know of the io: the environment and which streams are terminals. */
+function contextOf(io: Io): PlanContext {
+  return { env: io.env, stdinIsTTY: io.stdin.isTTY === true, stdoutIsTTY: io.stdout.isTTY === true };
 }
 
 /**
@@ -114,25 +128,37 @@ async function keepHeapNearLive(): Promise<void> {
  * One prefix for every error line, ours and commander's ("error: unknown
  * option" becomes "mailsift: unknown option"): scripts and people grep one.
  */
-const OUTPUT = {
+const OUTPUT: OutputConfiguration = {
   // commander's message quotes what was typed (an unknown option may hold escapes): each line printable
   outputError: (text: string, write: (s: string) => void) =>
     write(text.replace(/^error: /, 'mailsift: ').split('\n').map(printable).join('\n')),
 };
 
-function exitCodeFor(err: unknown): number {
+/** Help, --version and commander's errors through the io, as wide as its terminal says. */
+function outputTo(io: Io): OutputConfiguration {
+  const width = (s: Io['stdout']): number | undefined => (s.isTTY ? s.columns : undefined);
+  return {
+    ...OUTPUT,
+    writeOut: (s) => void io.stdout.write(s),
+    writeErr: (s) => void io.stderr.write(s),
+    getOutHelpWidth: () => width(io.stdout) ?? 80,
+    getErrHelpWidth: () => width(io.stderr) ?? 80,
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
+  };
+}
+
+function exitCodeFor(err: unknown, io: Io): number {
   if (err instanceof CommanderError) {
     // --help and --version "fail" with exit code 0; usage errors were already printed.
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (err instanceof MailsiftError) {
-    process.stderr.write(`mailsift: ${printable(err.message)}\n`);
+    say(io.stderr, err.message);
     return err.exitCode;
   }
   const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  process.stderr.write(
-    `mailsift: unexpected error: ${printable(err instanceof Error ? err.message : String(err))}\n` +
-      `This is a bug; please report it with the line below.\n${detail.split('\n').slice(0, 6).join('\n')}\n`,
-  );
+  say(io.stderr, `unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+  io.stderr.write(`This is a bug; please report it with the line below.\n${detail.split('\n').slice(0, 6).join('\n')}\n`);
   return EXIT.unexpected;
 }

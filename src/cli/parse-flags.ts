@@ -6,6 +6,7 @@ import { parseTokens, type RowToken } from '../write/row-filter.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../write/output-plan.js';
 import type { TlsMode } from '../engines/local/smtp/dialogue.js';
 import type { Eol } from '../dialect.js';
+import type { CacheTarget } from '../stores/open-stores.js';
 
 /**
  * commander argument parsers: each turns a flag's text into its typed value,
@@ -93,6 +94,14 @@ export function rateLimit(value: string): RateLimit {
 /** `--redis redis://…`: the target, its password masked for display; an empty value (MAILSIFT_REDIS_URL="") is none. */
 export function redisTarget(value: string): RedisTarget | undefined {
   return value.trim() === '' ? undefined : parseRedisUrl(value);
+}
+
+/**
+ * `--cache FILE` or `--cache redis://…`: told apart here, once, and a Redis
+ * URL checked (its password never echoed) before anything is opened.
+ */
+export function cacheTarget(value: string): CacheTarget {
+  return /^rediss?:\/\//i.test(value.trim()) ? { kind: 'redis', redis: parseRedisUrl(value, '--cache') } : { kind: 'file', path: value };
 }
 
 /** `--only`/`--except`: statuses and reasons, comma-separated. */

@@ -39,3 +39,19 @@ export interface Validator {
   stats(): ValidatorStats;
   close(): Promise<void>;
 }
+
+/**
+ * Batches the pipeline keeps in flight for each engine, unless its caller pins
+ * a number (`--concurrency N`, the library's `concurrency`): for the API, as
+ * many as its client may itself put in flight (the ceiling of its adaptive
+ * limit, api/concurrency-limit.ts's MAX_IN_FLIGHT: a test holds the two
+ * equal), so the client never waits for the pipeline; the offline engine has
+ * its own limits (DNS, SMTP), and four batches keep it busy. The CLI and the
+ * library both ask here.
+ */
+export const BATCHES_IN_FLIGHT: Readonly<Record<Validator['engine'], number>> = { api: 64, local: 4 };
+
+/** The batches in flight for `engine`: `pinned` when the caller pinned a number, else the engine's own. */
+export function batchesInFlight(engine: Validator['engine'], pinned?: number | 'auto'): number {
+  return typeof pinned === 'number' ? pinned : BATCHES_IN_FLIGHT[engine];
+}

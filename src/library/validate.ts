@@ -2,12 +2,11 @@ import { validateStream, type RunResult } from '../pipeline/validate-stream.js';
 import { openAddressInput } from '../pipeline/address-check.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import type { Summary } from '../summary.js';
-import type { Validator } from '../engines/validator.js';
+import { batchesInFlight, type Validator } from '../engines/validator.js';
 import type { Verdict } from '../verdict.js';
 import type { CheckedCell, RowWriter } from '../write/row-writer.js';
 import { rowOf } from '../read/cell-addresses.js';
 import { checkInteger } from '../check-options.js';
-import { MAX_IN_FLIGHT } from '../engines/api/concurrency-limit.js';
 
 export interface LibraryValidateOptions {
   /** createApiValidator(…) or createLocalValidator(…); default: the offline engine with the system resolver */
@@ -149,7 +148,7 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
     writer,
     batchSize: options.batchSize ?? 1000,
     // the API client chooses how many of these it sends at once (see createApiValidator)
-    concurrency: options.concurrency ?? (validator.engine === 'api' ? MAX_IN_FLIGHT : 4),
+    concurrency: batchesInFlight(validator.engine, options.concurrency),
     stop: stop.signal,
     cancel: stop.signal,
   })

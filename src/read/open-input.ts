@@ -2,6 +2,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Parser } from 'csv-parse';
 import { UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
 import { chooseColumns, columnsByNumber, looksHeaderless, type ColumnChoice } from './column.js';
 import { rowOf } from './cell-addresses.js';
 import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type DecodedAs } from './decode.js';
@@ -10,7 +11,7 @@ import { checkedColumns, type Input, type InputBytes, type InputRow } from './in
 import { binaryKind } from './file-kind.js';
 import { scanPlainCsv, scanPlainText, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
-import { spool, interruptedReading } from './spool.js';
+import { spool } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
 import { isOle2, isZip, xlsxFormulaCells, xlsxRecords, type SheetShape } from './xlsx.js';
 import { formulasNotice, noColumnButFormulas, uncalculatedAddresses } from './formula-cells.js';
@@ -165,9 +166,9 @@ async function openFile(path: string, size: InputBytes): Promise<{ stream: NodeJ
   try {
     stat = await fs.stat(path);
   } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
+    throw new UsageError(`cannot read ${path}: ${fileTrouble(err, 'read')}`);
   }
-  if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`);
+  if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: ${fileTrouble({ code: 'EISDIR' }, 'read')}`);
   // a FIFO or a device has no size that says where the input ends
   if (stat.isFile()) size.total = stat.size;
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
@@ -177,7 +178,7 @@ async function openFile(path: string, size: InputBytes): Promise<{ stream: NodeJ
       try {
         for await (const chunk of stream) yield chunk as Buffer;
       } catch (err) {
-        throw new UsageError(`cannot read ${path}: ${describeFsError(err)}`);
+        throw new UsageError(`cannot read ${path}: ${fileTrouble(err, 'read')}`);
       } finally {
         stream.destroy();
       }
@@ -186,13 +187,6 @@ async function openFile(path: string, size: InputBytes): Promise<{ stream: NodeJ
   return { stream: wrapped, regular: stat.isFile() };
 }
 
-function describeFsError(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'it is a directory';
-  return (err as Error).message;
-}
 
 async function openCsv(chunks: Peekable, delimiter: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it

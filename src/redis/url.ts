@@ -47,7 +47,7 @@ function redactUrl(url: URL): string {
 }
 
 /** The password of `target`, percent-decoded, for scrubbing messages; undefined when none. */
-function passwordOf(target: RedisTarget): string | undefined {
+export function passwordOf(target: RedisTarget): string | undefined {
   const raw = new URL(target.url).password;
   return raw ? decodeURIComponent(raw) : undefined;
 }
@@ -67,18 +67,5 @@ export function describeRedisError(err: unknown, target: RedisTarget): string {
     }
   }
   return text;
-}
-
-/**
- * A Redis password given on the command line is visible to every user of the
- * machine (ps, /proc): like curl with -u, overwrite it in our argv at once.
- * True when it was there (the caller may say that the environment is safer).
- */
-export function maskPasswordInArgv(target: RedisTarget): boolean {
-  if (!new URL(target.url).password) return false;
-  const args = process.argv.slice(2);
-  if (!args.some((a) => a.includes(target.url))) return false;
-  process.title = ['mailsift', ...args.map((a) => a.split(target.url).join(target.shown))].join(' ');
-  return true;
 }
 

@@ -39,8 +39,8 @@ export interface ReportMeta {
 export function renderReport(tally: ReportTally, meta: ReportMeta): string {
   const title = `mailsift report: ${meta.input === '-' ? 'stdin' : printable(meta.input)}`;
   const body = meta.dryRun
-    ? [overview(tally, meta), domains(tally, meta), duplicates(meta.summary)]
-    : [overview(tally, meta), statuses(meta.summary), reasons(tally, meta.summary), nextSteps(tally, meta.summary.total), domains(tally, meta), typos(tally), duplicates(meta.summary)];
+    ? [overview(meta), domains(tally, meta), duplicates(meta.summary)]
+    : [overview(meta), statuses(meta.summary), reasons(tally, meta.summary), nextSteps(tally, meta.summary.total), domains(tally, meta), typos(tally), duplicates(meta.summary)];
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -64,7 +64,7 @@ Every count is of input rows, duplicates included, before <code>--only</code>, <
 
 const ENGINE_NAME = { api: 'the email-validation API', local: 'the offline engine' } as const;
 
-function overview(t: ReportTally, meta: ReportMeta): Html {
+function overview(meta: ReportMeta): Html {
   const s = meta.summary;
   const item = (label: string, value: Html | string, figure?: string, small = false) =>
     html`<div><dt>${label}</dt><dd${small ? new Html(' class="small"') : ''}${figure ? html` data-figure="${figure}"` : ''}>${value}</dd></div>`;

@@ -14,13 +14,13 @@ import { delay } from '../delay.js';
 
 /**
  * The SMTP check's shared state for `serve --redis` (several instances behind one load balancer): catch-all
- * results and mailbox findings, and the per-MX-host session budget, shared by
+ * results and mailbox findings, and the session budget per server address, shared by
  * every instance. Each keeps an in-memory twin that answers while Redis does
  * not (RedisLink logs that once): a blink costs a repeated probe or a host
  * briefly getting perHost sessions from each instance, never a failed request.
  */
 
-const FINDINGS: readonly MailboxFinding[] = ['accepted', 'refused', 'full'];
+const FINDINGS: readonly MailboxFinding[] = ['accepted', 'refused', 'disabled', 'full'];
 
 /**
  * Memory first, then Redis (`<prefix>smtp-catchall:<domain>`,
@@ -113,8 +113,9 @@ type Scripted = Redis & {
 };
 
 /**
- * The per-MX-host session limit across instances: a sorted set per host
- * (`<prefix>smtp-sessions:<host>`) of leases that expire unless renewed, so a
+ * The session limit per server address across instances: a sorted set per
+ * address (`<prefix>smtp-sessions:<address>`; an MX, a CNAME and a `mail.` name
+ * of one machine share it) of leases that expire unless renewed, so a
  * lease held by an instance that crashed frees itself within `leaseMs`. A live
  * session renews its lease every third of that. Waiting is polling with a
  * short, capped backoff (Redis has no blocking wait on a sorted set's size);

@@ -1,6 +1,7 @@
 import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { writeError, type MailsiftError } from '../errors.js';
+import type { MailsiftError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
 
 /**
  * Appends text to a file: `append` resolves once the text is written (in the

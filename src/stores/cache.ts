@@ -1,4 +1,4 @@
-import { open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { KnownVerdicts } from './known-verdicts.js';
 import type { JobBinding } from './binding.js';
 import { addressKey } from '../codec/address-key.js';
@@ -7,7 +7,9 @@ import { keptBy } from '../reason.js';
 import { lockFile } from './lock.js';
 import { UnusedRecords, type Unused } from './unused.js';
 import { registerUser, type Registration } from './users.js';
-import { appending, headerLine, openVerdictFile, syncDirectory } from './verdict-file.js';
+import { appending, headerLine, openVerdictFile } from './verdict-file.js';
+import { replacement } from '../fs/replace.js';
+import { sweep } from '../fs/temp.js';
 
 export interface CacheOptions {
   ttlMs: number;
@@ -95,6 +97,8 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
   let opened;
   let compacted = false;
   try {
+    // a rewrite killed half-way (kill -9, a crash) left its temp file, as large as the cache: gone with its owner
+    await sweep(dirname(path));
     users = await registerUser(path, '--cache');
     const shared = users.others > 0;
     opened = await openVerdictFile(path, 'cache', o.binding, load, shared);
@@ -137,27 +141,23 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
 /** How long opening waits for another run that is opening (perhaps rewriting) the same cache. */
 const OPEN_WAIT_MS = 60_000;
 
-/** Writes header + lines to a temporary file, syncs it, and renames it over `path`. */
+/** Replaces `path` with the header and the lines kept, whole (fs/replace.ts). */
 async function rewrite(path: string, header: string, entries: Map<string, Entry>): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
+  // the mode of the file it replaces: a cache shared with a group stays shared
+  const r = await replacement(path);
   try {
     let chunk = header;
     for (const e of entries.values()) {
       chunk += storedLine(e.email, e.tail, e.ts) + '\n';
       if (chunk.length > 1 << 20) {
-        await fh.appendFile(chunk);
+        await r.handle.appendFile(chunk);
         chunk = '';
       }
     }
-    await fh.appendFile(chunk);
-    await fh.datasync();
-    await fh.close();
-    await rename(tmp, path);
-    await syncDirectory(path);
+    await r.handle.appendFile(chunk);
+    await r.put();
   } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(tmp, { force: true });
+    await r.discard();
     throw err;
   }
 }

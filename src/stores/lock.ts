@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { link, open, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MailsiftError, pathTrouble, UsageError } from '../errors.js';
-import { describeOwner, holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
+import { MailsiftError, UsageError } from '../errors.js';
+import { fileTrouble } from '../fs/errno.js';
+import { describeOwner, holdLock, OWNER, ownerIsGone, SELF } from '../fs/owner.js';
+import { sweep } from '../fs/temp.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
@@ -37,7 +39,7 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
         throw new UsageError(`${what} ${path} is in use by another mailsift run (${err.who}); wait for it, or give another ${what} path`);
       }
       if (err instanceof MailsiftError) throw err;
-      throw new UsageError(`cannot lock ${what} ${path}: ${pathTrouble(err) ?? (err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+      throw new UsageError(`cannot lock ${what} ${path}: ${fileTrouble(err, 'write')}`, { cause: err });
     }
   }
 }
@@ -50,11 +52,7 @@ const FRESH = new RegExp(String.raw`^(${OWNER})-[0-9a-f]{12}\.new$`);
  */
 async function removeDeadFresh(lock: string): Promise<void> {
   const prefix = `${basename(lock)}.`;
-  for (const name of await readdir(dirname(lock)).catch(() => [] as string[])) {
-    if (!name.startsWith(prefix)) continue;
-    const owner = FRESH.exec(name.slice(prefix.length))?.[1];
-    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dirname(lock), name)))) await rm(join(dirname(lock), name), { force: true }).catch(() => {});
-  }
+  await sweep(dirname(lock), (name) => (name.startsWith(prefix) ? FRESH.exec(name.slice(prefix.length))?.[1] : undefined));
 }
 
 /** The lock is held by a live process. */
@@ -86,7 +84,7 @@ async function takeLock(lock: string, depth: number): Promise<Held> {
   const fresh = `${lock}.${SELF}-${randomBytes(6).toString('hex')}.new`;
   await writeFile(fresh, `${SELF}\n`, { flag: 'wx', mode: 0o600 });
   // The kernel lock on the file, held for as long as the lock is ours: how a run in
-  // another PID namespace, which cannot look our pid up, tells that we live (owner.ts).
+  // another PID namespace, which cannot look our pid up, tells that we live (fs/owner.ts).
   // Taken before the file becomes the lock: never a lock without it.
   const held = await holdLock(fresh);
   let placed = false;
@@ -141,7 +139,7 @@ async function create(fresh: string, lock: string): Promise<boolean> {
   }
 }
 
-/** The owner in `lock` (see owner.ts; an older mailsift wrote its pid) and the identity of that file, or undefined when there is none. */
+/** The owner in `lock` (see fs/owner.ts; an older mailsift wrote its pid) and the identity of that file, or undefined when there is none. */
 async function holder(lock: string): Promise<{ owner: string; id: string } | undefined> {
   let fh;
   try {

@@ -4,10 +4,17 @@ import { evidenceOf, jobBinding, type BindingOptions } from './binding.js';
 import { openCache, type Cache } from './cache.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
+import type { RedisTarget } from '../redis/url.js';
+
+/**
+ * What `--cache` names, told apart once, when the flag is parsed: a file, or
+ * a Redis server that machines share.
+ */
+export type CacheTarget = { kind: 'file'; path: string } | { kind: 'redis'; redis: RedisTarget };
 
 export interface StoreOptions {
   journal?: string;
-  cache?: string;
+  cache?: CacheTarget;
   /** --cache-ttl, milliseconds (the CLI's parser reads the flag): the cache's verdicts, and a journal's job (see openJournal) */
   cacheTtlMs: number;
   /** a dry run: look, change nothing (an old journal is not begun afresh) */
@@ -32,7 +39,7 @@ export interface Stores {
  */
 export async function openStores(flags: StoreOptions, job: BindingOptions): Promise<Stores> {
   const ttlMs = flags.cacheTtlMs;
-  if (flags.journal === '-' || flags.cache === '-') throw new UsageError('--journal and --cache need a file, not -');
+  if (flags.journal === '-' || (flags.cache?.kind === 'file' && flags.cache.path === '-')) throw new UsageError('--journal and --cache need a file, not -');
 
   const binding = jobBinding(job);
   const evidence = evidenceOf(job);
@@ -43,10 +50,10 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
   try {
     cache = !flags.cache
       ? undefined
-      : /^rediss?:\/\//i.test(flags.cache.trim())
+      : flags.cache.kind === 'redis'
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
-        : await openCache(flags.cache, { ttlMs, binding, evidence, now });
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache.redis, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
+        : await openCache(flags.cache.path, { ttlMs, binding, evidence, now });
   } catch (err) {
     await journal?.close();
     throw err;

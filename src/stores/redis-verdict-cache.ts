@@ -1,7 +1,7 @@
 import { addressKey } from '../codec/address-key.js';
 import { UsageError } from '../errors.js';
 import { connectRedis } from '../redis/client.js';
-import { describeRedisError, maskPasswordInArgv, parseRedisUrl } from '../redis/url.js';
+import { describeRedisError, type RedisTarget } from '../redis/url.js';
 import type { Verdict } from '../verdict.js';
 import type { JobBinding } from './binding.js';
 import type { Cache } from './cache.js';
@@ -54,9 +54,7 @@ export interface RedisCacheOptions {
 /** A value of the first format: `<epoch seconds> <array>`. */
 const OLDER_VALUE = /^\d+ \[/;
 
-export async function openRedisCache(url: string, o: RedisCacheOptions): Promise<Cache> {
-  const target = parseRedisUrl(url, '--cache');
-  maskPasswordInArgv(target);
+export async function openRedisCache(target: RedisTarget, o: RedisCacheOptions): Promise<Cache> {
   const now = o.now ?? Date.now;
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
   // a blip mid-run is ridden out by ioredis's queue and retries; an outage, or a Redis that

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
+import { fileTrouble } from '../fs/errno.js';
+import { holdLock, OWNER, SELF } from '../fs/owner.js';
+import { sweep } from '../fs/temp.js';
 
 const ENTRY = new RegExp(String.raw`^(${OWNER})-[0-9a-f]{8}$`);
 
@@ -26,7 +28,7 @@ export interface Registration {
  */
 export async function registerUser(path: string, what: string): Promise<Registration> {
   const dir = `${path}.users`;
-  // named after this run (owner.ts), and locked while it lives: runs in other PID namespaces tell by the lock
+  // named after this run (fs/owner.ts), and locked while it lives: runs in other PID namespaces tell by the lock
   const me = `${SELF}-${randomBytes(4).toString('hex')}`;
   let held;
   try {
@@ -34,16 +36,11 @@ export async function registerUser(path: string, what: string): Promise<Registra
     await writeFile(`${dir}/${me}`, '', { mode: 0o600 });
     held = await holdLock(`${dir}/${me}`);
   } catch (err) {
-    throw new UsageError(`cannot register with ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new UsageError(`cannot register with ${what} ${path}: ${fileTrouble(err, 'write')}`, { cause: err });
   }
-  let others = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (name === me) continue;
-    // an older mailsift's entry is `PID-RANDOM`
-    const owner = ENTRY.exec(name)?.[1] ?? name.split('-')[0]!;
-    if (!(await ownerIsGone(owner, `${dir}/${name}`))) others++;
-    else await rm(`${dir}/${name}`, { force: true });
-  }
+  // the entries of runs that are gone are removed; an older mailsift's entry is `PID-RANDOM`
+  const live = await sweep(dir, (name) => ENTRY.exec(name)?.[1] ?? name.split('-')[0]!);
+  const others = live.filter((name) => name !== me).length;
   return {
     others,
     async release() {

@@ -1,8 +1,8 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { syncDirectory } from '../durable.js';
+import { syncDirectory } from '../fs/durable.js';
+import { fileTrouble } from '../fs/errno.js';
 import { UsageError } from '../errors.js';
 
-export { syncDirectory };
 import type { KnownVerdicts } from './known-verdicts.js';
 import { DurableAppender } from './appender.js';
 import { bindingDifference, type JobBinding } from './binding.js';
@@ -82,7 +82,7 @@ export async function openVerdictFile(
   try {
     fh = await open(path, 'a+', 0o600);
   } catch (err) {
-    throw new UsageError(`cannot open --${kind} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+    throw new UsageError(`cannot open --${kind} ${path}: ${fileTrouble(err, 'write')}`, {
       cause: err,
     });
   }

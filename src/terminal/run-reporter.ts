@@ -6,8 +6,8 @@ import { renderFailure } from './failure-advice.js';
 import { outageLines } from '../report/outage.js';
 import { ProgressDisplay } from './progress-display.js';
 import { renderSummary } from './summary-table.js';
-import { printable } from '../format.js';
-import { paint, terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
+import { say, sayLine } from './say.js';
+import { terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
 
 export interface RunReporterOptions {
   flags: TerminalFlags;
@@ -16,9 +16,13 @@ export interface RunReporterOptions {
   output: string;
   summaryFile?: string;
   reportFile?: string;
-  stderr?: TerminalStream;
-  env?: Record<string, string | undefined>;
-  now?: () => number;
+}
+
+/** What the reporter takes of the run's io: stderr, with its terminal facts, the environment (colour, CI) and the clock. */
+export interface ReporterIo {
+  stderr: TerminalStream;
+  env: Readonly<Record<string, string | undefined>>;
+  clock: { now(): number };
 }
 
 /**
@@ -33,11 +37,12 @@ export class RunReporter {
 
   constructor(
     progress: Progress,
+    io: ReporterIo,
     private readonly options: RunReporterOptions,
   ) {
-    this.stderr = options.stderr ?? process.stderr;
-    this.policy = terminalPolicy(this.stderr, options.flags, options.env);
-    this.display = new ProgressDisplay(progress, { stream: this.stderr, policy: this.policy, now: options.now });
+    this.stderr = io.stderr;
+    this.policy = terminalPolicy(this.stderr, options.flags, io.env);
+    this.display = new ProgressDisplay(progress, { stream: this.stderr, policy: this.policy, now: () => io.clock.now() });
   }
 
   start(): Promise<void> {
@@ -46,7 +51,7 @@ export class RunReporter {
 
   /** A line said mid-run (even with --quiet: the caller decides), above a progress line that goes on. */
   say(line: string): void {
-    this.display.interject(`mailsift: ${printable(line)}\n`);
+    this.display.interject(sayLine(line));
   }
 
   /** Clears the progress line; call before printing anything else, and on every way out. */
@@ -68,11 +73,12 @@ export class RunReporter {
       this.stderr.write(renderSummary(summary, { color: this.policy.color, output, summaryFile, reportFile, input }));
     }
     // Why rows have no verdict, even with --quiet: it is why the exit code is 4.
-    for (const f of summary.failures ?? []) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', printable(renderFailure(f)))}\n`);
+    const red = this.policy.color;
+    for (const f of summary.failures ?? []) say(this.stderr, renderFailure(f), { red });
     // The run's own DNS or SMTP failed, even with --quiet: it is why the exit code is 4.
-    for (const line of outageLines(summary)) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', printable(line))}\n`);
+    for (const line of outageLines(summary)) say(this.stderr, line, { red });
     const hits = complete ? evaluateFailOn(this.options.failOn ?? [], summary) : [];
-    for (const hit of hits) this.stderr.write(`mailsift: ${paint(this.policy.color, 'red', hit.message)}\n`);
+    for (const hit of hits) say(this.stderr, hit.message, { red });
     if (summary.errors > 0 || summary.outage) return EXIT.rowErrors;
     return hits.length > 0 ? EXIT.failOn : EXIT.ok;
   }

@@ -2,8 +2,10 @@ import { styleText } from 'node:util';
 
 /** The part of a stream the terminal layer looks at; a fake one in tests. */
 export interface TerminalStream {
-  isTTY?: boolean;
-  columns?: number;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+  /** whether colour is allowed here, when the stream says so (an in-process run's buffer); else decided below */
+  readonly colour?: boolean;
   write(chunk: string): boolean | void;
 }
 
@@ -24,7 +26,7 @@ export interface TerminalPolicy {
   summary: boolean;
 }
 
-type Env = Record<string, string | undefined>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * Decides colour and animation from the stream and the environment, by the
@@ -36,12 +38,12 @@ type Env = Record<string, string | undefined>;
  * FORCE_COLOR is the usual way to keep colour through a pager (`| less -R`);
  * it never turns on animation, which needs a real terminal.
  */
-export function terminalPolicy(stream: TerminalStream, flags: TerminalFlags = {}, env: Env = process.env): TerminalPolicy {
+export function terminalPolicy(stream: TerminalStream, flags: TerminalFlags, env: Env): TerminalPolicy {
   const tty = stream.isTTY === true;
   const dumb = env.TERM === 'dumb';
   const quiet = flags.quiet === true;
   return {
-    color: flags.color !== false && colorFromEnv(tty, dumb, env),
+    color: flags.color !== false && (stream.colour ?? colorFromEnv(tty, dumb, env)),
     // A terminal that says it has no columns (some emulators, a serial console)
     // cannot hold a line redrawn in place: it would scroll a copy per frame.
     animate: tty && !dumb && !isCI(env) && flags.progress !== false && !quiet && stream.columns !== 0,
@@ -58,7 +60,7 @@ function colorFromEnv(tty: boolean, dumb: boolean, env: Env): boolean {
 }
 
 /** CI services set CI=true (or a name); CI=false/0 is how people opt out locally. */
-function isCI(env: Env = process.env): boolean {
+function isCI(env: Env): boolean {
   const ci = env.CI;
   return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
 }

@@ -1,22 +1,23 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { constants, createWriteStream, fstatSync, openSync, unlinkSync } from 'node:fs';
-import { access, link, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { constants, createWriteStream, fstatSync, openSync } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
-import { basename, dirname, join, resolve } from 'node:path';
-import type { Writable } from 'node:stream';
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXIT, MailsiftError, UsageError, writeError } from '../errors.js';
-import { syncDirectory } from '../durable.js';
-import { holdLock, OWNER, ownerIsGone, SELF } from '../owner.js';
+import { EXIT, MailsiftError, UsageError } from '../errors.js';
+import { writeError } from '../fs/errno.js';
+import { replacement } from '../fs/replace.js';
 import { realOf, slotOf } from './path-collisions.js';
 
 /**
- * A file written whole or not at all: the content goes to a temporary file in
- * the target's directory (so the rename cannot cross devices) and is renamed
- * over the target only when complete. Until then the target is untouched, so a
- * run that fails or is interrupted leaves the previous file byte-identical.
+ * An output file written whole or not at all (fs/replace.ts: a temp file
+ * beside the target, renamed over it when complete). Until then the target is
+ * untouched, so a run that fails or is interrupted leaves the previous file
+ * byte-identical. What is the output's own: the path checked again before the
+ * rename, symbolic links written through, a stream written in place, and the
+ * outputs of a run put in place as one set (commitTogether).
  */
 export interface AtomicFile {
   /** where the new content is written; the caller ends it */
@@ -42,7 +43,25 @@ export interface AtomicFile {
 export interface OpenOptions {
   /** Ctrl-C: stops waiting for a reader of a FIFO */
   signal?: AbortSignal;
+  /** the run's own stdout and stderr (its io's); by default the process's */
+  std?: StdStreams;
 }
+
+/**
+ * The run's stdout and stderr: a path that names one of them (`/dev/stdout`,
+ * `/dev/fd/2`, or the file it is redirected to) is written where it stands.
+ */
+export interface StdStreams {
+  readonly stdout: StdStream;
+  readonly stderr: StdStream;
+}
+
+/**
+ * A standard stream, with its descriptor when it is one of the process's own:
+ * only then can a path be the same file (by device and inode). An in-process
+ * run's buffer has none, and is found by the name alone.
+ */
+export type StdStream = Writable & { readonly fd?: number };
 
 /**
  * Writes `text` as the whole content of `file` and puts it in place (see
@@ -114,35 +133,22 @@ export async function commitTogether(set: readonly Placement[]): Promise<string[
  * a FIFO (waited on for a reader without holding a thread) or a pipe.
  */
 export async function openAtomic(path: string, label: string, o: OpenOptions = {}): Promise<AtomicFile> {
-  const own = ownDescriptor(path);
-  if (own !== undefined) return inPlace(own, label);
+  const std = o.std ?? { stdout: process.stdout, stderr: process.stderr };
+  const named = namedStream(path, std);
+  if (named !== undefined) return 'stream' in named ? standing(forwardTo(named.stream), label) : inPlace(named.fd, label);
   const target = await realOf(resolve(path));
   const st = await stat(target, { bigint: true }).catch(() => undefined);
-  if (st?.isDirectory()) throw writeError(label, Object.assign(new Error('is a directory'), { code: 'EISDIR' }));
+  if (st?.isDirectory()) throw writeError(label, { code: 'EISDIR' });
   if (st?.isFIFO()) return fifo(target, label, o.signal);
   if (st && !st.isFile()) return direct(target, label);
-  const mine = st && [1, 2].find((fd) => sameFile(fd, st));
+  const mine = st && [std.stdout.fd, std.stderr.fd].find((fd) => fd !== undefined && sameFile(fd, st));
   if (mine !== undefined) return inPlace(mine, label); // `-o log.txt >> log.txt`: stdout's own file, appended to
   // Renaming over a file the user made read-only would bypass the protection: refuse as a write would.
   if (st) await access(target, constants.W_OK).catch((err: unknown) => Promise.reject(writeError(label, err)));
   const slot = await slotOf(target);
-  await removeLeftovers(dirname(target));
-  const temp = join(dirname(target), `.${basename(target)}.${SELF}-${randomBytes(6).toString('hex')}${SUFFIX}`);
-  const stream = createWriteStream(temp, { flags: 'wx', mode: 0o666 });
-  pending.add(temp);
-  removeAtExit();
-  try {
-    await once(stream, 'open'); // rejects with an 'error' that comes first
-  } catch (err) {
-    pending.delete(temp);
-    throw writeError(label, err);
-  }
-  // Held until the temp file is renamed or removed: a run in another PID namespace
-  // sharing this folder tells by it that the file's owner lives (owner.ts).
-  const lock = await holdLock(temp);
-  const unlock = async (): Promise<void> => {
-    await lock?.close().catch(() => {});
-  };
+  // beside the target, durable before the rename, the mode of the file it replaces (fs/replace.ts)
+  const r = await replacement(target, { mode: 0o666 }).catch((err: unknown) => Promise.reject(writeError(label, err)));
+  const stream = r.handle.createWriteStream();
   const closed = (): Promise<unknown> => (stream.closed ? Promise.resolve() : once(stream, 'close').catch(() => {}));
   let prepared: Promise<void> | undefined;
   const prepare = async (): Promise<void> => {
@@ -154,15 +160,7 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
       if (now !== target || (await slotOf(now)) !== slot) {
         throw new UsageError(`${label} changed during the run: it now leads to ${now}, not to the file that was checked; nothing was written there`);
       }
-      // Written, then durable, then renamed: a crash leaves the old file or the new one, never an empty one.
-      const fh = await open(temp, 'r+');
-      try {
-        // the mode of the file it replaces: a private list stays private
-        if (st) await fh.chmod(Number(st.mode) & 0o7777);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await r.sync();
     } catch (err) {
       throw err instanceof UsageError ? err : writeError(label, err);
     }
@@ -173,55 +171,38 @@ export async function openAtomic(path: string, label: string, o: OpenOptions = {
     async commit(mode = 'replace') {
       try {
         await (prepared ??= prepare());
-        try {
-          const placed = mode === 'replace' ? (await rename(temp, target), true) : await createOnly(temp, target);
-          await syncDirectory(target);
-          return placed;
-        } catch (err) {
-          throw writeError(label, err);
-        }
-      } finally {
-        await rm(temp, { force: true });
-        pending.delete(temp);
-        await unlock();
+      } catch (err) {
+        await r.discard();
+        throw err;
+      }
+      try {
+        return await r.put(mode);
+      } catch (err) {
+        throw writeError(label, err);
       }
     },
     async discard() {
       stream.destroy();
       await closed();
-      await rm(temp, { force: true });
-      pending.delete(temp);
-      await unlock();
+      await r.discard();
     },
   };
 }
 
-/** What ends every temp file's name: `.NAME.OWNER-RANDOM.mailsift-tmp` (owner.ts's SELF). */
-const SUFFIX = '.mailsift-tmp';
-const LEFTOVER = new RegExp(String.raw`^\..+\.(${OWNER})-[0-9a-f]{12}\.mailsift-tmp$`);
-
 /**
- * Removes the temp files of runs that are gone (a kill -9, a crash, a reboot)
- * from `dir`: their owner is named in the file name, and holds a lock on the
- * file while it lives (owner.ts: runs in other PID namespaces too). Best effort: a directory
- * that cannot be listed, or a file already removed, is no error.
+ * The stream a path names in this run (`/dev/stdout`, `/dev/fd/3`,
+ * `/proc/self/fd/1`): stdout and stderr are the run's own (a buffer in
+ * process has no descriptor); another descriptor the process's, when open.
  */
-export async function removeLeftovers(dir: string): Promise<void> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    const owner = LEFTOVER.exec(name)?.[1];
-    if (owner !== undefined && owner !== SELF && (await ownerIsGone(owner, join(dir, name)))) await rm(join(dir, name), { force: true }).catch(() => {});
-  }
-}
-
-/** The descriptor a path names in this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`), or undefined. */
-function ownDescriptor(path: string): number | undefined {
+function namedStream(path: string, std: StdStreams): { stream: StdStream } | { fd: number } | undefined {
   const m = /^\/(?:dev\/(?:(stdout)|(stderr)|fd\/(\d+))|proc\/self\/fd\/(\d+))$/.exec(resolve(path));
   if (!m) return undefined;
   const fd = m[1] ? 1 : m[2] ? 2 : Number(m[3] ?? m[4]);
+  const own = fd === 1 ? std.stdout : fd === 2 ? std.stderr : undefined;
+  if (own !== undefined && own.fd === undefined) return { stream: own };
   try {
-    fstatSync(fd);
-    return fd;
+    fstatSync(own?.fd ?? fd);
+    return { fd: own?.fd ?? fd };
   } catch {
     return undefined; // not open here: opened by its path like any other
   }
@@ -242,7 +223,11 @@ function sameFile(fd: number, st: { dev: bigint; ino: bigint }): boolean {
  * renamed over; a log it points to keeps its earlier content.
  */
 function inPlace(fd: number, label: string): AtomicFile {
-  const stream = createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false });
+  return standing(createWriteStream(`/dev/fd/${fd}`, { fd, autoClose: false }), label);
+}
+
+/** A stream written where it stands: its writer ends it, nothing renames over it. */
+function standing(stream: Writable, label: string): AtomicFile {
   const done = (): Promise<void> => (stream.writableFinished || stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {}));
   const settle = async (): Promise<void> => {
     await done();
@@ -258,6 +243,11 @@ function inPlace(fd: number, label: string): AtomicFile {
       await done();
     },
   };
+}
+
+/** What is written to it goes on to `target`, which its end leaves open: an in-process run's stdout outlives the output written to it. */
+function forwardTo(target: Writable): Writable {
+  return new Writable({ write: (chunk, _encoding, done) => void target.write(chunk, (err) => done(err ?? undefined)) });
 }
 
 /** Polls for a FIFO's reader this often: opening it for writing blocks a thread until one comes. */
@@ -289,23 +279,6 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
   return asItIs(stream, () => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {})));
 }
 
-/** Puts `temp` at `target` unless a file is there; false when one is (temp is left for the caller to remove). */
-async function createOnly(temp: string, target: string): Promise<boolean> {
-  try {
-    await link(temp, target); // fails when target exists, atomically
-    await unlink(temp);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
-  }
-  // a file system without hard links
-  if (await stat(target).then(() => true, () => false)) return false;
-  await rename(temp, target);
-  return true;
-}
-
 /** A device (`/dev/null`): written as it is, since it cannot be replaced. */
 async function direct(target: string, label: string): Promise<AtomicFile> {
   const stream = createWriteStream(target);
@@ -328,22 +301,4 @@ function asItIs(stream: Writable, settled: () => Promise<unknown>): AtomicFile {
       await settled();
     },
   };
-}
-
-/** Temporary files not yet renamed or removed: removed if the process exits first (a forced exit after Ctrl-C). */
-const pending = new Set<string>();
-let hooked = false;
-
-function removeAtExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const temp of pending) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // already gone
-      }
-    }
-  });
 }

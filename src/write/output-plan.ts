@@ -144,7 +144,7 @@ export interface OutputPlan {
  * each mistake is one line naming it (exit 2). `stdoutIsTTY`: whether stdout is
  * a terminal, where a binary workbook must not go.
  */
-export function planOutput(flags: OutputFlags, stdoutIsTTY = process.stdout.isTTY === true): OutputPlan {
+export function planOutput(flags: OutputFlags, stdoutIsTTY: boolean): OutputPlan {
   const file = flags.output && flags.output !== '-' ? flags.output : undefined;
   if (flags.split !== undefined && flags.output !== undefined) {
     throw new UsageError('--split and -o/--output do not go together: --split writes one file per status into its directory');

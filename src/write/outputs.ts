@@ -1,7 +1,8 @@
-import { promises as fs } from 'node:fs';
+import { fstatSync, promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { openAtomic, type AtomicFile, type OpenOptions, type Placement } from './atomic-file.js';
+import { fileTrouble } from '../fs/errno.js';
+import { openAtomic, type AtomicFile, type OpenOptions, type Placement, type StdStreams } from './atomic-file.js';
 import type { Summary } from '../summary.js';
 import type { Status } from '../verdict.js';
 import type { Columns, OutputPlan } from './output-plan.js';
@@ -40,29 +41,34 @@ export function splitFiles(plan: OutputPlan): string[] {
   return plan.split ? plan.split.statuses.map((s) => join(plan.split!.dir, `${s}.${plan.format}`)) : [];
 }
 
+/** The input's shape, as the outputs need it. */
+export interface OutputShape {
+  header: readonly string[];
+  columns: Columns;
+  emailColumn?: number;
+  /** the CSV output's dialect (default: comma, LF, UTF-8) */
+  dialect?: Dialect;
+  /** the checked columns, when several */
+  checkedColumns?: readonly number[];
+}
+
 /**
  * Opens every output file of the plan before the first request (so a path that
  * cannot be written fails the run before anything is paid for). Each is
  * written beside its target and renamed into place at the end (atomic-file.ts).
+ * Rows without a file go to the run's stdout (`io`, the process's or a buffer).
  */
-export async function openOutputs(
-  plan: OutputPlan,
-  header: readonly string[],
-  columns: Columns,
-  emailColumn?: number,
-  signal?: AbortSignal,
-  dialect: Dialect = DEFAULT_DIALECT,
-  checkedColumns?: readonly number[],
-): Promise<Output> {
+export async function openOutputs(plan: OutputPlan, shape: OutputShape, io: StdStreams, signal?: AbortSignal): Promise<Output> {
+  const { header, columns, emailColumn, dialect = DEFAULT_DIALECT, checkedColumns } = shape;
   const text: TextOptions = { emailColumn, dialect, escapeFormulas: plan.escapeFormulas, ...(checkedColumns ? { checkedColumns } : {}) };
-  const open = { signal };
+  const open: OpenOptions = { signal, std: { stdout: io.stdout, stderr: io.stderr } };
   if (plan.split) {
     const { dir, statuses } = plan.split;
     let created: string | undefined;
     try {
       created = await fs.mkdir(dir, { recursive: true });
     } catch (err) {
-      throw new UsageError(`--split ${dir}: cannot create the directory: ${describe(err)}`);
+      throw new UsageError(`--split ${dir}: cannot create the directory: ${fileTrouble(err, 'write')}`);
     }
     const parts: Opened[] = [];
     try {
@@ -100,7 +106,7 @@ async function openOne(
 ): Promise<Opened> {
   const { format } = plan;
   const file = path === undefined ? undefined : await openAtomic(path, path, open);
-  const dest = file?.stream ?? process.stdout;
+  const dest = file?.stream ?? open.std!.stdout;
   const label = path ?? 'stdout';
   let rows = false;
   /** the writer, noting its first row: until then nothing is passed on, not even the header (a run may yet fail) */
@@ -114,13 +120,14 @@ async function openOne(
   });
   try {
     if (format === 'xlsx') {
-      const writer = await createXlsxWriter(dest, label, header, columns);
+      // stdout is the run's, not the writer's to end
+      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined, ...(plan.split ? { instead: '--format csv' } : {}) });
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
     // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding
     const encoding = text.dialect?.encoding ?? 'utf-8';
     const encoder = format === 'csv' && unicodeEncoding(encoding) !== 'utf-8' ? await encoderFor(encoding) : undefined;
-    const sink = new Sink(dest, label, encoder);
+    const sink = new Sink(dest, label, encoder, file === undefined && isPipe(open.std!.stdout.fd));
     const writer = noting(createRowWriter(format, sink, header, columns, text));
     return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows, ...(encoder ? { encoder } : {}) };
   } catch (err) {
@@ -200,11 +207,13 @@ async function removeEmptyDirs(top: string, dir: string): Promise<void> {
   }
 }
 
-function describe(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'ENOENT') return 'no such directory';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'read-only file system';
-  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a file is in the way';
-  return (err as Error).message;
+/** `fd` is a pipe (`| head`, `| jq`) or a socket: its reader takes rows as they come, and may leave. */
+function isPipe(fd: number | undefined): boolean {
+  if (fd === undefined) return false; // an in-process run's buffer
+  try {
+    const st = fstatSync(fd);
+    return st.isFIFO() || st.isSocket();
+  } catch {
+    return false;
+  }
 }

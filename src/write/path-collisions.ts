@@ -16,8 +16,8 @@ export interface NamedPath {
   give?: string;
 }
 
-/** `-` (stdin/stdout) and a Redis URL are no files; an absent flag names none. */
-const isFile = (p: NamedPath): boolean => p.fd !== undefined || (p.path !== undefined && p.path !== '-' && !/^rediss?:\/\//i.test(p.path.trim()));
+/** `-` (stdin/stdout) is no file; an absent flag names none. (A Redis cache is no path: the caller never names one.) */
+const isFile = (p: NamedPath): boolean => p.fd !== undefined || (p.path !== undefined && p.path !== '-');
 
 /** Where a path leads: the real path, and the file's identity when it is a regular file that exists. */
 interface Place {

@@ -1,5 +1,5 @@
 import type { Summary } from '../summary.js';
-import { openAtomic, writeOnly, type AtomicFile, type Placement } from './atomic-file.js';
+import { openAtomic, writeOnly, type AtomicFile, type Placement, type StdStreams } from './atomic-file.js';
 import type { Outcome } from './outputs.js';
 
 /**
@@ -14,8 +14,9 @@ export class SummaryFile {
     private readonly file: AtomicFile,
   ) {}
 
-  static async open(path: string): Promise<SummaryFile> {
-    return new SummaryFile(path, await openAtomic(path, `the summary to ${path}`));
+  /** `std`: the run's stdout and stderr, which the path may name (`--summary /dev/stderr`) */
+  static async open(path: string, std?: StdStreams): Promise<SummaryFile> {
+    return new SummaryFile(path, await openAtomic(path, `the summary to ${path}`, std ? { std } : {}));
   }
 
   /**

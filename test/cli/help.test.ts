@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, EXIT_MEANINGS } from '../../src/errors.js';
 import { createProgram } from '../../src/cli/main.js';
 import { helpDepth } from '../../src/cli/help.js';
-import { planValidate } from '../../src/cli/plan-validate.js';
+import { planValidate } from '../../src/cli/validate/plan.js';
 
 const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];
 /** what `--help` prints, the texts added before and after included */
@@ -20,7 +20,7 @@ const name = (cmd: Command): string => (cmd.parent ? `${name(cmd.parent)} ${cmd.
 
 describe('help', () => {
   it.each(['short', 'all'] as const)('every line of every command\'s --help%s fits 80 columns', (depth) => {
-    for (const cmd of all(createProgram(undefined, depth))) {
+    for (const cmd of all(createProgram(depth))) {
       for (const line of shown(cmd).split('\n')) expect(line.length, `${name(cmd)}: ${line}`).toBeLessThanOrEqual(80);
     }
   });
@@ -37,7 +37,7 @@ describe('help', () => {
 
   it('the short help lists only flags the command has; --help all lists every one', () => {
     const short = createProgram();
-    const whole = createProgram(undefined, 'all');
+    const whole = createProgram('all');
     for (const cmd of ['validate', 'check', 'serve']) {
       const s = short.commands.find((c) => c.name() === cmd)!;
       const listed = shown(s).match(/^ {2}(?:-\w, )?--[\w-]+/gm)!.map((l) => l.trim().replace(/^-\w, /, ''));
@@ -50,12 +50,12 @@ describe('help', () => {
   });
 
   it('--help all shows every exit code from the table next to EXIT, in order', () => {
-    const validate = shown(createProgram(undefined, 'all').commands.find((c) => c.name() === 'validate')!);
+    const validate = shown(createProgram('all').commands.find((c) => c.name() === 'validate')!);
     const block = validate.slice(validate.indexOf('Exit status:'));
     const codes = [...block.matchAll(/^ {2}(\d+) +/gm)].map((m) => Number(m[1]));
     expect(codes).toEqual(Object.values(EXIT));
     for (const row of EXIT_MEANINGS) expect(block.replace(/\s+/g, ' ')).toContain(`${row.code} ${row.help}`.replace(/^(\d+) /, (_m, c: string) => `${c} `));
-    const check = shown(createProgram(undefined, 'all').commands.find((c) => c.name() === 'check')!);
+    const check = shown(createProgram('all').commands.find((c) => c.name() === 'check')!);
     expect([...check.slice(check.indexOf('Exit status:')).matchAll(/^ {2}(\d+) +/gm)].map((m) => Number(m[1]))).toEqual(
       EXIT_MEANINGS.filter((r) => r.check !== undefined).map((r) => r.code),
     );

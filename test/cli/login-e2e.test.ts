@@ -8,6 +8,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-login-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -112,7 +113,7 @@ describe('a stored key that is not a readable file', () => {
   });
 
   it('permission denied (EACCES): the offline run goes on, the API run gets one clear line', async (ctx) => {
-    if (userInfo().uid !== 0) return ctx.skip(); // needs a second user: run as root, the binary as nobody
+    if (missingToolNow(ctx, 'root', userInfo().uid !== 0 && 'needs a second user: run as root, the binary as nobody')) return;
     const { env, credentials } = configDir();
     writeFileSync(credentials, `${KEY}\n`, { mode: 0o600 }); // root's, unreadable to nobody
     const nobodyDir = join(dir, `nobody-${++n}`);
@@ -125,7 +126,7 @@ describe('a stored key that is not a readable file', () => {
     expect(offline.code, offline.stderr).toBe(0);
     const api = await asNobody({ MAILSIFT_BASE_URL: 'http://127.0.0.1:9' });
     expect(api.code).toBe(2);
-    expect(oneLine(api)).toBe(`mailsift: ${credentials}: cannot read the stored key (permission denied, EACCES); run "mailsift logout", then "mailsift login"`);
+    expect(oneLine(api)).toBe(`mailsift: ${credentials}: cannot read the stored key: permission denied (EACCES); run "mailsift logout", then "mailsift login"`);
     expect(api.stderr).not.toContain(KEY);
   });
 });

@@ -3,18 +3,21 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFile
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN, type CliResult } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 // Runs in PID namespaces of their own (`unshare --pid --fork --mount-proc`), each
 // pid 1 there, as in two containers sharing a folder: a run's identity holds
 // across namespaces (owner.ts), so neither takes the other's temp file or
 // journal for a dead run's; a dead run's leftovers are still removed.
-const canUnshare =
-  process.platform === 'linux' && process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
-if (!canUnshare) console.warn('pid-namespace-e2e: SKIPPED: needs root and unshare(1) (util-linux) to make PID namespaces');
+const canUnshare = !missingTool(
+  'root and unshare(1)',
+  !(process.platform === 'linux' && process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0) &&
+    'pid-namespace-e2e makes PID namespaces (root, util-linux)',
+);
 
 const KEY = 'sk_test_namespaces';
 const ROWS = 400;
@@ -52,9 +55,7 @@ function inNamespace(args: string[]) {
   return { child, done };
 }
 
-async function until(cond: () => boolean, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); await sleep(10)) if (Date.now() > end) throw new Error('timed out waiting');
-}
+const until = (cond: () => boolean): Promise<unknown> => waitFor(cond, { what: 'a run in its namespace to reach its moment', timeoutMs: 20_000 });
 
 const temps = (): string[] => readdirSync(join(dir, 'out')).filter((n) => n.endsWith('.mailsift-tmp'));
 const SLOW = ['--batch-size', '20', '--concurrency', '1'];

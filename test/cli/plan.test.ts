@@ -4,10 +4,10 @@
 // spawned tests keep only what a real process shows (exit codes, stdio,
 // signals, files, servers).
 import { describe, expect, it } from 'vitest';
-import { planCheck } from '../../src/cli/check-command.js';
-import type { PlanContext, Planned } from '../../src/cli/plan.js';
-import { planServe } from '../../src/cli/plan-serve.js';
-import { planValidate } from '../../src/cli/plan-validate.js';
+import { planCheck } from '../../src/cli/check/plan.js';
+import type { PlanContext, Planned } from '../../src/cli/command.js';
+import { planServe } from '../../src/cli/serve/plan.js';
+import { planValidate } from '../../src/cli/validate/plan.js';
 
 const KEY = 'sk_test_SECRET_4f9d2c';
 const API = { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'https://api.example.com' };
@@ -68,7 +68,7 @@ describe('validate: usage errors', () => {
       /^--base-url http:\/\/api\.example\.com: plain http is only allowed to loopback; use https$/],
     ['a bad MAILSIFT_BASE_URL, blamed on the variable', ['in.csv'], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'api.example.com/v1' },
       /^MAILSIFT_BASE_URL api\.example\.com\/v1: not a URL \(expected e\.g\. https:\/\/api\.example\.com\)$/],
-    ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file$/],
+    ['a key file that is not there', ['in.csv', '--api-key-file', '/no/such/key'], { MAILSIFT_BASE_URL: 'https://api.example.com' }, /^--api-key-file \/no\/such\/key: no such file \(ENOENT\)$/],
     ['credentials in the base URL', ['in.csv', '--base-url', 'https://u:pw-9@api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url: credentials in the URL are not allowed$/],
     ['another scheme', ['in.csv', '--base-url', 'ftp://api.example.com'], { MAILSIFT_API_KEY: KEY }, /^--base-url ftp:…: expected an http\(s\) URL$/],
     // issue 31.5: the flag a newcomer guesses first says where a key goes, without echoing it
@@ -80,6 +80,8 @@ describe('validate: usage errors', () => {
     ['a bad --smtp-from', ['-', '--engine', 'local', '--smtp', '--smtp-from', 'not an address'], {}, /^option '--smtp-from <address>' argument 'not an address' is invalid\. expected an address \(you@your-domain\.example\) or <>$/],
     ['a bad --smtp-helo', ['-', '--engine', 'local', '--smtp', '--smtp-helo', 'a b'], {}, /^option '--smtp-helo <name>' argument 'a b' is invalid\. expected a host name/],
     ['--smtp-port 0', ['-', '--engine', 'local', '--smtp', '--smtp-port', '0'], {}, /--smtp-port <n>.*expected a whole number from 1 to 65535/],
+    // a Redis cache's URL is checked when planned, before the input is read
+    ['a --cache redis:// URL that is none', ['in.csv', '--cache', 'redis://u:pw-9@[::1'], {}, /^--cache: not a URL \(expected redis:\/\//],
   ];
   it.each(cases)('%s', async (_name, argv, env, message) => {
     const text = errorOf(await planValidate(argv, context(env)));
@@ -142,7 +144,10 @@ describe('validate: plans', () => {
     ['numbers parsed by the table', ['in.csv', '--batch-size', '7', '--concurrency', '64', '--timeout', '0.5', '--retries', '0'], {},
       { batching: { batchSize: 7, concurrency: 64 }, engineSettings: { timeoutMs: 500, retries: 0 } }],
     ['durations with a unit', ['in.csv', '--cache', 'v.cache', '--cache-ttl', '12h', '--timeout', '500ms', '--dns-timeout', '2s', '--no-dns'], {},
-      { stores: { cache: 'v.cache', cacheTtlMs: 12 * 3_600_000 }, engineSettings: { timeoutMs: 500, dnsTimeoutMs: 2000, dns: false } }],
+      { stores: { cache: { kind: 'file', path: 'v.cache' }, cacheTtlMs: 12 * 3_600_000 }, engineSettings: { timeoutMs: 500, dnsTimeoutMs: 2000, dns: false } }],
+    // --cache told apart once, when planned: a file or a Redis server, its password kept from every message
+    ['--cache redis://', ['in.csv', '--cache', 'rediss://:pw-9@10.0.0.1:6380/2'], {},
+      { stores: { cache: { kind: 'redis', redis: { url: 'rediss://:pw-9@10.0.0.1:6380/2', shown: 'rediss://:***@10.0.0.1:6380/2', tls: true } } } }],
     ['--fail-on rules gather across flags', ['in.csv', '--fail-on', 'invalid>5%', '--fail-on', 'errors>0'], {},
       { failOn: [expect.objectContaining({ metric: 'invalid' }), expect.objectContaining({ metric: 'errors' })] }],
     ['--smtp: the settings, defaults from the table', ['-', '--engine', 'local', '--smtp', '--smtp-helo', 'mx.example.com'], {},
@@ -248,5 +253,11 @@ describe('serve', () => {
     expect(planOf(await planServe(['--host', '0.0.0.0', '--allow-insecure-http', '--port', '0', '--shape', 'B'], context())).settings)
       .toMatchObject({ host: '0.0.0.0', port: 0, shape: 'b' });
     expect(planOf(await planServe(['--smtp', '--smtp-deadline', '2.5'], context())).smtp).toMatchObject({ deadlineMs: 2500, perHost: 2 });
+  });
+
+  it("decides serve's mailbox-check policy when planned: public addresses only (unless told), pending checks bounded, a host's budget renewed", async () => {
+    expect(planOf(await planServe(['--smtp'], context())).smtp).toMatchObject({ publicOnly: true, maxPending: 1000, hostBudgetWindowMs: 600_000 });
+    expect(planOf(await planServe(['--smtp', '--smtp-allow-private'], context())).smtp).toMatchObject({ publicOnly: false });
+    expect(planOf(await planServe([], context())).smtp).toBeUndefined();
   });
 });

@@ -1,13 +1,15 @@
 // Issue 17 item 7, through the real binary: keys list/revoke, serve's start
 // lines, one error prefix, plurals, validate --help, shell completion.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServe } from '../serve/spawn.js';
 import { runCli } from '../support/run-cli.js';
-import { validateCommand } from '../../src/cli/validate-command.js';
+import { waitFor } from '../support/wait.js';
+import { toCommand } from '../../src/cli/command.js';
+import { VALIDATE } from '../../src/cli/validate/options.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-usability-'));
 
@@ -40,11 +42,44 @@ describe('keys', () => {
   });
 });
 
+describe('keys revoke replaces the keys file whole (fs/replace.ts)', () => {
+  const many = (n: number): string => Array.from({ length: n }, (_, i) => `msk_${String(i).padStart(43, 'k')}`).join('\n') + '\n';
+  const firstId = async (file: string): Promise<string> => (await runCli(['keys', 'list', '--keys-file', file])).stdout.slice(0, 12);
+
+  it('keeps the permissions of the file: one shared with the group serve runs as stays readable by it', async () => {
+    const file = join(dir, 'shared-keys.txt');
+    writeFileSync(file, many(3));
+    chmodSync(file, 0o640);
+    const r = await runCli(['keys', 'revoke', await firstId(file), '--keys-file', file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('on a full disk: exit 2 naming it, the keys file as it was, and no partial copy of the keys left beside it', async () => {
+    const disk = mkdtempSync(join(dir, 'disk-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', disk]).status).toBe(0);
+    try {
+      const file = join(disk, 'keys.txt');
+      writeFileSync(file, many(800), { mode: 0o600 });
+      const before = readFileSync(file, 'utf8');
+      // the disk filled, then 8 KiB freed: part of the new file is written before ENOSPC
+      spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'fill')}`, 'bs=4k']);
+      expect(spawnSync('truncate', ['-s', '-8K', join(disk, 'fill')]).status).toBe(0);
+      const r = await runCli(['keys', 'revoke', await firstId(file), '--keys-file', file]);
+      expect([r.code, r.stderr]).toEqual([2, `mailsift: --keys-file: cannot write ${file}: no space left on the device (ENOSPC)\n`]);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+      expect(readdirSync(disk).sort()).toEqual(['fill', 'keys.txt']);
+    } finally {
+      spawnSync('umount', [disk]);
+    }
+  });
+});
+
 describe('serve start', () => {
   it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
     const s = await startServe(['--rate-limit', '1/60']);
     try {
-      await new Promise((r) => setTimeout(r, 100)); // the lines after "listening on"
+      await waitFor(() => s.stderr().includes('MAILSIFT_API_KEY='), { what: 'the lines serve prints after "listening on"' });
       const err = s.stderr();
       expect(err).toContain('mailsift serve: rate limit 1 request per 60 s per key (--rate-limit); response shape a\n');
       const url = /^export MAILSIFT_BASE_URL=(\S+)$/m.exec(err)?.[1];
@@ -105,7 +140,7 @@ describe('completion', () => {
     expect(complete(script, 'mailsift validate -o out.csv --jou')).toEqual(['--journal']);
     expect(complete(script, 'mailsift completion ')).toEqual(['bash', 'zsh', 'fish']);
     // in sync: every long option validate --help shows is offered
-    const help = validateCommand(async () => {}, 'all').helpInformation(); // every long option validate --help all shows
+    const help = toCommand(VALIDATE, 'all').helpInformation(); // every long option validate --help all shows
     const longs = [...new Set(help.match(/^\s+(?:-\w, )?(--[\w-]+)/gm)!.map((l) => l.trim().replace(/^-\w, /, '')))];
     expect(longs.length).toBeGreaterThan(20);
     expect(complete(script, 'mailsift validate --').sort()).toEqual(expect.arrayContaining(longs));

@@ -33,11 +33,11 @@ class MapMemo {
     return e?.verdict ? e.ticket : -1;
   }
 
-  fulfil(ticket: number, key: string, verdict: Verdict, stored = false): void {
+  fulfil(_ticket: number, key: string, verdict: Verdict, stored = false): void {
     Object.assign(this.byKey.get(key)!, { verdict, stored });
   }
 
-  verdictAt(ticket: number, key: string, email: string): Verdict {
+  verdictAt(ticket: number, _key: string, email: string): Verdict {
     return { ...this.byKey.get(this.keys[ticket]!)!.verdict!, email };
   }
 

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
 
 // The README's nightly job, run as written on two nights, with the clock of
 // each night faked (libfaketime: `faketime`, from Debian), not waited for.
@@ -28,7 +29,7 @@ function nightlyRecipe(): string {
 
 const addresses = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => `user${from + i}@example.com`);
 
-describe.skipIf(!FAKETIME)('the nightly recipe over two nights', () => {
+describe.skipIf(missingTool('faketime', !FAKETIME && 'not found (apt-get install faketime)'))('the nightly recipe over two nights', () => {
   let server: FaultServer;
   const dir = mkdtempSync(join(tmpdir(), 'mailsift-nightly-'));
 
@@ -98,5 +99,3 @@ describe.skipIf(!FAKETIME)('the nightly recipe over two nights', () => {
     expect(next.stderr).toContain('--journal signups.journal holds a job begun 2024-03-01 02:15 UTC, longer ago than --cache-ttl 30d: its verdicts are too old to reuse, so it is begun afresh');
   }, 120_000);
 });
-
-if (!FAKETIME) console.warn('SKIPPED the nightly recipe over two nights: install faketime (.ci/run does)');

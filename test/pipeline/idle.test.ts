@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { withIdle } from '../../src/pipeline/idle.js';
+import { waitFor } from '../support/wait.js';
 
 /** A source whose items the test releases by hand. */
 function manualSource<T>() {
@@ -15,6 +16,8 @@ function manualSource<T>() {
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** until withIdle is waiting for the source's next item (looked at every turn: the idle time is 5 ms) */
+const asking = (src: { pending(): number }) => waitFor(() => src.pending() === 1, { what: 'withIdle to ask for the next item', intervalMs: 0 });
 
 describe('withIdle', () => {
   it('passes items through, calls onIdle once per pause, and ends with the source', async () => {
@@ -24,11 +27,11 @@ describe('withIdle', () => {
     const done = (async () => {
       for await (const v of withIdle(src.iterable, 5, async () => void idles++, new AbortController().signal)) got.push(v);
     })();
-    await tick(1);
+    await asking(src);
     src.push(1);
-    await tick(40); // one pause, however long
+    await tick(40); // one pause, however long (the idle time is 5 ms)
     src.push(2);
-    await tick(1);
+    await asking(src);
     src.end();
     await done;
     expect(got).toEqual([1, 2]);
@@ -43,9 +46,9 @@ describe('withIdle', () => {
       for await (const v of withIdle(src.iterable, 1000, async () => {}, stop.signal)) got.push(v);
       return got;
     })();
-    await tick(1);
+    await asking(src);
     src.push(7);
-    await tick(1);
+    await asking(src);
     stop.abort();
     expect(await done).toEqual([7]);
     expect(src.pending()).toBe(1); // the read in progress was abandoned, not awaited

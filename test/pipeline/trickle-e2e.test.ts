@@ -2,28 +2,13 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 
 const KEY = 'trickle-key';
 let server: FaultServer | undefined;
 afterEach(async () => {
   await server?.close();
 });
-
-/** Resolves when `predicate` holds for the text read so far; rejects after `ms`. */
-function waitFor(read: () => string, predicate: (s: string) => boolean, ms: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = setInterval(() => {
-      if (predicate(read())) {
-        clearInterval(tick);
-        resolve();
-      } else if (Date.now() - started > ms) {
-        clearInterval(tick);
-        reject(new Error(`timed out; got: ${JSON.stringify(read())}`));
-      }
-    }, 20);
-  });
-}
 
 describe('a trickling pipe (tail -f | mailsift validate)', () => {
   it('answers each address while stdin stays open, and Ctrl-C ends the wait for more', async () => {
@@ -37,9 +22,9 @@ describe('a trickling pipe (tail -f | mailsift validate)', () => {
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
       child.stdin.write('first@example.com\n');
-      await waitFor(() => stdout, (s) => s.includes('"first@example.com"'), 10_000);
+      await waitFor(() => stdout.includes('"first@example.com"'), { what: "the first address's answer on stdout", intervalMs: 20 });
       child.stdin.write('invalid.second@example.com\n');
-      await waitFor(() => stdout, (s) => s.includes('"invalid.second@example.com"'), 10_000);
+      await waitFor(() => stdout.includes('"invalid.second@example.com"'), { what: "the second address's answer on stdout", intervalMs: 20 });
       // stdin is still open: only an interruption ends the run now
       child.kill('SIGINT');
       expect(await exited).toBe(130);

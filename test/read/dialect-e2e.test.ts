@@ -16,6 +16,7 @@ import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { parseCsv, runCli, type CliResult } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 
 const KEY = 'sk_test_dialect_7c1e';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-dialect-'));
@@ -237,8 +238,8 @@ describe('a table named .txt is a table', () => {
 
   it('LibreOffice\'s own "Unicode" text export reads as a table, and its output opens in LibreOffice with the same settings', async (ctx) => {
     if (!SOFFICE) {
-      console.warn('SKIPPED: soffice not found (apt-get install libreoffice-calc-nogui)');
-      return ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui)');
+      return;
     }
     const lo = join(dir, 'lo');
     mkdirSync(lo, { recursive: true });
@@ -268,6 +269,25 @@ describe('a table named .txt is a table', () => {
     expect(back.map((r) => r.slice(0, 3))).toEqual(rows);
     expect(back.map((r) => r[3])).toEqual(['status', 'valid', 'invalid', 'valid']);
   }, 320_000);
+});
+
+describe('a header that holds another delimiter inside its names', () => {
+  // German CRMs head a column "Name, Vorname": as many commas as semicolons in the
+  // first record, so counting them alone split the file on its commas and paid for
+  // "anna@…;Müller, Anna" — every row invalid, exit 0.
+  const german = [['E-Mail', 'Name, Vorname'], ['anna@example.de', 'Müller, Anna'], ['invalid.bob@example.de', 'Meier, Bob'], ['', 'Schulz, Carla'], ['dora@example.de', 'Wagner, Dora']];
+  const names = [['Firma, Abteilung, Team', 'E-Mail'], ['Acme, Vertrieb, Nord', 'anna@example.de'], ['Acme, Einkauf, Süd', 'invalid.bob@example.de']];
+  const lastFirst = [['Last, First', 'Email'], ['Müller, Anna', 'anna@example.com'], ['Meier, Bob', 'invalid.bob@example.org']];
+  it.each<[string, string, string[][], Producer, string[]]>([
+    ['German Excel: ";" and a "Name, Vorname" header (Windows-1252, CRLF)', 'crm.csv', german, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid', 'invalid', 'valid']],
+    ['";" and a header with more commas than semicolons', 'teams.csv', names, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+    ['Excel\'s "Text (Tab delimited)" with a "Last, First" header, saved as .txt', 'people.txt', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+    ['the same named .tsv', 'people.tsv', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+  ])('%s: split on the delimiter that gives address cells, the addresses alone paid for', async (_what, name, rows, p, status) => {
+    const run = await validate(name, made(rows, p), ['--encoding', 'windows-1252']);
+    expectRowForRow(run, rows, p, status);
+    expect(run.sent.sort()).toEqual(rows.slice(1).map((r) => r.find((c) => c.includes('@'))).filter((a) => a !== undefined).sort());
+  });
 });
 
 describe('the wrong file is exit 2, named as what it looks like, and nothing is sent', () => {

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { columnLetters } from '../../src/read/table-shape.js';
 import { readTable } from '../support/contacts.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 import { excelParts, zip } from '../support/workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-row-for-row-'));
@@ -114,8 +115,7 @@ describe('workbooks from LibreOffice, cell for cell against its own "as shown" C
 
   it('numbers rounded on their 15-digit decimal, blank rows in place, the note widening the table', async (ctx) => {
     if (!converted) {
-      console.warn('SKIPPED: soffice not found (apt-get install libreoffice-calc-nogui)');
-      ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui)');
       return;
     }
     const { xlsx, csv } = converted[0]!;
@@ -131,7 +131,7 @@ describe('workbooks from LibreOffice, cell for cell against its own "as shown" C
 
   it('built-in formats 37–40 with their padding space, styled empty rows, a note past the header', async (ctx) => {
     if (!converted) {
-      ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui)');
       return;
     }
     const { xlsx, csv } = converted[1]!;

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
 
 // A formula whose value the workbook does not hold: openpyxl writes the
 // formula and never a value (it cannot calculate), and only a spreadsheet
@@ -33,7 +34,7 @@ function contacts(formulaAt: (row: number) => boolean, header = ['name', 'email'
   return rows;
 }
 
-describe.skipIf(!PYTHON)('formulas with no saved value (openpyxl)', () => {
+describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot import openpyxl (apt-get install python3-openpyxl)'))('formulas with no saved value (openpyxl)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mailsift-formulas-'));
   let server: FaultServer;
   const write = (name: string, rows: unknown[][]): string => {
@@ -93,7 +94,7 @@ describe.skipIf(!PYTHON)('formulas with no saved value (openpyxl)', () => {
       expect(rows.slice(1).every((row) => row[2] === '')).toBe(true);
     });
 
-    it.skipIf(!SOFFICE)('opened and saved in a spreadsheet program (LibreOffice), as the notice says, the cells have their values', async () => {
+    it.skipIf(missingTool('LibreOffice', !SOFFICE && 'soffice not found (apt-get install libreoffice-calc-nogui)'))('opened and saved in a spreadsheet program (LibreOffice), as the notice says, the cells have their values', async () => {
       const saved = join(dir, 'saved');
       const profile = pathToFileURL(join(dir, 'lo-profile')).href;
       await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', saved, book], { timeout: 150_000 });
@@ -104,5 +105,3 @@ describe.skipIf(!PYTHON)('formulas with no saved value (openpyxl)', () => {
     }, 180_000);
   });
 });
-
-if (!PYTHON) console.warn('SKIPPED the formula tests: install python3-openpyxl (.ci/run does)');

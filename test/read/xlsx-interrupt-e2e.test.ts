@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { BIN, parseCsv, runCli } from '../support/run-cli.js';
 import { excelParts, zip } from '../support/workbook.js';
 import { contacts } from '../support/contacts.js';
+import { waitFor } from '../support/wait.js';
 
 // A workbook piped on stdin is copied to a temp file before it can be read (a
 // zip is read from its end). A signal while it is copied must end the run at
@@ -28,12 +28,7 @@ describe('a signal while a workbook is copied from stdin', () => {
     // the first half of a workbook, and the pipe left open: a slow producer
     const book = zip(excelParts(contacts(300).cells));
     child.stdin.write(book.subarray(0, book.length >> 1));
-    let copying = false;
-    for (let i = 0; i < 200 && !copying; i++) {
-      await sleep(50);
-      copying = readdirSync(tmp).some((f) => f.startsWith('mailsift-'));
-    }
-    expect(copying, 'the copy never started').toBe(true);
+    await waitFor(() => readdirSync(tmp).some((f) => f.startsWith('mailsift-')), { what: 'the copy of stdin to start', timeoutMs: 10_000, intervalMs: 50 });
     child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     const [exit, bySignal] = await closed;

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { contacts, exceljsContacts, readTable } from '../support/contacts.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 import { excelParts, zip } from '../support/workbook.js';
 
 // Workbooks as real producers write them, read back cell for cell as a user
@@ -53,8 +54,7 @@ describe('workbooks from real producers', () => {
 
   it('LibreOffice headless, converting now (soffice)', async (ctx) => {
     if (!SOFFICE) {
-      console.warn('SKIPPED: soffice not found (apt-get install libreoffice-calc-nogui); the committed LibreOffice fixtures were read instead');
-      ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui); the committed LibreOffice fixtures were read instead');
       return;
     }
     const inputs = SIZES.map((n) => join(dir, `lo-in-${n}.xlsx`));

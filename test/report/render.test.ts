@@ -133,7 +133,7 @@ describe('renderReport', () => {
     const t = new ReportTally();
     t.add(verdict('a@x.test', 'unknown', { domain: 'x.test' }));
     t.add(verdict('nope', 'invalid', { syntax: false }));
-    const dryRun = { rows: 2, distinctAddresses: 1, duplicates: 0, prechecked: 1, alreadyKnown: 0, toSend: 1, engine: 'api' as const, batchSize: 1000, requests: 1, concurrency: 4 };
+    const dryRun = { rows: 2, distinctAddresses: 1, duplicates: 0, prechecked: 1, empty: 0, alreadyKnown: 0, toSend: 1, engine: 'api' as const, batchSize: 1000, requests: 1, concurrency: 4 };
     const page = renderReport(t, meta(t, { prechecked: 1 }, { engine: 'api', dryRun, output: undefined }));
     expect(page).toContain('dry run: nothing was sent');
     expect(figures(page)).toMatchObject({ total: 2, distinct: 1, prechecked: 1, toSend: 1, requests: 1 });

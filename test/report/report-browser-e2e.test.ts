@@ -10,6 +10,8 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startFaultServer } from '../support/fault-server.js';
 import { decodePng } from '../support/png.js';
 import { BIN, runCli } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 // --report through the real binary (offline engine, loopback DNS), the page
 // opened from file:// in headless Chromium: what a user double-clicking the
@@ -20,8 +22,7 @@ const SCREENSHOT = fileURLToPath(new URL('../../docs/report.png', import.meta.ur
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-report-'));
 const mx = (host: string) => ({ mx: [{ exchange: host, priority: 10 }] });
 
-const available = hasChromium();
-if (!available) console.warn(`SKIPPED: the real-browser tests of --report need Chromium at ${CHROMIUM} (Debian: apt-get install chromium)`);
+const skipped = missingTool('Chromium', !hasChromium() && `the real-browser tests of --report need it at ${CHROMIUM} (apt-get install chromium)`);
 
 let dns: TestDnsServer;
 let browser: Browser;
@@ -48,7 +49,7 @@ beforeAll(async () => {
       'hotmial.com': mx('mx.hotmial.com'),
     },
   });
-  if (available) browser = await Browser.launch();
+  if (!skipped) browser = await Browser.launch();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -105,7 +106,7 @@ async function runAndOpen(input: string, extra: string[] = []) {
   return { page, summary, f };
 }
 
-describe.skipIf(!available)('--report in headless Chromium', () => {
+describe.skipIf(skipped)('--report in headless Chromium', () => {
   it('opens from file:// without a request or an error, shows the summary\'s figures, and is not blank', async () => {
     const { page, summary, f } = await runAndOpen(SAMPLE, ['--only', 'valid,risky']);
     // every row, before --only kept the valid and risky ones: as the summary counts
@@ -223,8 +224,7 @@ describe('--report, the file itself', () => {
       const args = [BIN, 'validate', SAMPLE, '--base-url', server.url, '--batch-size', '10', '--concurrency', '1', '--report', report, '--summary', summaryPath, '-o', join(dir, 'stopped.csv'), '-q'];
       const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, MAILSIFT_API_KEY: 'right-key' }, stdio: 'ignore' });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      for (let i = 0; i < 3000 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(server.requests.length).toBeGreaterThanOrEqual(2);
+      await waitFor(() => server.requests.length >= 2, { what: 'the second request (the one that hangs)', timeoutMs: 15_000 });
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       const summary = JSON.parse(readFileSync(summaryPath, 'utf8')) as Summary;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { post } from './helpers.js';
 import { BIN, startServe } from './spawn.js';
+import { waitFor } from '../support/wait.js';
 
 let dir: string;
 beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'mailsift-serve-cli-'))));
@@ -113,18 +114,22 @@ describe('mailsift serve on SIGTERM', () => {
     const stuck = await open();
     inFlight.sock.write(head + body.slice(0, 10));
     stuck.sock.write(head + body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 100));
+    // both are requests in flight once the server has read their headers: it has, when it
+    // has answered a request sent after them
+    const probe = await open();
+    probe.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(await probe.reply).toMatch(/^HTTP\/1\.1 200 /);
 
     const t0 = Date.now();
     s.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    // no new connections
-    const refused = await new Promise<string>((resolve) => {
-      const c = connect(Number(port), hostname);
-      c.on('connect', () => (c.destroy(), resolve('connected')));
-      c.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-    });
-    expect(refused).toBe('ECONNREFUSED');
+    // no new connections, soon after the signal
+    const attempt = (): Promise<string> =>
+      new Promise<string>((resolve) => {
+        const c = connect(Number(port), hostname);
+        c.on('connect', () => (c.destroy(), resolve('connected')));
+        c.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      });
+    await waitFor(async () => (await attempt()) === 'ECONNREFUSED', { what: 'serve to refuse new connections after SIGTERM', timeoutMs: 1500, intervalMs: 20 });
     inFlight.sock.write(body.slice(10));
     const answer = await inFlight.reply;
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import { startServe, type Served } from './spawn.js';
 
 // `serve` with its resolver dead must not hide it: /readyz is not ready, a
@@ -33,15 +34,6 @@ const get = async (url: string): Promise<{ status: number; text: string }> => {
   return { status: r.status, text: await r.text() };
 };
 
-/** Polls `probe` (bounded) until `done` holds for its answer; returns that answer. */
-async function until<T>(probe: () => Promise<T>, done: (t: T) => boolean): Promise<T> {
-  let last = await probe();
-  for (let i = 0; i < 100 && !done(last); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    last = await probe();
-  }
-  return last;
-}
 
 describe('serve with a dead resolver, and a validate client in front of it', () => {
   it('/readyz says unavailable (503), the metric counts DNS failures, the client exits 4 and records nothing', async () => {
@@ -49,8 +41,8 @@ describe('serve with a dead resolver, and a validate client in front of it', () 
     served = await startServe(['--keys-file', join(dir, 'keys'), '--dns-server', dns.address, '--dns-timeout', '300', '--metrics'], { dns: true });
     const url = served.url;
 
-    const ready = await until(() => get(`${url}/readyz`), (r) => r.status === 503);
-    expect(ready.status).toBe(503);
+    let ready = await get(`${url}/readyz`);
+    await waitFor(async () => (ready = await get(`${url}/readyz`)).status === 503, { what: 'GET /readyz to answer 503', intervalMs: 100 });
     expect(JSON.parse(ready.text)).toEqual({ status: 'unavailable', redis: 'not configured', dns: 'unusable' });
 
     await writeFile(join(dir, 'list.txt'), 'ann@a.test\ninfo@a.test\nbob@a.test\n');
@@ -80,7 +72,7 @@ describe('serve with a dead resolver, and a validate client in front of it', () 
       method: 'POST',
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ emails: ['ann@a.test'] }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ results: unknown[] }>);
     expect(bulk.results[0]).toMatchObject({
       email: 'ann@a.test',
       status: 'unknown',
@@ -97,6 +89,25 @@ describe('serve with a dead resolver, and a validate client in front of it', () 
     }).then((r) => r.json());
     expect(one).toMatchObject({ status: 'valid' });
     expect(one).not.toHaveProperty('error');
+    const ready = await get(`${served.url}/readyz`);
+    expect([ready.status, JSON.parse(ready.text)]).toEqual([200, { status: 'ready', redis: 'not configured', dns: 'ok' }]);
+  }, 60_000);
+
+  it('a client sending only dead domains does not take it out of service: their rows are undetermined, /readyz stays ready', async () => {
+    // forty domains whose servers fail, after one that answered: the resolver still answers about that one
+    dns.zones = { ...dns.zones, ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`dead${i}.test`, { servfail: true }])) };
+    served = await startServe(['--keys-file', join(dir, 'keys'), '--dns-server', dns.address, '--dns-timeout', '10000'], { dns: true });
+    const bulk = (emails: string[]) =>
+      fetch(`${served!.url}/api/validate/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ emails }),
+      }).then((r) => r.json() as Promise<{ results: { status: string; error?: { code: string; message: string } }[] }>);
+    expect((await bulk(['ann@a.test'])).results[0]).toMatchObject({ status: 'valid' });
+    const dead = await bulk(Array.from({ length: 40 }, (_, i) => `x@dead${i}.test`));
+    expect(new Set(dead.results.map((r) => `${r.status} ${r.error?.code} ${r.error?.message}`))).toEqual(
+      new Set(['unknown UNDETERMINED not determined, for a temporary reason; ask again later']),
+    );
     const ready = await get(`${served.url}/readyz`);
     expect([ready.status, JSON.parse(ready.text)]).toEqual([200, { status: 'ready', redis: 'not configured', dns: 'ok' }]);
   }, 60_000);

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { post, type Reply } from './helpers.js';
 import { BIN, startServe, type Served } from './spawn.js';
-import { freePort, NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { freePort, NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 // Several `mailsift serve` processes sharing one real redis-server (PRODUCT.md §7).
 const KEY = 'msk_shared_test_key';
@@ -85,7 +86,7 @@ function expectSharedWindow(replies: Reply[], limit: number, windowSeconds: numb
   }
 }
 
-describe.skipIf(!REDIS_SERVER)(`serve instances sharing one Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`serve instances sharing one Redis${NO_REDIS}`, () => {
   it.each([2, 3])('%i instances allow a key and a keyless IP the limit in all, not per instance; the rest get 429', async (n) => {
     const LIMIT = 4;
     // a generous command timeout: on a loaded machine a stalled event loop must not count as Redis down
@@ -220,13 +221,11 @@ describe('a wrong --redis URL at start-up', () => {
   });
 });
 
-/** Polls /readyz until it says ready again, at most 6 s. */
+/** Until /readyz says ready again, at most 6 s. */
 async function untilReady(s: Served): Promise<void> {
-  const deadline = Date.now() + 6000;
-  for (;;) {
-    const r = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null });
-    if (r.json?.status === 'ready') return;
-    if (Date.now() > deadline) throw new Error(`not ready again within 6 s: ${JSON.stringify(r.json)}\n${s.stderr()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let last: Reply | undefined;
+  const ready = async (): Promise<boolean> => (last = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.status === 'ready';
+  await waitFor(ready, { what: 'serve to be ready again', timeoutMs: 6000, intervalMs: 100 }).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(last?.json)}\n${s.stderr()}`);
+  });
 }

@@ -4,7 +4,8 @@ import { RedisLink } from '../../src/redis/link.js';
 import { parseRedisUrl } from '../../src/redis/url.js';
 import { RedisSessionBudget, RedisSmtpCache } from '../../src/serve/redis-smtp.js';
 import { budgetContract, cacheContract } from '../support/smtp-store-contract.js';
-import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 // The SMTP check's shared stores against a real redis-server: the same
 // contract as the in-memory ones, then what only sharing can show.
@@ -20,6 +21,12 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** how many Lua scripts Redis has run so far: each ask for a lease is one */
+async function scriptsRun(watcher: Redis): Promise<number> {
+  const stats = await watcher.info('commandstats');
+  return [...stats.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
 /** a link of its own (as an instance has), under a prefix no other case uses unless told */
 async function link(prefix = `smtp${++serial}:`, log: string[] = []): Promise<RedisLink> {
   const l = await RedisLink.connect(parseRedisUrl(redis.url), { prefix, onLog: (line) => log.push(line), commandTimeoutMs: 300 });
@@ -27,7 +34,7 @@ async function link(prefix = `smtp${++serial}:`, log: string[] = []): Promise<Re
   return l;
 }
 
-describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`SMTP stores in Redis${NO_REDIS}`, () => {
   // The contract's factories are synchronous: one link, seen under a fresh prefix per
   // store (an object that inherits the link), so that no case sees another's leases.
   let shared: RedisLink;
@@ -67,7 +74,14 @@ describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
     const waiting = b.acquire('mx.ok.test').then((l) => ((got = true), l));
     // another host is not held back
     (await b.acquire('mx.other.test')).release();
-    await new Promise((r) => setTimeout(r, 150));
+    // b keeps asking and is refused: two more asks, and still no lease
+    const watcher = new Redis(redis.url);
+    try {
+      const asked = await scriptsRun(watcher);
+      await waitFor(async () => (await scriptsRun(watcher)) >= asked + 2, { what: 'b to ask Redis for the lease twice more' });
+    } finally {
+      watcher.disconnect();
+    }
     expect(got).toBe(false);
     held.release();
     const t0 = Date.now();
@@ -80,8 +94,16 @@ describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
     const a = new RedisSessionBudget(dying, 1, { leaseMs: 400 });
     const b = new RedisSessionBudget(await link('budget2:'), 1, { leaseMs: 400 });
     await a.acquire('mx.ok.test');
-    // held past its first lease time: renewed while its instance lives
-    await new Promise((r) => setTimeout(r, 700));
+    // held past its first lease time: renewed while its instance lives (by Redis's clock, as leases are)
+    const watcher = new Redis(redis.url);
+    try {
+      const expiry = async (): Promise<number> => Number((await watcher.zrange('budget2:smtp-sessions:mx.ok.test', '0', '0', 'WITHSCORES'))[1]);
+      const redisNow = async (): Promise<number> => ((t) => Number(t[0]) * 1000 + Math.floor(Number(t[1]) / 1000))(await watcher.time());
+      const first = await expiry();
+      await waitFor(async () => (await redisNow()) > first + 100 && (await expiry()) > first, { what: "a's lease to outlive its first lease time, renewed" });
+    } finally {
+      watcher.disconnect();
+    }
     const ac = new AbortController();
     const gaveUp = b.acquire('mx.ok.test', ac.signal);
     setTimeout(() => ac.abort(new Error('deadline')), 100);
@@ -113,7 +135,8 @@ describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
       // still one at a time within this instance
       let second = false;
       const next = budget.acquire('mx.ok.test').then((x) => ((second = true), x));
-      await new Promise((r) => setTimeout(r, 50));
+      // another host's lease, asked for later through the same steps: had the second been let through, it would be by now
+      (await budget.acquire('mx.other.test')).release();
       expect(second).toBe(false);
       lease.release();
       (await next).release();
@@ -121,19 +144,13 @@ describe.skipIf(!REDIS_SERVER)(`SMTP stores in Redis${NO_REDIS}`, () => {
     } finally {
       await redis.restart();
     }
-    for (let i = 0; l.state !== 'connected'; i++) {
-      if (i > 60) throw new Error('never went back to Redis');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => l.state === 'connected', { what: 'the link to go back to Redis', timeoutMs: 3000, intervalMs: 50 });
     const lease = await budget.acquire('mx.back.test');
     const watcher = new Redis(redis.url);
     try {
       expect(await watcher.zcard('down1:smtp-sessions:mx.back.test')).toBe(1);
       lease.release();
-      for (let i = 0; (await watcher.zcard('down1:smtp-sessions:mx.back.test')) > 0; i++) {
-        if (i > 50) throw new Error('the lease was not released');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(async () => (await watcher.zcard('down1:smtp-sessions:mx.back.test')) === 0, { what: 'the lease to be released in Redis', timeoutMs: 1000 });
     } finally {
       watcher.disconnect();
     }

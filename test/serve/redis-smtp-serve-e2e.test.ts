@@ -4,14 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { post } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 import { startServe, type Served } from './spawn.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 // `serve --redis --smtp` instances sharing one real redis-server, a loopback
 // DNS server and the scripted SMTP server (test/support/smtp-server.ts): the
-// per-MX-host session budget and the catch-all results are shared (PRODUCT.md §7).
+// session budget per server address and the catch-all results are shared (PRODUCT.md §7).
 const KEY = 'msk_smtp_shared_key';
 const mx = (host: string) => ({ mx: [{ exchange: host, priority: 10 }] });
 const ZONES: Record<string, unknown> = {
@@ -22,6 +23,12 @@ const ZONES: Record<string, unknown> = {
   'mx.hang.test': { a: ['127.0.0.1'] },
 };
 for (let i = 0; i < 6; i++) ZONES[`s${i}.shared.test`] = mx('mx.shared.test');
+// two more names of the server at 127.0.0.1, with domains of their own
+ZONES['mail.alias.test'] = { a: ['127.0.0.1'] };
+ZONES['mx.other.test'] = { a: ['127.0.0.1'] };
+for (let i = 0; i < 6; i++) ZONES[`n${i}.names.test`] = mx(['mx.shared.test', 'mail.alias.test', 'mx.other.test'][i % 3]!);
+/** the lease set of the server at 127.0.0.1, whatever name the MX gives */
+const LEASES = 'smtpserve:smtp-sessions:127.0.0.1';
 
 let dir: string;
 let keys: string;
@@ -71,7 +78,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_REDIS}`, () => {
   it('--smtp-per-host 1 holds across instances: the mail server never sees two sessions at once; /metrics counts them', async () => {
     smtp.maxOpen.set('127.0.0.1', 0);
     // six requests at once, three to each instance, each a domain of its own on
@@ -91,6 +98,18 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
     };
     expect((await sessions(a)) + (await sessions(b))).toBe(6);
     expect(await sessions(a)).toBe(3);
+  });
+
+  it('the budget is per server address: three MX names of one server never get two sessions at once across instances', async () => {
+    smtp.maxOpen.set('127.0.0.1', 0);
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => check(i % 2 ? b : a, [`slow-ann@n${i}.names.test`])),
+    );
+    for (const r of replies) {
+      expect(r.status).toBe(200);
+      expect(r.json.results[0]).toMatchObject({ status: 'valid', details: { smtp: true, catchAll: false } });
+    }
+    expect(smtp.maxOpen.get('127.0.0.1')).toBe(1);
   });
 
   it("a catch-all result one instance found is used by the other: no second probe", async () => {
@@ -120,12 +139,8 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       await redis.restart();
     }
     for (const s of [a, b]) {
-      for (let i = 0; ; i++) {
-        const ready = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null });
-        if (ready.json?.redis === 'connected') break;
-        if (i > 60) throw new Error('never went back to Redis');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const connected = async () => (await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.redis === 'connected';
+      await waitFor(connected, { what: 'serve to go back to Redis (GET /readyz)', timeoutMs: 5000, intervalMs: 50 });
     }
   });
 
@@ -137,16 +152,13 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
     const monitorOf = new Redis(redis.url);
     const monitor = await monitorOf.monitor();
     monitor.on('monitor', (time: string, args: string[]) => {
-      if (/^evalsha$/i.test(args[0] ?? '') && args[3] === 'smtpserve:smtp-sessions:mx.hang.test' && args.length === 7) leaseAsks.push({ at: Number(time) * 1000, instance: args[4]!.split(':')[0]! });
+      if (/^evalsha$/i.test(args[0] ?? '') && args[3] === LEASES && args.length === 7) leaseAsks.push({ at: Number(time) * 1000, instance: args[4]!.split(':')[0]! });
     });
     try {
-      // c opens a session to mx.hang.test and waits for a reply that never comes
+      // c opens a session to mx.hang.test (127.0.0.1) and waits for a reply that never comes
       const held = check(c, ['hang-ann@hang.test']).catch(() => undefined);
-      for (let i = 0; !rcpts().includes('RCPT TO:<hang-ann@hang.test>'); i++) {
-        if (i > 100) throw new Error('c never asked');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(await watcher.zcard('smtpserve:smtp-sessions:mx.hang.test')).toBe(1);
+      await waitFor(() => rcpts().includes('RCPT TO:<hang-ann@hang.test>'), { what: 'c to ask for hang-ann', timeoutMs: 5000, intervalMs: 20 });
+      expect(await watcher.zcard(LEASES)).toBe(1);
       // c's lease (1 s) was taken before now: unrenewed, it would be gone by leaseGoneBy
       const [seconds, micros] = await watcher.time();
       const leaseGoneBy = Number(seconds) * 1000 + Number(micros) / 1000 + 1000;
@@ -156,12 +168,10 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       // so does d, and then it is told to stop: waiting for a lease does not keep it alive
       const dWaits = check(d, ['cy@hang.test']).catch(() => undefined);
       // both wait: two instances besides c's have asked for the lease (bounded poll)
-      const [cLease] = await watcher.zrange('smtpserve:smtp-sessions:mx.hang.test', 0, 0);
+      const [cLease] = await watcher.zrange(LEASES, '0', '0');
       const cInstance = cLease!.split(':')[0];
-      for (let i = 0; new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size < 2; i++) {
-        if (i > 500) throw new Error('b and d never both asked for the lease');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const askers = () => new Set(leaseAsks.filter((x) => x.instance !== cInstance).map((x) => x.instance)).size;
+      await waitFor(() => askers() === 2, { what: 'b and d both to ask for the lease', timeoutMs: 10_000, intervalMs: 20 });
       const stopAt = Date.now();
       d.child.kill('SIGTERM');
       expect(await d.exit).toBe(0);
@@ -170,11 +180,8 @@ describe.skipIf(!REDIS_SERVER)(`serve --redis --smtp: two instances, one Redis${
       expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
       // wait (bounded) until a waiter has asked for the lease after c's would have run out unrenewed, and was refused
-      for (let i = 0; !leaseAsks.some((x) => x.at > leaseGoneBy); i++) {
-        if (i > 500) throw new Error('no instance asked for the lease after it would have run out');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(await watcher.zcard('smtpserve:smtp-sessions:mx.hang.test')).toBe(1);
+      await waitFor(() => leaseAsks.some((x) => x.at > leaseGoneBy), { what: 'a waiter to ask for the lease after it would have run out', timeoutMs: 10_000, intervalMs: 20 });
+      expect(await watcher.zcard(LEASES)).toBe(1);
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
       c.child.kill('SIGKILL');
       await c.exit;

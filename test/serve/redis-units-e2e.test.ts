@@ -4,7 +4,7 @@ import { FixedWindowLimiter, type RateDecision } from '../../src/serve/rate-limi
 import { RedisRateLimitStore } from '../../src/serve/redis-rate-limit.js';
 import { RedisLink } from '../../src/redis/link.js';
 import { describeRedisError, parseRedisUrl } from '../../src/redis/url.js';
-import { NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 
 describe('parseRedisUrl', () => {
   it('masks the password wherever the URL is shown', () => {
@@ -52,7 +52,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-describe.skipIf(!REDIS_SERVER)(`FixedWindowLimiter over Redis${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`FixedWindowLimiter over Redis${NO_REDIS}`, () => {
   it('decides exactly as over memory: same counts, same reset, same Retry-After, windows aligned to the epoch', async () => {
     const windowMs = 5000;
     // a real window start (Redis expires keys by the real clock), then steps inside it and into the next

@@ -5,11 +5,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY, serve } from './helpers.js';
+import { missingTool } from '../support/tools.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 
-// A throwaway self-signed certificate for 127.0.0.1; skipped where openssl is missing.
-it.skipIf(!hasOpenssl)('serves HTTPS with --tls-cert/--tls-key', async () => {
+// A throwaway self-signed certificate for 127.0.0.1 (openssl makes it).
+it.skipIf(missingTool('openssl', !hasOpenssl && 'not found (apt-get install openssl)'))('serves HTTPS with --tls-cert/--tls-key', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mailsift-tls-'));
   try {
     const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];

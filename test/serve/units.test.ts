@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FixedWindowLimiter, parseRateLimit } from '../../src/serve/rate-limit.js';
 import { bearerToken, generateKey, KeyStore, parseKeysFile } from '../../src/serve/keys.js';
-import { isLoopback, loadServeConfig } from '../../src/cli/serve-config.js';
-import { planServe } from '../../src/cli/plan-serve.js';
+import { isLoopback } from '../../src/cli/loopback.js';
+import { loadServeConfig } from '../../src/cli/serve/config.js';
+import { planServe } from '../../src/cli/serve/plan.js';
 import { isJsonContentType } from '../../src/serve/body.js';
 import { UsageError } from '../../src/errors.js';
 

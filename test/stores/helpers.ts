@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { BIN, type CliResult } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import type { FaultServer } from '../support/fault-server.js';
 import type { Verdict } from '../../src/verdict.js';
 
@@ -39,19 +40,20 @@ export function runAndSignal(
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    let polls = 0;
-    const poll = setInterval(() => {
-      if (++polls > 3000 || !when()) return;
-      clearInterval(poll);
-      setTimeout(() => {
-        signalled = child.exitCode === null && child.signalCode === null;
-        if (signalled) child.kill(sig);
-      }, extraMs);
-    }, 5);
+    let closed = false;
+    // the moment: `when`, then extraMs; a run that ends first is not signalled
+    void waitFor(() => closed || when(), { what: 'the moment to signal the run', timeoutMs: 15_000, intervalMs: 5 }).then(
+      () =>
+        setTimeout(() => {
+          signalled = child.exitCode === null && child.signalCode === null;
+          if (signalled) child.kill(sig);
+        }, extraMs),
+      () => undefined, // never came: the run goes on unsignalled, and `signalled` says so
+    );
     child.on('error', reject);
     child.on('close', (code, signal) => {
+      closed = true;
       clearTimeout(deadline);
-      clearInterval(poll);
       resolve({ code, signal, stdout, stderr, signalled });
     });
   });
@@ -94,14 +96,12 @@ export async function readJournal(path: string): Promise<JournalCheck> {
 }
 
 /**
- * The fault server records a request on arrival and its addresses after its
- * delay: after a SIGKILL, wait (bounded) until the requests in flight at the
- * kill have been filled in.
+ * After a SIGKILL: every request the fault server has recorded carries its
+ * addresses (it records them as it reads the body, so this holds at once
+ * today; the wait keeps the count honest if recording ever moves later).
  */
 export async function settled(server: FaultServer): Promise<void> {
-  for (let i = 0; i < 400 && server.requests.some((r) => r.emails.length === 0); i++) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitFor(() => !server.requests.some((r) => r.emails.length === 0), { what: 'the requests in flight at the kill to be recorded with their addresses' });
 }
 
 /** a verdict the test server would never give (risky, 0.42, provider `cached`): reuse shows in the output */

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { openJournal } from '../../src/stores/journal.js';
-import { startOf } from '../../src/owner.js';
+import { startOf } from '../../src/fs/owner.js';
 import { combineKnown } from '../../src/stores/known.js';
 import { openCache } from '../../src/stores/cache.js';
 import { openStores } from '../../src/stores/open-stores.js';
@@ -286,6 +286,31 @@ describe('openCache', () => {
     expect(c3.get('fresh@x.io')).toBeDefined();
     await c3.close();
   });
+
+  it('what a compaction killed half-way left (its temp file) is removed by the next run that opens the cache', async () => {
+    // the temp file's name carries its owner (fs/temp.ts); a run killed long ago, and a live one
+    const dead = join(dir, '.run.journal.4194303-12345-0123456789ab.mailsift-tmp');
+    const live = join(dir, `.run.journal.${process.ppid}-${startOf(process.ppid) ?? '0'}-0123456789ab.mailsift-tmp`);
+    await writeFile(dead, 'a half-written copy of the cache');
+    await writeFile(live, 'another run at work');
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns' });
+    await c.close();
+    await expect(stat(dead)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await stat(live)).isFile()).toBe(true);
+  });
+
+  it('a compacted cache keeps its permissions: one shared with a group stays readable by the group', async () => {
+    let now = t0;
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    await c.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
+    await c.close();
+    await chmod(path, 0o660); // the cron jobs of two users of one group share it
+    now += 2 * day;
+    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 100 });
+    expect(c2.compacted).toBe(true);
+    await c2.close();
+    expect((await stat(path)).mode & 0o777).toBe(0o660);
+  });
 });
 
 describe('what a cache keeps', () => {
@@ -411,7 +436,7 @@ describe('openStores', () => {
 
   it('opens nothing without flags, and both stores in journal-then-cache order with them', async () => {
     expect(await openStores({ cacheTtlMs: 1000 }, { engine: 'local' })).toEqual({});
-    const s = await openStores({ journal: path, cache: join(dir, 'c'), cacheTtlMs: 1000 }, { engine: 'local' });
+    const s = await openStores({ journal: path, cache: { kind: 'file', path: join(dir, 'c') }, cacheTtlMs: 1000 }, { engine: 'local' });
     expect([s.journal?.path, s.cache?.path]).toEqual([path, join(dir, 'c')]);
     await s.known!.close();
   });

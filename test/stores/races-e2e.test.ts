@@ -3,11 +3,11 @@ import { closeSync, constants, existsSync, openSync, readFileSync, writeSync } f
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';
 
 /*
@@ -77,11 +77,9 @@ function gated(args: string[], input: string, cwd: string, name: string): Gated 
   };
 }
 
-/** Polls `cond` every 5 ms, at most `ms`. */
-async function until(cond: () => boolean, ms = 60_000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(5)) if (cond()) return true;
-  return cond();
-}
+/** Whether `cond` comes to hold within `ms` (the caller's expect says what failed to happen). */
+const until = (cond: () => boolean, ms = 60_000): Promise<boolean> =>
+  waitFor(cond, { what: 'a race to reach its moment', timeoutMs: ms }).then(() => true, () => false);
 
 /** Every address in a journal or cache file (the cache's lines start with a timestamp). */
 async function storedEmails(path: string): Promise<string[]> {

@@ -7,7 +7,7 @@ import { jobBinding } from '../../src/stores/binding.js';
 import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { CACHE_KEY_PREFIX } from '../../src/stores/redis-verdict-cache.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { freePort, NO_REDIS, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
+import { freePort, NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
 import { runCli } from '../support/run-cli.js';
 import { API_KEY, apiEnv, cachedVerdict, sentEmails } from './helpers.js';
 
@@ -52,7 +52,7 @@ async function validate(emails: string[], extra: string[] = [], api: FaultServer
   return { ...r, dir, summary, csv: r.code === 0 ? await readFile(join(dir, 'out.csv'), 'utf8') : '' };
 }
 
-describe.skipIf(!REDIS_SERVER)(`--cache redis://${NO_REDIS}`, () => {
+describe.skipIf(noRedis())(`--cache redis://${NO_REDIS}`, () => {
   it('a second machine sends nothing the first answered, writes what a fresh run writes, and Redis never holds the key', async () => {
     const a = await validate(addresses(0, 30));
     expect(a.code, a.stderr).toBe(0);

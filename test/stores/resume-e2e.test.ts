@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN, runCli } from '../support/run-cli.js';
+import { waitFor } from '../support/wait.js';
 import { API_KEY, apiEnv, countDuplicates, readJournal, runAndSignal, seeded, sentEmails, settled } from './helpers.js';
 
 // 500 rows: statuses of every kind, duplicates under another domain case,
@@ -173,13 +174,9 @@ describe('interrupt and resume with --journal', () => {
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const waitFor = async (cond: () => boolean): Promise<void> => {
-      for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-      expect(cond()).toBe(true);
-    };
-    await waitFor(() => server.requests.length >= 4);
+    await waitFor(() => server.requests.length >= 4, { what: 'four requests to reach the server' });
     child.kill('SIGINT');
-    await waitFor(() => stderr.includes('interrupted'));
+    await waitFor(() => stderr.includes('interrupted'), { what: 'the run to say it was interrupted' });
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain('stopping now');

@@ -2,6 +2,11 @@ import dns2 from 'dns2';
 import type { AddressInfo } from 'node:net';
 
 const { Packet, createUDPServer } = dns2;
+type DnsPacket = InstanceType<typeof Packet>;
+/** dns2 encodes answers given as plain records; its typings ask for Resource objects */
+type Reply = Omit<DnsPacket, 'answers'> & { answers: Omit<DnsPacket['answers'][number], 'toBuffer'>[] };
+/** RFC 1035 §4.1.1 (dns2 has them as Packet.RCODE, its typings do not) */
+const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
 /**
  * What a test DNS server says for one name. A name with no zone gets NXDOMAIN.
@@ -11,12 +16,16 @@ export interface Zone {
   mx?: { exchange: string; priority: number }[];
   a?: string[];
   aaaa?: string[];
+  /** an alias: A and AAAA questions get a CNAME to this name, then its addresses */
+  cname?: string;
   /** answer SERVFAIL to every query for the name */
   servfail?: boolean;
   /** never answer: the client times out */
   silent?: boolean;
   /** answer only when the test calls releaseHeld(): shows how many queries are in flight */
   hold?: boolean;
+  /** answer after this long (a resolver slowed down by a burst, a far server) */
+  delayMs?: number;
 }
 
 /** Zones every test server serves unless told otherwise (all under `.test`, RFC 6761). */
@@ -69,9 +78,11 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     zones: { ...DEFAULT_ZONES, ...options.zones },
   };
   const held: (() => void)[] = [];
+  /** answers of `delayMs` zones not sent yet: dropped at close */
+  const delayed = new Set<NodeJS.Timeout>();
   let maxHeld = 0;
   const server = createUDPServer((request, send) => {
-    const response = Packet.createResponseFromRequest(request);
+    const response: Reply = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
@@ -80,27 +91,42 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     const zone = state.broken ? undefined : (state.zones[name] ?? options.fallback?.(name));
     if (zone?.silent) return;
     if (!zone) {
-      response.header.rcode = Packet.RCODE.NXDOMAIN;
+      response.header.rcode = RCODE.NXDOMAIN;
     } else if (zone.servfail) {
-      response.header.rcode = Packet.RCODE.SERVFAIL;
+      response.header.rcode = RCODE.SERVFAIL;
     } else {
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.MX) {
         for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx });
-      } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
-      } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
+      } else if (question.type === Packet.TYPE.A || question.type === Packet.TYPE.AAAA) {
+        // an alias answers with its CNAME and the addresses of the name it points at, as a resolver does
+        let named = zone;
+        let owner = question.name;
+        if (zone.cname !== undefined) {
+          response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: zone.cname });
+          named = state.zones[zone.cname] ?? options.fallback?.(zone.cname) ?? {};
+          owner = zone.cname;
+        }
+        const v4 = question.type === Packet.TYPE.A;
+        for (const address of (v4 ? named.a : named.aaaa) ?? []) response.answers.push({ ...base, name: owner, type: question.type, address });
       } else if (question.type === Packet.TYPE.NS && name === '') {
         response.answers.push({ ...base, type: Packet.TYPE.NS, ns: 'a.root-servers.test' });
       }
     }
     if (zone?.hold) {
-      held.push(() => void send(response));
+      held.push(() => void send(response as DnsPacket));
       maxHeld = Math.max(maxHeld, held.length);
       return;
     }
-    void send(response);
+    if (zone?.delayMs) {
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        void send(response as DnsPacket);
+      }, zone.delayMs);
+      delayed.add(timer);
+      return;
+    }
+    void send(response as DnsPacket);
   });
   await server.listen(0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
@@ -134,6 +160,9 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     releaseHeld() {
       for (const answer of held.splice(0)) answer();
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const timer of delayed) clearTimeout(timer);
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -32,7 +32,15 @@ export interface FaultServerOptions {
   /** default: local part starting with invalid/risky/unknown gives that status, else valid */
   verdictFor?: (email: string) => FaultVerdict;
   /** fixed windows aligned to whole seconds; 429 RATE_LIMITED with Retry-After past the limit */
-  rateLimit?: { limit: number; windowMs: number; resetFormat: ResetFormat };
+  rateLimit?: {
+    limit: number;
+    windowMs: number;
+    resetFormat: ResetFormat;
+    /** X-RateLimit-Limit says these in turn, one per header set, while the window holds `limit` */
+    advertisedLimits?: number[];
+    /** X-RateLimit-Reset tells the reset this far off the true one (negative: in the past) */
+    resetOffsetMs?: number;
+  };
   /** sent on every answer, over the rate-limit headers it would send: a server whose headers lie */
   headers?: Record<string, string>;
   /** Shape A items' provider (default 'fault-server') */

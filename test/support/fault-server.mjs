@@ -61,6 +61,7 @@ export async function startFaultServer(options = {}) {
   // Fixed windows aligned to whole seconds, so second-resolution reset formats are exact.
   let windowStart;
   let windowCount = 0;
+  let advertised = 0;
   const sockets = new Set();
   // --capacity K [--queue Q]: K requests are served at once, Q (default K) more wait their turn, the rest get 503
   let serving = 0;
@@ -99,9 +100,11 @@ export async function startFaultServer(options = {}) {
     const headers = {
       // node writes a Date of its own; a skewed server must tell its own time
       ...(o.clockOffsetMs ? { Date: new Date(now).toUTCString() } : {}),
-      'X-RateLimit-Limit': String(rl.limit),
+      // advertisedLimits: a Limit that changes on every answer while the window holds `limit`
+      'X-RateLimit-Limit': String(rl.advertisedLimits ? rl.advertisedLimits[advertised++ % rl.advertisedLimits.length] : rl.limit),
       'X-RateLimit-Remaining': String(Math.max(0, rl.limit - windowCount)),
-      'X-RateLimit-Reset': formatReset(rl.resetFormat, resetAt, now),
+      // resetOffsetMs: a Reset that lies (an hour in the past, say)
+      'X-RateLimit-Reset': formatReset(rl.resetFormat, resetAt + (rl.resetOffsetMs ?? 0), now),
     };
     if (limited || refused) headers['Retry-After'] = String(Math.max(1, Math.ceil((resetAt - now) / 1000)));
     return { headers, limited };
@@ -382,7 +385,7 @@ function parseArgs(argv) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const server = await startFaultServer(parseArgs(process.argv.slice(2)));
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
-  const stop = () => { server.close().then(() => process.exit(0)); };
+  const stop = () => void server.close().then(() => process.exit(0), () => process.exit(1));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

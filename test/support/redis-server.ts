@@ -4,6 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { missingTool } from './tools.js';
+import { waitFor } from './wait.js';
 
 /**
  * A real redis-server for the tests (Debian's package; `.ci/run` installs it),
@@ -21,7 +23,8 @@ function findRedisServer(): string | undefined {
 export const REDIS_SERVER = findRedisServer();
 /** for describe.skipIf titles: says why Redis tests did not run */
 export const NO_REDIS = REDIS_SERVER ? '' : ' (SKIPPED: redis-server not found; install the redis-server package)';
-if (!REDIS_SERVER) process.stderr.write(`Redis tests skipped: redis-server not found on PATH or in /usr/bin\n`);
+/** `describe.skipIf(noRedis())`: skips without redis-server, saying so; fails instead under CI=true */
+export const noRedis = (): boolean => missingTool('redis-server', !REDIS_SERVER && 'not found on PATH or in /usr/bin (apt-get install redis-server)');
 
 export interface TestRedis {
   port: number;
@@ -60,18 +63,18 @@ export async function startRedis(options: { password?: string } = {}): Promise<T
     c.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     c.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
     const exited = new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
-    // ready once it accepts a connection; bounded at 5 s
-    const deadline = Date.now() + 5000;
-    for (;;) {
+    // ready once it accepts a connection
+    const up = async (): Promise<boolean> => {
       if (c.exitCode !== null) throw new Error(`redis-server exited ${c.exitCode}: ${out}`);
-      if (await accepts(port)) return;
-      if (Date.now() > deadline) {
+      return accepts(port);
+    };
+    await waitFor(up, { what: `redis-server to listen on port ${port}`, timeoutMs: 5000, intervalMs: 20 }).catch(async (err: Error) => {
+      if (c.exitCode === null) {
         c.kill('SIGKILL');
         await exited;
-        throw new Error(`redis-server did not listen within 5 s: ${out}`);
       }
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      throw new Error(`${err.message}: ${out}`);
+    });
   };
   // a port taken between freePort() and the launch: try another, a bounded number of times
   for (let attempt = 0; ; attempt++) {

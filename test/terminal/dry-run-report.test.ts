@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dryRunEtaMs, renderDryRun, type DryRunFigures } from '../../src/terminal/dry-run-report.js';
 
 const figures: DryRunFigures = {
-  rows: 5000, distinctAddresses: 4800, duplicates: 200, prechecked: 30, alreadyKnown: 0,
+  rows: 5000, distinctAddresses: 4800, duplicates: 200, prechecked: 30, empty: 0, alreadyKnown: 0,
   toSend: 4770, engine: 'api', batchSize: 100, requests: 48, concurrency: 4,
 };
 

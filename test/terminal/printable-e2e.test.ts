@@ -1,7 +1,7 @@
 // Issue 29 point 12: text from elsewhere (a file name, a sheet name, what was
 // typed) is printed with its control characters shown as escapes, so that an
 // error line can neither retitle or clear the terminal, nor break in two.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';

@@ -6,13 +6,15 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ZONES, startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { BIN } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 // The progress line and the login prompt as a terminal shows them: the binary
 // inside a real pseudo-terminal (tmux, installed by `.ci/run`), its bytes
 // recorded with pipe-pane.
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
-describe.skipIf(!hasTmux)('on a terminal', () => {
+describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux)'))('on a terminal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mailsift-truth-'));
   const socket = join(dir, 'tmux.sock');
   const tmux = (...args: string[]) => execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
@@ -42,10 +44,6 @@ describe.skipIf(!hasTmux)('on a terminal', () => {
     return { log, done, name };
   }
   const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
-  async function until(test: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 300 && !test(); i++) await new Promise((r) => setTimeout(r, 100));
-    if (!test()) throw new Error(`timed out waiting for ${what}`);
-  }
   const percentages = (log: string) => [...log.matchAll(/(\d+)% · /g)].map((m) => Number(m[1]));
 
   it('an .xlsx run moves while DNS answers are awaited, never runs backwards, and reaches 100%', async () => {
@@ -61,10 +59,10 @@ describe.skipIf(!hasTmux)('on a terminal', () => {
       `"${process.execPath}" "${BIN}" validate "${input}" -o "${output}" --engine local --dns-server ${dns.address} --dns-timeout 60000`,
     );
     // half the addresses have their answer, the other half wait: the line says so before any row is written
-    await until(() => /(4\d|5\d)% · 40 rows read · 0(\/40)? addresses validated/.test(read(run.log)), 'progress during the DNS wait');
+    await waitFor(() => /(4\d|5\d)% · 40 rows read · 0(\/40)? addresses validated/.test(read(run.log)), { what: 'progress during the DNS wait', timeoutMs: 30_000 });
     expect(read(output).split('\n').filter(Boolean).length).toBeLessThanOrEqual(1);
     dns.releaseHeld();
-    await until(() => existsSync(run.done), 'the run to end');
+    await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     const shown = percentages(read(run.log));
     expect(shown.at(-1)).toBe(100);
@@ -76,7 +74,7 @@ describe.skipIf(!hasTmux)('on a terminal', () => {
     const input = join(dir, 'list.txt');
     execFileSync('sh', ['-c', `for i in 1 2 3; do echo u$i@mx.test; done > "${input}"`]);
     const run = inPane(`stty cols 0; "${process.execPath}" "${BIN}" validate "${input}" -o "${join(dir, 'narrow.csv')}" --engine local --dns-server ${dns.address}`);
-    await until(() => existsSync(run.done), 'the run to end');
+    await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     const log = read(run.log);
     expect(log).toContain('3 rows in');
@@ -86,10 +84,10 @@ describe.skipIf(!hasTmux)('on a terminal', () => {
 
   it('mailsift login asks for the key without echoing it, and stores it with mode 600', async () => {
     const run = inPane(`"${process.execPath}" "${BIN}" login`);
-    await until(() => read(run.log).includes('API key: '), 'the prompt');
+    await waitFor(() => read(run.log).includes('API key: '), { what: 'the prompt', timeoutMs: 30_000 });
     tmux('send-keys', '-t', run.name, '-l', 'typed-secret-key-31');
     tmux('send-keys', '-t', run.name, 'Enter');
-    await until(() => existsSync(run.done), 'login to end');
+    await waitFor(() => existsSync(run.done), { what: 'login to end', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     expect(read(run.log)).not.toContain('typed-secret-key-31');
     const path = join(dir, 'config', 'mailsift', 'credentials');

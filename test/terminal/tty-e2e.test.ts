@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { BIN } from '../support/run-cli.js';
+import { missingTool } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 // The binary inside a real pseudo-terminal (tmux): progress must show on the
 // terminal while the output file gets only CSV. `.ci/run` installs tmux.
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 const ROWS = 30;
 
-describe.skipIf(!hasTmux)('validate on a terminal', () => {
+describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux)'))('validate on a terminal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mailsift-tty-'));
   // A private tmux server: never touches a developer's sessions.
   const socket = join(dir, 'tmux.sock');
@@ -57,8 +59,8 @@ describe.skipIf(!hasTmux)('validate on a terminal', () => {
     tmux('pipe-pane', '-o', '-t', 'e2e', `cat >> "${log}"`);
     tmux('send-keys', '-t', 'e2e', 'Enter');
 
-    // Bounded wait for the run to end (it takes ~1.5 s of server delay).
-    for (let i = 0; i < 300 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+    // the run takes about 1.5 s of server delay
+    await waitFor(() => existsSync(done), { what: 'the run in the pane to end', timeoutMs: 30_000 });
     expect(readFileSync(done, 'utf8').trim()).toBe('0');
 
     const terminal = readFileSync(log, 'utf8');

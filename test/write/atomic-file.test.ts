@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { startOf } from '../../src/owner.js';
-import { openAtomic, removeLeftovers } from '../../src/write/atomic-file.js';
+import { startOf } from '../../src/fs/owner.js';
+import { sweep } from '../../src/fs/temp.js';
+import { openAtomic } from '../../src/write/atomic-file.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -95,7 +96,7 @@ describe('temp files and their owners', () => {
 
   it.runIf(existsSync('/proc/self/stat'))('tells a pid used again by another process from the owner', async () => {
     await writeFile(at(name(`${process.pid}-1`)), 'partial');
-    await removeLeftovers(dir);
+    await sweep(dir);
     expect(await readdir(dir)).toEqual([]);
   });
 });

@@ -139,6 +139,8 @@ describe('an output that cannot be written: one line naming what, exit 2', () =>
     expect(r.stderr.trim()).toMatch(why);
   });
 
+  // Root ignores permission bits, so these two can only run as another user: as root
+  // (CI) they are skipped, and say so in vitest's list of skipped tests.
   it.skipIf(process.getuid?.() === 0)('a directory without write permission (EACCES)', async () => {
     const dir = dirWith({ 'in.csv': INPUT });
     mkdirSync(join(dir, 'locked'), { mode: 0o555 });

@@ -3,7 +3,7 @@ import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refuseCollisions } from '../../src/write/path-collisions.js';
+import { refuseCollisions, type NamedPath } from '../../src/write/path-collisions.js';
 
 let dir: string;
 const at = (name: string): string => join(dir, name);
@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const refused = async (paths: { flag: string; path?: string }[]): Promise<string | undefined> => {
+const refused = async (paths: NamedPath[]): Promise<string | undefined> => {
   const err = await refuseCollisions(paths).then(() => undefined, (e: unknown) => e as Error & { exitCode: number });
   if (err) expect(err.exitCode).toBe(2);
   return err?.message;
@@ -44,7 +44,7 @@ describe('refuseCollisions', () => {
 
   it.each<[string, () => { flag: string; path?: string }[]]>([
     ['distinct files', () => [{ flag: 'input', path: at('in.csv') }, { flag: '-o', path: at('out.csv') }, { flag: '--summary', path: at('s.json') }]],
-    ['stdin, stdout, absent flags and a Redis URL', () => [{ flag: 'input', path: '-' }, { flag: '-o', path: '-' }, { flag: '--summary' }, { flag: '--cache', path: 'redis://127.0.0.1:6379' }, { flag: '--journal', path: '-' }]],
+    ['stdin, stdout and absent flags', () => [{ flag: 'input', path: '-' }, { flag: '-o', path: '-' }, { flag: '--summary' }, { flag: '--journal', path: '-' }]],
     ['a device written twice (not a file anything replaces)', () => [{ flag: '-o', path: '/dev/null' }, { flag: '--summary', path: '/dev/null' }]],
   ])('lets %s through', async (_name, paths) => {
     expect(await refused(paths())).toBeUndefined();

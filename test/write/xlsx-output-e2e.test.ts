@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCsv, runCli } from '../support/run-cli.js';
+import { missingToolNow } from '../support/tools.js';
 
 // .xlsx output end to end (issue 30.8, 29.11): what a user's spreadsheet gets
 // back from `-o out.xlsx`, read by LibreOffice and by mailsift itself; and an
@@ -39,8 +40,7 @@ async function workbook(dir: string): Promise<string> {
 describe('.xlsx output read back', () => {
   it('LibreOffice gives back every input cell', async (ctx) => {
     if (!SOFFICE) {
-      console.warn('SKIPPED: soffice not found (apt-get install libreoffice-calc-nogui): the LibreOffice round trip of .xlsx output was not run');
-      ctx.skip();
+      missingToolNow(ctx, 'LibreOffice', 'soffice not found (apt-get install libreoffice-calc-nogui): the round trip of .xlsx output');
       return;
     }
     const dir = mkdtempSync(join(root, 'lo-'));

@@ -134,14 +134,14 @@ export class Caller {
         grant.permit.done();
         throw err;
       }
-      const { attempt, info, answered, status } = exchange;
+      const { attempt, info, answered, status, firstByteMs } = exchange;
       if (answered) this.firstAnswer.reached = true;
       // before the permit is returned, or the waiters would be let through unaware
       if (attempt.kind === 'auth') this.governor.halt();
       if (attempt.kind === 'too-large' && batch) batch.limit.refused(batch.size);
       // a lost request or an overloaded server's answer tells the concurrency limit to back off; a 500 is a bug, not load
       const overloaded = attempt.kind === 'retryable' && (status === undefined || OVERLOAD_STATUSES.has(status));
-      grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited', overloaded });
+      grant.permit.done({ info, answered, rateLimited: attempt.kind === 'rate-limited', overloaded, rttMs: firstByteMs });
 
       let retryable: { code: ErrorCode; detail: string; failure?: Failure } | undefined;
       switch (attempt.kind) {

@@ -106,6 +106,27 @@ export class FixedLimit implements ConcurrencyLimit {
 
 /** slow start ends once about this many requests wait at the server */
 const SLOW_START_EXIT = 1;
+
+/**
+ * HyStart++ (RFC 9406 §4.3), its thresholds adapted to an API. From
+ * N_RTT_SAMPLE in flight on, a rise in round-trip time ends slow start; the
+ * rise must pass a fraction of the fastest answer (1/MIN_RTT_DIVISOR), and at
+ * least MIN_RTT_THRESH_MS. RFC 9406 takes an eighth, capped at 16 ms: a router
+ * queues packets, each adding a little. A server queues whole requests: the
+ * first to wait waits a whole service time, and its round trip doubles. A
+ * client on a loaded machine reads answers late too, by 50-150 ms on a 2-core
+ * machine with a load of 10-15, which an eighth of 400 ms took for a queue
+ * in every run of `npm run bench adaptive`'s roomy plan (slow start ended at 8,
+ * 0.71 of a simple client's throughput against 0.84-0.88). Half the fastest
+ * round trip tells the one from the other. Leaving slow start, the limit grows
+ * for CSS_ROUNDS rounds by at most 1/CSS_GROWTH_DIVISOR a round (Conservative
+ * Slow Start), back to doubling if the rise was spurious, then as below.
+ */
+const N_RTT_SAMPLE = 8;
+const MIN_RTT_THRESH_MS = 4;
+const MIN_RTT_DIVISOR = 2;
+const CSS_GROWTH_DIVISOR = 4;
+const CSS_ROUNDS = 5;
 /** on a refusal or a lost request: Vector's decrease ratio */
 const DECREASE = 0.9;
 /** how far the minimum round trip moves towards a slower round's fastest answer */
@@ -116,6 +137,8 @@ interface Round {
   firstTicket: number;
   /** the round trips of the answers in the round */
   rtts: number[];
+  /** an answer of the round came back late by HyStart++'s threshold (see AdaptiveLimit.late) */
+  rose: boolean;
   answers: number;
   fastest: number;
   overloads: number;
@@ -142,7 +165,16 @@ export class AdaptiveLimit implements ConcurrencyLimit {
   private atCeiling = 0;
   /** how many were in flight (itself included) when each request still out left */
   private readonly leftWith = new Map<number, number>();
-  private slowStart = true;
+  /** doubling; Conservative Slow Start (HyStart++) once the round trip rises; then Little's law */
+  private phase: 'slow-start' | 'css' | 'avoidance' = 'slow-start';
+  /** rounds spent in Conservative Slow Start */
+  private cssRounds = 0;
+  /**
+   * Slow start's next doubling, decided at a round's end and granted once every
+   * request sent before then has come back in time (tickets below `before`);
+   * `reason` tells it. A late one among them ends slow start instead.
+   */
+  private growth: { before: number; reason: string } | undefined;
   private minRtt: number | undefined;
   private smoothed: number | undefined;
   private ticket = 0;
@@ -183,10 +215,53 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       r.answers++;
       r.fastest = Math.min(r.fastest, sample.rttMs);
       this.smoothed = smooth(this.smoothed, sample.rttMs);
+      if (this.late(sample.rttMs, leftWith)) r.rose = true;
     }
-    if (ticket < r.firstTicket) return undefined;
-    return this.endRound();
+    const grown = this.growth && ticket < this.growth.before ? this.grow(r.rose) : undefined;
+    if (ticket < r.firstTicket) return grown;
+    const ended = this.endRound();
+    return ended && grown ? { ...ended, from: grown.from } : (ended ?? grown);
   }
+
+  /**
+   * HyStart++'s test (RFC 9406 §4.3), adapted: the round trip rose by a set
+   * fraction. A queue at a router delays every packet, and RFC 9406 watches
+   * the fastest of a round. A queue at a server delays the requests that found
+   * it full: those sent with the most in flight (the top quarter, judged once
+   * N_RTT_SAMPLE are in flight); a busy client or a garbage collection delays
+   * any answer, and only some, and is not taken for a queue.
+   */
+  private late(rttMs: number, leftWith: number | undefined): boolean {
+    const minRtt = this.minRtt;
+    if (minRtt === undefined || leftWith === undefined || this.value < N_RTT_SAMPLE) return false;
+    return leftWith > (this.value * 3) / 4 && rttMs >= minRtt + Math.max(MIN_RTT_THRESH_MS, minRtt / MIN_RTT_DIVISOR);
+  }
+
+  /**
+   * The pending doubling, once the requests it waits for are back: granted if
+   * none came back late; a late one was queued at the server, and slow start
+   * ends before the doubling takes the limit past what the server takes.
+   */
+  private grow(rose: boolean): LimitChange | undefined {
+    const growth = this.growth!;
+    if (!rose) {
+      for (const ticket of this.leftWith.keys()) if (ticket < growth.before) return undefined;
+    }
+    this.growth = undefined;
+    if (rose || this.phase !== 'slow-start') {
+      if (this.phase === 'slow-start') this.enterCss();
+      return undefined;
+    }
+    const from = this.limit;
+    this.value = Math.min(MAX_IN_FLIGHT, this.value * 2);
+    return this.limit === from ? undefined : { from, to: this.limit, reason: growth.reason };
+  }
+
+  private enterCss(): void {
+    this.phase = 'css';
+    this.cssRounds = 0;
+  }
+
 
   private endRound(): LimitChange | undefined {
     const r = this.round;
@@ -203,11 +278,13 @@ export class AdaptiveLimit implements ConcurrencyLimit {
     this.pushedBack = false;
 
     if (r.overloads > 0) {
-      this.slowStart = false;
+      this.phase = 'avoidance';
+      this.growth = undefined;
       this.pushedBack = true;
       // A server at capacity refuses what comes past it: what it took at once is
       // its ceiling. Backing off by 0.9 alone went back over it round after round
-      // (5.7% of requests refused against a server that refuses past 12, issue 33).
+      // (5.7% of requests refused, each a retry and a wait, against a server that
+      // refuses past 12 in flight).
       // Refusals with answers above them, or far below the limit, are faults or an
       // outage, not the capacity (slow start overshoots it at most twofold).
       const took = r.lowestRefusedAt - 1;
@@ -230,18 +307,29 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       const log = Math.log10(Math.max(2, load));
       const alpha = Math.max(2, 3 * log);
       const beta = Math.max(4, 6 * log);
-      if (this.slowStart && queued >= SLOW_START_EXIT) this.slowStart = false;
-      if (this.slowStart) {
-        if (r.reachedLimit) {
-          this.value = Math.min(MAX_IN_FLIGHT, this.value * 2);
-          reason = `${latency}: no queue yet, doubling`;
+      if (this.phase === 'slow-start' && (r.rose || queued >= SLOW_START_EXIT)) {
+        this.growth = undefined;
+        this.enterCss();
+      } else if (this.phase === 'css') {
+        // the limit reached and nothing late: the rise was spurious (a busy moment, not a queue), back to doubling
+        if (!r.rose && r.reachedLimit && r.answers >= N_RTT_SAMPLE && queued < SLOW_START_EXIT) this.phase = 'slow-start';
+        else if (++this.cssRounds >= CSS_ROUNDS) this.phase = 'avoidance';
+      }
+      // growth while in Conservative Slow Start: a quarter of doubling, at most
+      const most = this.phase === 'css' ? this.value * (1 + 1 / CSS_GROWTH_DIVISOR) : MAX_IN_FLIGHT;
+      if (this.phase === 'slow-start') {
+        // doubled once the requests out now are back in time (grow); under N_RTT_SAMPLE at once, at the round's end
+        if (r.reachedLimit && !this.growth) {
+          this.growth = { before: this.value >= N_RTT_SAMPLE ? this.ticket : 0, reason: `${latency}: no queue yet, doubling` };
+          const grown = this.grow(false);
+          if (grown) reason = grown.reason;
         }
       } else if (queued > beta) {
         this.pushedBack = true;
         this.value = Math.max(1, Math.min(this.value * DECREASE, sustained + alpha));
         reason = `${latency}: about ${Math.round(queued)} waiting at the server`;
       } else if (queued < alpha && r.reachedLimit) {
-        this.value = Math.min(MAX_IN_FLIGHT, Math.max(this.value + 1 / this.value, sustained + alpha));
+        this.value = Math.min(MAX_IN_FLIGHT, most, Math.max(this.value + 1 / this.value, sustained + alpha));
         reason = `${latency}: steady`;
       }
     }
@@ -262,11 +350,11 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 }
 
 function newRound(firstTicket: number): Round {
-  return { firstTicket, rtts: [], answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0, lowestRefusedAt: Infinity, highestAnsweredAt: 0 };
+  return { firstTicket, rtts: [], rose: false, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0, lowestRefusedAt: Infinity, highestAnsweredAt: 0 };
 }
 
 function median(values: number[]): number {
-  const sorted = values.sort((a, b) => a - b);
+  const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

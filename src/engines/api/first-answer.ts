@@ -12,7 +12,7 @@ export class FirstAnswer {
 
   /** Runs `call` alone while no answer has been seen, at once after that. */
   async run<T>(call: () => Promise<T>): Promise<T> {
-    while (!this.reached && this.current) await this.current;
+    while (!this.reached && this.current !== undefined) await this.current;
     if (this.reached) return call();
     const running = call();
     const settled = running.then(

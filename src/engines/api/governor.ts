@@ -48,6 +48,12 @@ export interface Outcome {
   unused?: boolean;
   /** the server pushed back: 503, a timeout, a lost connection (a 429 counts too) */
   overloaded?: boolean;
+  /**
+   * sent to the first byte of the answer (its headers); without it, to the
+   * report. Reading and parsing the body is the client's own time: a busy
+   * event loop is not a queue at the server.
+   */
+  rttMs?: number;
 }
 
 export interface Permit {
@@ -129,17 +135,20 @@ export class Governor {
   /** Requests allowed in flight now. */
   private cap(): number {
     const own = this.concurrency.limit;
-    const { limit } = this.window;
-    if (this.concurrency.mode === 'auto' && this.concurrency.healthy && limit !== undefined && this.window.binds(this.concurrency.rttMs)) {
-      return Math.max(own, Math.min(MAX_IN_FLIGHT, limit));
-    }
-    return own;
+    const planned = this.planned();
+    return planned === undefined ? own : Math.max(own, Math.min(MAX_IN_FLIGHT, planned));
+  }
+
+  /** The Limit of a plan that binds, while the adaptive limit lets the plan set the pace. */
+  private planned(): number | undefined {
+    if (this.concurrency.mode !== 'auto' || !this.concurrency.healthy) return undefined;
+    return this.window.bindingLimit(this.concurrency.rttMs);
   }
 
   private grant(waiter: Waiter): void {
     const sentAt = this.clock.now();
     this.meter.change(sentAt, +1);
-    const seq = this.window.sent();
+    const seq = this.window.sent(sentAt);
     const ticket = this.concurrency.dispatched(this.meter.count);
     let finished = false;
     waiter.detach();
@@ -159,15 +168,15 @@ export class Governor {
     const now = this.clock.now();
     this.meter.change(now, -1);
     if (outcome.unused) {
-      this.window.unsent();
+      this.window.unsent(seq);
       return this.pump();
     }
     const overload = outcome.overloaded === true || outcome.rateLimited === true;
     const change = this.concurrency.answered(ticket, {
       overload,
-      rttMs: outcome.answered && !overload ? now - sentAt : undefined,
+      rttMs: outcome.answered && !overload ? (outcome.rttMs ?? now - sentAt) : undefined,
     });
-    this.window.observe(seq, outcome, now, this.meter.count);
+    this.window.observe(seq, outcome, now, this.meter.count, sentAt);
     this.showLimit(change?.reason);
     this.pump();
   }
@@ -179,8 +188,10 @@ export class Governor {
     if (to === this.shownLimit || this.concurrency.mode === 'fixed') return;
     const from = this.shownLimit;
     this.shownLimit = to;
-    const planned = to > this.concurrency.limit;
-    const why = planned ? `the plan binds: ${this.window.limit} requests per window, sent as soon as the window allows` : reason ?? 'the server is healthy again';
+    const planned = this.planned();
+    const why = planned !== undefined && to > this.concurrency.limit
+      ? `the plan binds: ${planned} requests per window, sent as soon as the window allows`
+      : reason ?? 'the server is healthy again';
     this.onLimit?.({ from, to, reason: why });
   }
 

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
-import { API_TEXT_CAPS, cleanText, redactKey } from './api-text.js';
+import { API_TEXT_CAPS, cleanText, redactKey, redactKeyBytes } from './api-text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
@@ -43,15 +43,59 @@ export interface Exchange {
   info: RateLimitInfo;
   /** the HTTP status, when a whole answer arrived */
   status?: number;
+  /**
+   * sent to the first byte of the answer (its headers arrived), in ms: the
+   * server's time and the network's, not the time this process took to read
+   * and parse the body
+   */
+  firstByteMs?: number;
+}
+
+/** Called with the clock's reading when a request is written to its connection. */
+type OnWritten = (at: number) => void;
+
+/**
+ * Tells when each request is written, connection made: undici calls
+ * onRequestStart just before it writes the request to a socket. A request
+ * that waited for a new connection (a TCP or TLS handshake, tens of ms under
+ * load) reaches the server that much later than `request()` was called; timed
+ * from the call, a reset told in seconds would look that much early, and the
+ * next window's requests would arrive before it (a 429 seen at every window's
+ * edge on a loaded machine).
+ */
+function writeTiming(clock: Clock, notes: WeakMap<object, OnWritten>): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    const note = notes.get(opts);
+    if (!note) return dispatch(opts, handler);
+    return dispatch(opts, {
+      onRequestStart: (controller, context) => {
+        note(clock.now());
+        handler.onRequestStart?.(controller, context);
+      },
+      onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
+      onResponseStart: (controller, statusCode, headers, statusMessage) => handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
+      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+      onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+    });
+  };
 }
 
 /** JSON over one keep-alive pool; every outcome comes back as data, never thrown (but aborts). */
 export class ApiHttp {
   private readonly dispatcher: Dispatcher;
+  /** the dispatcher requests go through: the same, telling when each is written */
+  private readonly timed: Dispatcher;
+  private readonly written = new WeakMap<object, OnWritten>();
   private readonly ownsDispatcher: boolean;
   private readonly prefix: string;
   private readonly origin: string;
   private readonly skew = new ClockSkew();
+  /** the fastest answer's first byte so far, ms */
+  private fastestFirstByte = Infinity;
+  /** how much the first byte varies: RFC 6298's SRTT and RTTVAR, over first bytes */
+  private smoothedFirstByte: number | undefined;
+  private firstByteVariation = 0;
 
   constructor(
     private readonly config: HttpConfig,
@@ -62,6 +106,8 @@ export class ApiHttp {
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.ownsDispatcher = !config.dispatcher;
     this.dispatcher = (config.dispatcher as Dispatcher | undefined) ?? apiDispatcher(this.origin, config.concurrency);
+    // a dispatcher of the library's user that cannot be composed is used as it is: requests timed from the call
+    this.timed = typeof this.dispatcher.compose === 'function' ? this.dispatcher.compose(writeTiming(clock, this.written)) : this.dispatcher;
   }
 
   async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
@@ -69,51 +115,88 @@ export class ApiHttp {
     const { apiKey } = this.config;
     // every line, the server's words included, without the key (see redactKey)
     const log = this.config.log && ((line: string) => this.config.log!(redactKey(line, apiKey)));
-    const started = this.clock.now();
     const count = (payload as { emails?: unknown[] }).emails?.length ?? 1;
     log?.(`> POST ${url.href} (${count} ${count === 1 ? 'address' : 'addresses'}) authorization: Bearer [redacted]`);
     // --timeout bounds the whole exchange, body included; undici's own timeouts
     // only measure silences.
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
     const both = AbortSignal.any([signal, timeout]);
-    const failed = (err: unknown, answered: boolean, info: RateLimitInfo = {}): Exchange => {
+    const body = JSON.stringify(payload);
+    // Resets told as "in N seconds" count from when the request left: the server cannot have
+    // counted it earlier. That is when it is written to its connection (writeTiming).
+    const calledAt = this.clock.now();
+    let sentAt = calledAt;
+    const failed = (err: unknown, answered: boolean, info: RateLimitInfo = { policies: [] }, firstByteMs?: number): Exchange => {
       if (signal.aborted) throw signal.reason ?? err;
       const failure = networkFailure(err, timeout.aborted, { url, method: 'POST', timeoutMs: this.config.timeoutMs });
-      log?.(`< ${failure.text} after ${this.clock.now() - started} ms`);
+      log?.(`< ${failure.text} after ${this.clock.now() - calledAt} ms`);
       const code = failure.kind === 'timeout' ? 'TIMEOUT' : 'NETWORK';
-      return { attempt: { kind: 'retryable', code, detail: failure.text, failure }, answered, info };
+      const exchange: Exchange = { attempt: { kind: 'retryable', code, detail: failure.text, failure }, answered, info };
+      if (firstByteMs !== undefined) exchange.firstByteMs = firstByteMs;
+      return exchange;
     };
     let res: Dispatcher.ResponseData;
+    const options: Dispatcher.RequestOptions = {
+      origin: this.origin,
+      path: this.prefix + path,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${this.config.apiKey}`,
+      },
+      body,
+      headersTimeout: this.config.timeoutMs,
+      bodyTimeout: this.config.timeoutMs,
+      signal: both,
+    };
+    this.written.set(options, (at) => (sentAt = at));
     try {
-      res = await this.dispatcher.request({
-        origin: this.origin,
-        path: this.prefix + path,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          authorization: `Bearer ${this.config.apiKey}`,
-        },
-        body: JSON.stringify(payload),
-        headersTimeout: this.config.timeoutMs,
-        bodyTimeout: this.config.timeoutMs,
-        signal: both,
-      });
+      res = await this.timed.request(options);
     } catch (err) {
       return failed(err, false);
     }
-    const info = parseRateLimitHeaders(res.headers, this.clock.now(), this.skew);
+    const headersAt = this.clock.now();
+    const firstByteMs = headersAt - sentAt;
+    const countedAt = this.latestCount(headersAt, firstByteMs);
+    const info = parseRateLimitHeaders(res.headers, headersAt, { sentAt, countedAt, skew: this.skew });
     let bytes: Uint8Array;
     try {
       bytes = await res.body.bytes();
     } catch (err) {
       // socket closed mid-body: the headers still count for the rate limit
-      return failed(err, true, info);
+      return failed(err, true, info, firstByteMs);
     }
-    // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody)
+    // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody); whatever of
+    // it is kept (an address's error message, its provider) is kept without the key
+    bytes = redactKeyBytes(bytes, apiKey);
     const attempt = withoutKey(describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url), apiKey);
-    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - started} ms${answerNote(res.headers, attempt, redactKey(Buffer.from(bytes).toString('utf8'), apiKey))}`);
-    return { attempt, answered: true, info, status: res.statusCode };
+    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
+    return { attempt, answered: true, info, status: res.statusCode, firstByteMs };
+  }
+
+  /**
+   * The latest moment the server can have counted a request whose headers came
+   * at `headersAt`: a reset told in seconds counts from there. The fastest
+   * round trip is a floor of the way there and back, so the count came no
+   * later than `headersAt` less it; a request slower than that may have spent
+   * the extra before the server counted it (a loaded machine, a queue in
+   * front of the limiter), and the next request may reach the server faster
+   * than this one did by as much as round trips vary: four times their mean
+   * deviation, RFC 6298's allowance (a few ms on a quiet loopback, 100 ms and
+   * more on a loaded machine, where timing from the send alone drew a 429 at a
+   * window's edge now and then). Never later than the answer itself.
+   */
+  private latestCount(headersAt: number, firstByteMs: number): number {
+    this.fastestFirstByte = Math.min(this.fastestFirstByte, firstByteMs);
+    if (this.smoothedFirstByte === undefined) {
+      this.smoothedFirstByte = firstByteMs;
+      this.firstByteVariation = firstByteMs / 2;
+    } else {
+      this.firstByteVariation += (Math.abs(this.smoothedFirstByte - firstByteMs) - this.firstByteVariation) / 4;
+      this.smoothedFirstByte += (firstByteMs - this.smoothedFirstByte) / 8;
+    }
+    return Math.min(headersAt, headersAt - this.fastestFirstByte + 4 * this.firstByteVariation);
   }
 
   async close(): Promise<void> {
@@ -166,13 +249,19 @@ function withoutKey(attempt: Attempt, key: string): Attempt {
   return attempt;
 }
 
-/** The rate-limit headers and, for an error, the server's own words (bounded). */
+/** Every rate-limit header, whatever its dialect (`X-RateLimit-*`, `RateLimit`, `RateLimit-Policy`, `RateLimit-*`, `X-Rate-Limit-*`), and Retry-After. */
+const RATE_LIMIT_HEADER = /^(?:x-)?rate-?limit(?:-|$)|^retry-after$/;
+/** no server sends more of them: the rest of a header flood is left out */
+const MAX_NOTED_HEADERS = 12;
+
+/** The rate-limit headers, in the order the server sent them, and, for an error, the server's own words (bounded). */
 function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attempt, text: string): string {
   const parts: string[] = [];
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
-    const v = headers[name];
+  for (const [name, v] of Object.entries(headers)) {
+    if (v === undefined || !RATE_LIMIT_HEADER.test(name)) continue;
+    if (parts.length === MAX_NOTED_HEADERS) break;
     // header values may carry obs-text, which reads as C1 controls
-    if (v !== undefined) parts.push(`${name}: ${cleanText(Array.isArray(v) ? v.join(', ') : v, API_TEXT_CAPS.message)}`);
+    parts.push(`${name}: ${cleanText(Array.isArray(v) ? v.join(', ') : v, API_TEXT_CAPS.message)}`);
   }
   if (attempt.kind !== 'ok') {
     const body = cleanText(text.slice(0, API_TEXT_CAPS.message + 1), API_TEXT_CAPS.message + 1).replace(/\s+/g, ' ').trim();

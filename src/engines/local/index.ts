@@ -64,7 +64,8 @@ export interface LocalEngineStats extends ValidatorStats {
   smtpProblem?: string;
 }
 
-export type LocalValidator = Validator & {
+// an interface, not `Validator & {…}`: in an intersection, stats() would keep Validator's narrower return type
+export interface LocalValidator extends Validator {
   validateOne(email: string, signal?: AbortSignal): Promise<Verdict>;
   stats(): LocalEngineStats;
   /** the mailbox check: 'blocked' while outbound SMTP is judged unusable (tried again later), 'off' without --smtp */
@@ -74,7 +75,7 @@ export type LocalValidator = Validator & {
    * again meanwhile, see DomainDns.retest), 'off' without DNS
    */
   dnsState(): 'ok' | 'unusable' | 'off';
-};
+}
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
   checkLocalOptions(options);

@@ -31,12 +31,23 @@ describe('AdaptiveLimit, round by round', () => {
   it.each([
     ['doubles while answers come back as fast as the fastest', times(7, { sample: ok(400) }), [2, 4, 8, 16, 32, 64, 64]],
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
-    ['leaves slow start once about one request waits, then grows to what the server sustains plus a few', [
+    // HyStart++: the doubling to 16 waits for the 8 out; the last sent waited a whole service time at the server, so it never happens
+    ['leaves slow start before doubling once the requests sent with the most in flight come back late, then holds near what the server sustains', [
       ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 2 ? 200 : 260) }, // most answers a quarter slower: a queue
-      { sample: ok(210) },
-      { sample: ok(210) },
-    ], [2, 4, 8, 16, 16, 18]],
+      { sample: (i: number) => ok(i < 6 ? 200 : 400) }, // the server serves 6; the 7th and 8th wait for a turn
+      { sample: ok(260) },
+      { sample: ok(260) },
+    ], [2, 4, 8, 8, 10, 10]],
+    ['goes back to doubling when the rise was spurious (nothing late with the limit reached)', [
+      ...times(3, { sample: ok(200) }),
+      { sample: (i: number) => ok(i < 6 ? 200 : 400) },
+      { sample: ok(200) },
+      { sample: ok(200) },
+    ], [2, 4, 8, 8, 10, 20]],
+    ['takes a busy client\'s late answers (a quarter late, the last ones read last) for no queue', [
+      ...times(3, { sample: ok(400) }),
+      { sample: (i: number) => ok(i < 4 ? 400 : 500) },
+    ], [2, 4, 8, 16]],
     ['takes no notice of a few late answers (a busy client, not a queue at the server)', [
       ...times(3, { sample: ok(200) }),
       { sample: (i: number) => ok(i < 2 ? 600 : 200) },
@@ -56,12 +67,13 @@ describe('AdaptiveLimit, round by round', () => {
     const limit = new AdaptiveLimit();
     const seen = rounds(limit, [
       ...times(4, { sample: ok(200) }),
-      { sample: (i) => ok(i < 4 ? 200 : 260) }, // the end of slow start
+      { sample: (i) => ok(i < 12 ? 200 : 400) }, // the end of slow start: the server serves 12, the rest wait a turn
       ...times(2, { sample: ok(800) }), // then answers four times slower: about 3/4 of those in flight wait
     ]);
-    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 32, 32]);
-    // back to 32 × 200/800 plus a few (alpha), not just one step of 0.9
-    expect(seen[6]).toBeLessThanOrEqual(13);
+    // slow start ends at 16 (the 16 out when it would double include late ones: HyStart++), grows a little (19)
+    expect(seen.slice(0, 6)).toEqual([2, 4, 8, 16, 16, 19]);
+    // then back to 19 × 200/800 plus a few (alpha), not just one step of 0.9
+    expect(seen[6]).toBeLessThanOrEqual(9);
     expect(limit.healthy).toBe(false);
   });
 
@@ -109,7 +121,7 @@ interface ServerModel {
  * requests through one Governor to a model of the server, on a fake clock:
  * what the bench measures for real, here without waiting.
  */
-export async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
+async function simulate(concurrency: ConcurrencySetting, server: ServerModel, requests: number) {
   const clock = new FakeClock(1_700_000_000_000);
   const changes: string[] = [];
   const gov = new Governor({ concurrency, clock, onLimit: (c) => changes.push(`${c.from}→${c.to}`) });
@@ -222,6 +234,17 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
     const ideal = Math.ceil(200 / 6) * 200;
     expect(r.status503 / r.sent).toBeLessThanOrEqual(0.05);
     expect(r.ms / ideal).toBeLessThanOrEqual(1.3);
+  });
+
+  // HyStart++: slow start doubled 8 → 16 into it, and the 4 past 12 were refused (2.4% here, 2.9-5.7% in the bench);
+  // now the doubling waits for the 8 out, the last two come back late (queued), and slow start ends at 8
+  it.each([
+    [6, 6, 200, 200, 0],
+    [20, 20, 400, 400, 0.01], // it was 5.7%: 16 → 32 → 64 before the refusals said anything
+  ])('a server that serves %i and queues %i more (%i ms): slow start ends at the queue, before the refusals', async (capacity, queue, latencyMs, requests, most) => {
+    const r = await simulate('auto', { latencyMs, capacity, queue }, requests);
+    expect(r.status503 / r.sent).toBeLessThanOrEqual(most);
+    expect(r.ms / (Math.ceil(requests / capacity) * latencyMs)).toBeLessThanOrEqual(1.3);
   });
 
   // issue 33: a second shape, with little room to queue: latency gives almost no warning before

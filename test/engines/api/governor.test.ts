@@ -20,9 +20,7 @@ function setup(concurrency = 4) {
 }
 
 const info = (clock: FakeClock, remaining: number, resetInMs: number, limit = 5): RateLimitInfo => ({
-  limit,
-  remaining,
-  resetAt: clock.now() + resetInMs,
+  policies: [{ id: 'x-ratelimit', limit, remaining, resetAt: clock.now() + resetInMs }],
 });
 
 describe('Governor', () => {
@@ -37,7 +35,7 @@ describe('Governor', () => {
     await clock.advance(1_100);
     expect(granted.length).toBeGreaterThan(1);
     expect(gov.waits).toBe(1);
-    permits()[1]!.done({ answered: true, rateLimited: true, info: { retryAt: clock.now() + 500 } });
+    permits()[1]!.done({ answered: true, rateLimited: true, info: { policies: [], retryAt: clock.now() + 500 } });
     await flush();
     expect(gov.waits).toBe(2);
   });
@@ -53,7 +51,7 @@ describe('Governor', () => {
     const { ask, granted, permits } = setup(3);
     ask(1); // the probe: the caller sends it alone
     await flush();
-    permits()[0]!.done({ answered: true, info: {} });
+    permits()[0]!.done({ answered: true, info: { policies: [] } });
     ask(4);
     await flush();
     expect(granted).toHaveLength(4);
@@ -100,14 +98,14 @@ describe('Governor', () => {
   });
 
   it('a 429 pauses every worker until Retry-After', async () => {
-    const { clock, gov, ask, granted, permits } = setup(4);
+    const { clock, ask, granted, permits } = setup(4);
     ask(1); // the probe: the caller sends it alone
     await flush();
     permits()[0]!.done({ answered: true, info: info(clock, 50, 60_000, 60) });
     ask(5);
     await flush();
     expect(granted).toHaveLength(5);
-    permits()[1]!.done({ answered: true, rateLimited: true, info: { retryAt: clock.now() + 5_000 } });
+    permits()[1]!.done({ answered: true, rateLimited: true, info: { policies: [], retryAt: clock.now() + 5_000 } });
     permits()[2]!.done({ answered: true, info: info(clock, 40, 60_000, 60) });
     await flush();
     expect(granted).toHaveLength(5);
@@ -151,14 +149,14 @@ describe('Governor', () => {
     const start = clock.now();
     const deadline = start + 10 * 60_000;
     let result: AcquireResult | undefined;
-    const refusing = { limit: 0, remaining: 0, resetAt: 0, retryAt: 0 };
+    const refusing = { id: 'x-ratelimit', limit: 0, remaining: 0 };
     void (async () => {
       for (;;) {
         const r = await gov.acquire(deadline);
         if (!r.ok) return (result = r);
         await sleep(clock, 50);
         const now = clock.now();
-        r.permit.done({ answered: true, rateLimited: true, info: { ...refusing, resetAt: now + 1000, retryAt: now + 1000 } });
+        r.permit.done({ answered: true, rateLimited: true, info: { policies: [{ ...refusing, resetAt: now + 1000 }], retryAt: now + 1000 } });
       }
     })();
     await clock.runUntil(() => result !== undefined, 10_000);

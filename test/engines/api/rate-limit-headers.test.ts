@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter } from '../../../src/engines/api/rate-limit-headers.js';
+import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter, tightest, type HeaderSource, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;
+
+/** The tightest policy an answer names (without its id) and Retry-After: what the old single-policy reading returned. */
+function summary(info: RateLimitInfo): Record<string, number> {
+  const { id: _id, windowMs: _w, ...rest } = tightest(info) ?? { id: '' };
+  return { ...rest, ...(info.retryAt === undefined ? {} : { retryAt: info.retryAt }) };
+}
+
+const read = (headers: HeaderSource, now = NOW) => summary(parseRateLimitHeaders(headers, now));
 
 describe('parseReset: format told apart by shape and magnitude', () => {
   it.each([
@@ -109,9 +117,9 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { limit: 10, remaining: 3, resetAt: NOW + 7_000 },
     ],
     [
-      'IETF draft ≥ 08: structured fields, several policies → most constrained',
-      { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600' },
-      { limit: 1000, remaining: 4, resetAt: NOW + 20_000 },
+      'IETF draft ≥ 08: structured fields, several policies → most constrained, with its own quota',
+      { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600, "minute";q=5;w=60' },
+      { limit: 5, remaining: 4, resetAt: NOW + 20_000 },
     ],
     [
       'list value for the limit (limit, policy)',
@@ -129,7 +137,7 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { resetAt: NOW + 60_000 },
     ],
   ])('%s', (_name, headers, expected) => {
-    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+    expect(read(headers as Record<string, string>)).toEqual(expected);
   });
 
   // issue 29.9: what a lying or broken server sends
@@ -144,11 +152,65 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     ['Limit 0 is kept: the window allows none', { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' }, { limit: 0, remaining: 0, resetAt: NOW + 1_000 }],
     ['a reset past any clock is no reset', { 'x-ratelimit-reset': '99999999999999999999' }, {}],
   ])('%s', (_name, headers, expected) => {
-    expect(parseRateLimitHeaders(headers as Record<string, string>, NOW)).toEqual(expected);
+    expect(read(headers as Record<string, string>)).toEqual(expected);
   });
 
   it('reads a fetch Headers object', () => {
     const headers = new Headers({ 'X-RateLimit-Remaining': '3', 'X-RateLimit-Reset': '2023-11-14T22:13:25Z' });
-    expect(parseRateLimitHeaders(headers, NOW)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
+    expect(read(headers)).toEqual({ remaining: 3, resetAt: NOW + 5_000 });
+  });
+});
+
+describe('parseRateLimitHeaders: every policy the headers name', () => {
+  const ids = (headers: Record<string, string>, now = NOW, times = {}) =>
+    parseRateLimitHeaders(headers, now, times).policies.map(({ id, limit, remaining, resetAt }) => ({ id, limit, remaining, resetAt }));
+
+  it('express-rate-limit 8 with a quota first (draft-8): each policy with its own q', () => {
+    // byte for byte what two stacked limiters write (express-rate-limit source/headers.ts: setDraft8Headers)
+    const headers = {
+      ratelimit: '"100000-in-1day"; r=99990; t=80000, "5-in-1sec"; r=4; t=1',
+      'ratelimit-policy': '"100000-in-1day"; q=100000; w=86400; pk=:Y2M5YjE1NTBkNGNi:, "5-in-1sec"; q=5; w=1; pk=:Y2M5YjE1NTBkNGNi:',
+    };
+    expect(ids(headers)).toEqual([
+      { id: 'ratelimit "100000-in-1day"', limit: 100_000, remaining: 99_990, resetAt: NOW + 80_000_000 },
+      { id: 'ratelimit "5-in-1sec"', limit: 5, remaining: 4, resetAt: NOW + 1000 },
+    ]);
+    expect(summary(parseRateLimitHeaders(headers, NOW))).toEqual({ limit: 5, remaining: 4, resetAt: NOW + 1000 });
+    expect(parseRateLimitHeaders(headers, NOW).policies.map((p) => p.windowMs)).toEqual([86_400_000, 1000]);
+  });
+
+  it('an X- header beside an IETF one: two policies, the stricter tightest', () => {
+    const headers = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '500', 'x-ratelimit-reset': '1700000060', ratelimit: 'limit=5, remaining=5, reset=1' };
+    expect(ids(headers).map((p) => [p.id, p.remaining])).toEqual([['x-ratelimit', 500], ['ratelimit', 5]]);
+    expect(summary(parseRateLimitHeaders(headers, NOW))).toEqual({ limit: 5, remaining: 5, resetAt: NOW + 1000 });
+  });
+
+  it('one limit in two dialects (legacy beside draft-6, as express-rate-limit writes both) is one policy, with the earlier reset', () => {
+    const headers = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '1700000002', 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '2', 'ratelimit-policy': '5;w=2' };
+    expect(ids(headers, NOW + 300, { sentAt: NOW - 200 })).toEqual([{ id: 'ratelimit-*', limit: 5, remaining: 4, resetAt: NOW + 1800 }]);
+  });
+
+  it.each([
+    ['draft-7', { ratelimit: 'limit=5, remaining=4, reset=2' }],
+    ['draft-6', { 'ratelimit-remaining': '4', 'ratelimit-reset': '2' }],
+    ['draft-8', { ratelimit: '"p";r=4;t=2' }],
+    ['X-RateLimit-Reset in seconds (fastify)', { 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '2' }],
+  ])('%s: a reset in seconds counts from the count, and from the answer as the latest it can be', (_name, headers) => {
+    const [p] = parseRateLimitHeaders(headers, NOW + 300, { sentAt: NOW, countedAt: NOW + 10 }).policies;
+    expect([p!.resetAt, p!.resetLatestAt]).toEqual([NOW + 2010, NOW + 2300]);
+  });
+
+  it('Retry-After in seconds counts from the answer (RFC 9110), not the send', () => {
+    expect(parseRateLimitHeaders({ 'retry-after': '2' }, NOW + 300, { sentAt: NOW }).retryAt).toBe(NOW + 2300);
+  });
+
+  it('an epoch reset behind a Date an hour ahead: the Date is what lies, the reset is taken as written', () => {
+    const headers = { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '1700000002' };
+    expect(summary(parseRateLimitHeaders(headers, NOW, { sentAt: NOW - 5 }))).toEqual({ remaining: 3, resetAt: NOW + 2000 });
+  });
+
+  it('a reset before the request even left cannot be placed: Remaining still counts', () => {
+    const headers = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': String(NOW / 1000 - 3600) };
+    expect(summary(parseRateLimitHeaders(headers, NOW, { sentAt: NOW - 5 }))).toEqual({ limit: 5, remaining: 3 });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatVerdict } from '../../../src/cli/check-command.js';
+import { formatVerdict } from '../../../src/terminal/check-verdict.js';
 import { checkOffline } from '../../../src/engines/local/index.js';
 import { errorVerdict } from '../../../src/verdict.js';
 import { resultObject } from '../../../src/write/verdict-columns.js';

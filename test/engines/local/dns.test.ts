@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '../../../src/engines/local/index.js';
 import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../../src/engines/local/dns.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
+import { waitFor } from '../../support/wait.js';
 
 let server: TestDnsServer;
 beforeAll(async () => {
@@ -69,16 +70,35 @@ describe('DNS outcomes against a loopback server', () => {
     const { v } = engine({ dnsConcurrency: 3, dnsTimeoutMs: 10_000 });
     let done = false;
     const result = v.validate(domains.map((d) => `x@${d}`), signal).finally(() => (done = true));
-    // answer whatever is held, until the batch is through (bounded: 200 rounds)
-    for (let round = 0; round < 200 && !done; round++) {
-      await new Promise((r) => setTimeout(r, 10));
+    // answer whatever is held, until the batch is through
+    const answerHeld = (): boolean => {
       server.releaseHeld();
-    }
+      return done;
+    };
+    await waitFor(answerHeld, { what: 'the batch to be through, its held queries answered as they come', timeoutMs: 5000 });
     const verdicts = await result;
     await v.close();
     expect(verdicts.every((x) => x.status === 'valid')).toBe(true);
     expect(server.maxHeld).toBeGreaterThan(0);
     expect(server.maxHeld).toBeLessThanOrEqual(3);
+  });
+
+  it('a resolver slowed down by a burst is waited for up to the DNS timeout, however fast it answered before', async () => {
+    // c-ares (1.34, Node 20.20) times a question out after 5x the latency it measured lately (at least 250 ms),
+    // whatever timeout it was given: fast answers, then a burst the server takes 1.2 s to answer
+    const slow = await startDnsServer({ fallback: (name) => (/^burst\d+\.test$/.test(name) ? { mx: [{ exchange: `mx.${name}`, priority: 10 }], delayMs: 1200 } : undefined) });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: slow.address, dnsTimeoutMs: 4000, onWarning: (w) => warnings.push(w) });
+    try {
+      const warm = await v.validate(['a@mx.test', 'b@aonly.test', 'c@nullmx.test', 'd@gmail.com'], signal);
+      expect(warm.map((x) => x.status)).toEqual(['valid', 'valid', 'invalid', 'valid']);
+      const burst = await v.validate(Array.from({ length: 40 }, (_, i) => `x@burst${i}.test`), signal);
+      expect(burst.filter((x) => x.status !== 'valid').map((x) => `${x.email}: ${x.status} ${x.details.dnsFailure ?? ''}`)).toEqual([]);
+      expect(warnings).toEqual([]);
+    } finally {
+      await v.close();
+      await slow.close();
+    }
   });
 
   it('looks up IDN domains in their ASCII form', async () => {
@@ -202,6 +222,27 @@ describe('DNS that does not work is not evidence', () => {
     }
   });
 
+  it('dead domains in a row after answers, the resolver still answering about a domain that answered: the list’s own, DNS stays usable', async () => {
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: server.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const dead = ['dead1.test', 'dead2.test', 'dead3.test', 'dead4.test'];
+    try {
+      for (const d of dead) server.zones[d] = { servfail: true };
+      const before = server.queries.length;
+      const verdicts = [];
+      // one lookup after another: nothing answers while the dead ones fail
+      for (const email of ['a@mx.test', ...dead.map((d) => `b@${d}`)]) verdicts.push(...(await v.validate([email], signal)));
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['valid', undefined], ...dead.map(() => ['unknown', undefined])]);
+      // the witness: a name under the domain that answered, which no cache holds
+      expect(server.queries.slice(before)).toContainEqual(expect.stringMatching(/^MX mailsift-probe-[a-z0-9]+\.mx\.test$/));
+      expect(warnings).toEqual([]);
+      expect(v.dnsState()).toBe('ok');
+    } finally {
+      for (const d of dead) delete server.zones[d];
+      await v.close();
+    }
+  });
+
   it('a resolver that invents addresses for missing names: A-only domains are unknown, MX still counts', async () => {
     const lying = await startDnsServer({ fallback: () => ({ a: ['192.0.2.99'] }) });
     const warnings: string[] = [];
@@ -264,13 +305,9 @@ describe('a server that is told it is not ready (serve) still sees DNS come back
     let now = 1_000_000;
     const flaky = await startDnsServer({ fallback: () => ({ servfail: true }) });
     const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, now: () => now });
-    const until = async (done: () => boolean): Promise<void> => {
-      for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(done()).toBe(true);
-    };
     try {
       expect(v.dnsState()).toBe('ok'); // nothing known yet: the probe starts
-      await until(() => flaky.queries.includes('NS '));
+      await waitFor(() => flaky.queries.includes('NS '), { what: 'the resolver probe (NS of the root)', timeoutMs: 3000 });
       await v.validate(['a@x1.test', 'b@x2.test', 'c@x3.test'], signal);
       expect(v.dnsState()).toBe('unusable');
       for (const d of ['x1.test', 'x2.test', 'x3.test']) flaky.zones[d] = { mx: [{ exchange: `mx.${d}`, priority: 10 }] };
@@ -278,7 +315,7 @@ describe('a server that is told it is not ready (serve) still sees DNS come back
       expect(v.dnsState()).toBe('unusable');
       expect(flaky.queries.length).toBe(asked); // not before UNANSWERED_TTL_MS
       now += UNANSWERED_TTL_MS + 1;
-      await until(() => v.dnsState() === 'ok');
+      await waitFor(() => v.dnsState() === 'ok', { what: 'DNS to be judged usable again', timeoutMs: 3000 });
       // one domain asked again (c-ares may send a question twice)
       expect(new Set(flaky.queries.slice(asked))).toEqual(new Set([expect.stringMatching(/^MX x[123]\.test$/)]));
     } finally {

@@ -4,6 +4,7 @@ import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
 import { FakeClock } from '../../support/fake-clock.js';
+import { waitFor } from '../../support/wait.js';
 import { systemClock } from '../../../src/engines/local/smtp/clock.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
@@ -124,10 +125,12 @@ describe('the SMTP check against a real server on loopback', () => {
     const silent = await short.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
     expect(silent.get('ann@s.test')).toMatchObject({ failure: 'timeout' });
     expect(silent.get('ann@s.test')?.mailbox).toBeUndefined();
+    // the line drops at drop-bob: a new session asks cy, and drop-bob last (dropped again: unreachable)
     const drop = await c.checkDomain({ domain: 'd.test', hosts: ['mx1.test'], emails: ['ann@d.test', 'drop-bob@d.test', 'cy@d.test'] });
     expect(drop.get('ann@d.test')?.mailbox).toBe('accepted');
+    expect(drop.get('drop-bob@d.test')).toMatchObject({ failure: 'unreachable' });
     expect(drop.get('drop-bob@d.test')?.mailbox).toBeUndefined();
-    expect(drop.get('cy@d.test')).toMatchObject({ failure: 'unreachable' });
+    expect(drop.get('cy@d.test')?.mailbox).toBe('accepted');
     const hang = await short.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
     expect(hang.get('ann@h.test')?.mailbox).toBe('accepted');
     expect(hang.get('hang-bob@h.test')).toMatchObject({ failure: 'timeout' });
@@ -220,10 +223,11 @@ describe('onSession (serve --metrics)', () => {
     await c.checkDomain({ domain: 'three.test', hosts: ['mx1.test'], emails: ['hang-ann@three.test'] });
     await c.checkDomain({ domain: 'four.test', hosts: ['closed.test'], emails: ['ann@four.test'] });
     await c.checkDomain({ domain: 'five.test', hosts: ['mx1.test'], emails: ['closing-ann@five.test'] });
-    // closing: 421 defers, asked again once after the delay (a second session)
-    expect(ended).toEqual(['completed', 'blocked', 'failed', 'deferred', 'deferred']);
-    expect(opened).toBe(5);
-    expect(c.stats.sessions).toBe(5);
+    // closing: 421 after the probe's answer ends the session; a new one asks the rest at once
+    // (421 again, before any answer: deferred), and once more after the delay
+    expect(ended).toEqual(['completed', 'blocked', 'failed', 'deferred', 'deferred', 'deferred']);
+    expect(opened).toBe(6);
+    expect(c.stats.sessions).toBe(6);
   });
 });
 
@@ -373,11 +377,11 @@ describe('real-server behaviour', () => {
     expect(rcpts).toHaveLength(2); // and one catch-all probe
   });
 
-  it('keeps at most maxPending checks; past it an address is answered without one', async () => {
+  it('keeps at most maxPending checks; past it an address is answered without one, as not determined', async () => {
     const { c } = checker({ maxPending: 2 });
     const found = await c.checkDomain({ domain: 'q.test', hosts: ['mx1.test'], emails: ['a@q.test', 'b@q.test', 'c@q.test'] });
     expect(found.get('a@q.test')?.mailbox).toBe('accepted');
-    expect(found.get('c@q.test')).toEqual({ note: expect.stringMatching(/2 addresses pending/) });
+    expect(found.get('c@q.test')).toEqual({ failure: 'timeout', note: expect.stringMatching(/2 addresses pending/) });
     expect(c.pending).toBe(0);
   });
 
@@ -396,11 +400,8 @@ describe('real-server behaviour', () => {
     const { c } = checker({ retryDelayMs: 3_000_000_000, clock });
     const asked = () => server.commands().filter((l) => l === 'RCPT TO:<grey-long@long.test>').length;
     const done = c.checkDomain({ domain: 'long.test', hosts: ['mx1.test'], emails: ['grey-long@long.test'] });
-    // the first session is over and the retry waits on the clock (bounded poll, real I/O in between)
-    for (let i = 0; !(asked() === 1 && clock.pending === 1); i++) {
-      if (i > 500) throw new Error('the check never came to wait for its retry');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    // the first session is over and the retry waits on the clock (real I/O in between)
+    await waitFor(() => asked() === 1 && clock.pending === 1, { what: 'the check to come to wait for its retry', timeoutMs: 5000 });
     await clock.advance(2_999_999_999);
     expect(asked()).toBe(1);
     c.close();
@@ -425,10 +426,7 @@ describe('real-server behaviour', () => {
       const { c } = checker({ port: slow.port, bannerTimeoutMs: 5000, timeoutMs: 5000, resolveHost: async () => ['127.0.0.6'] });
       const gaveUp = new AbortController();
       const first = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] }, gaveUp.signal);
-      for (let i = 0; slow.sessions.length === 0; i++) {
-        if (i > 500) throw new Error('never connected');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(() => slow.sessions.length > 0, { what: 'the checker to connect', timeoutMs: 5000 });
       gaveUp.abort(new Error('the client went away'));
       await expect(first).rejects.toThrow('the client went away');
       // the next request for that domain is checked, not told the host "did not answer earlier"
@@ -509,4 +507,260 @@ describe('protocol discipline', () => {
       }
     });
   }
+});
+
+/**
+ * A raw SMTP server with the limits hosting providers set (`ok*` mailboxes
+ * exist, every other local part is unknown), counting as such servers do:
+ *   maxConn     sessions at once; one more gets `421 4.7.0 Error: too many
+ *               connections` (Postfix's anvil), and is counted while open
+ *   errorLimit  Postfix's smtpd_hard_error_limit: after the Nth error reply,
+ *               `421 4.7.0 Error: too many errors` unasked, and the connection closed
+ *   failLimit   Exim's anti-harvest ACL: once more than N RCPTs failed, the
+ *               next RCPT gets `550 Too many failed recipients` and the connection drops
+ *   dropAtOnce  closes the connection at the first RCPT, unanswered
+ *   rcptDelayMs each RCPT reply held this long
+ *   errorSleep  Postfix's smtpd_soft_error_limit/smtpd_error_sleep_time: once
+ *               `after` RCPTs failed, every reply waits `ms` (counted in `held`)
+ *   sleeps      the delay is a sleep (Postfix's `sleep`, Exim's `delay`): the
+ *               server reads nothing meanwhile, so it sees the client leave only
+ *               after it, and counts the session until then
+ * A session is counted out when the server answers QUIT, as Postfix logs it.
+ * On `host` (127.0.0.1); the other loopback addresses on its port refuse.
+ */
+async function limitServer(
+  o: {
+    maxConn?: number;
+    errorLimit?: number;
+    failLimit?: number;
+    dropAtOnce?: boolean;
+    rcptDelayMs?: number;
+    sleeps?: boolean;
+    errorSleep?: { after: number; ms: number };
+    host?: string;
+  } = {},
+) {
+  const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, held: 0, rcpts: [] as string[] };
+  const srv = createServer({ allowHalfOpen: o.sleeps === true }, (sock) => {
+    stats.sessions++;
+    stats.maxOpen = Math.max(stats.maxOpen, ++stats.open);
+    let counted = true;
+    const out = () => {
+      if (counted) stats.open--;
+      counted = false;
+    };
+    sock.on('close', out);
+    sock.on('error', () => sock.destroy());
+    if (o.maxConn !== undefined && stats.open > o.maxConn) {
+      stats.busy++;
+      // read on, so that the client's close is seen and the session counted out
+      sock.resume();
+      sock.end('421 4.7.0 lab.test Error: too many connections from 127.0.0.1\r\n');
+      return;
+    }
+    sock.write('220 lab.test ESMTP\r\n');
+    let errors = 0;
+    let buf = '';
+    let chain = Promise.resolve();
+    // the client left: noticed once the sleep is over, then the server closes its end too
+    if (o.sleeps) sock.on('end', () => void chain.then(() => sock.end()));
+    sock.on('data', (d) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 2);
+        chain = chain.then(() => answer(line));
+      }
+    });
+    const answer = async (line: string) => {
+      // a connection the server has ended reads no more commands
+      if (sock.destroyed || sock.writableEnded) return;
+      if (o.errorSleep && errors >= o.errorSleep.after) {
+        stats.held++;
+        await new Promise((r) => setTimeout(r, o.errorSleep!.ms));
+      }
+      const verb = line.split(/[ :]/)[0]!.toUpperCase();
+      if (verb === 'QUIT') {
+        out();
+        sock.end('221 2.0.0 Bye\r\n');
+        return;
+      }
+      if (verb === 'EHLO') return void sock.write('250-lab.test\r\n250 ENHANCEDSTATUSCODES\r\n');
+      if (verb !== 'RCPT') return void sock.write('250 2.0.0 Ok\r\n');
+      const rcpt = /<(.*)>/.exec(line)![1]!;
+      stats.rcpts.push(rcpt);
+      if (o.rcptDelayMs) await new Promise((r) => setTimeout(r, o.rcptDelayMs));
+      if (o.dropAtOnce || (o.failLimit !== undefined && errors > o.failLimit)) {
+        stats.drops++;
+        return void (o.dropAtOnce ? sock.destroy() : sock.end('550 Too many failed recipients\r\n'));
+      }
+      if (rcpt.startsWith('ok')) return void sock.write('250 2.1.5 Ok\r\n');
+      errors++;
+      const refusal = `550 5.1.1 <${rcpt}>: Recipient address rejected: User unknown in virtual mailbox table\r\n`;
+      if (o.errorLimit !== undefined && errors >= o.errorLimit) {
+        stats.drops++;
+        sock.end(refusal + '421 4.7.0 lab.test Error: too many errors\r\n');
+        return;
+      }
+      sock.write(refusal);
+    };
+  });
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, o.host ?? '127.0.0.1', resolve);
+  });
+  return { port: (srv.address() as AddressInfo).port, stats, close: () => new Promise<void>((r) => srv.close(() => r())) };
+}
+
+describe('every address of a host, politeness per server, a new session after a drop', () => {
+  it('tries each address of an MX host before the next MX; a refused address does not put the host down', async () => {
+    const lab = await limitServer();
+    try {
+      // 127.0.0.2 and .3 refuse on the lab's port: the backup MX, reached, would leave the rows unreachable
+      const addresses: Record<string, string[]> = { 'two-a.test': ['127.0.0.2', '127.0.0.1'], 'backup.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? [] });
+      const found = await c.checkDomain({ domain: 'multi.test', hosts: ['two-a.test', 'backup.test'], emails: ['ok-ann@multi.test', 'bo@multi.test'] });
+      expect(found.get('ok-ann@multi.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+      expect(found.get('bo@multi.test')).toEqual({ mailbox: 'refused', catchAll: false });
+      // the next domain on that host is still checked: only its dead address is skipped
+      const next = await c.checkDomain({ domain: 'multi2.test', hosts: ['two-a.test'], emails: ['ok-bob@multi2.test'] });
+      expect(next.get('ok-bob@multi2.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('checks an IPv6-only MX, and goes on to a host’s AAAA when its A is dead', async (ctx) => {
+    const lab = await limitServer({ host: '::1' }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT') return undefined;
+      throw err;
+    });
+    if (!lab) return ctx.skip('no IPv6 loopback here');
+    try {
+      const addresses: Record<string, string[]> = { 'v6only.test': ['::1'], 'dual.test': ['127.0.0.2', '::1'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? [] });
+      const v6 = await c.checkDomain({ domain: 'six.test', hosts: ['v6only.test'], emails: ['ok-ann@six.test', 'bo@six.test'] });
+      expect(v6.get('ok-ann@six.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+      expect(v6.get('bo@six.test')).toEqual({ mailbox: 'refused', catchAll: false });
+      const dual = await c.checkDomain({ domain: 'dual.test', hosts: ['dual.test'], emails: ['ok-ann@dual.test'] });
+      expect(dual.get('ok-ann@dual.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+      expect(lab.stats.sessions).toBe(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('a session we timed out holds its place until the server lets it go: never more than 2 open on its side', async () => {
+    // each RCPT reply sleeps 600 ms, past the 200 ms reply timeout: the server is still at work when we leave
+    const lab = await limitServer({ rcptDelayMs: 600, sleeps: true });
+    try {
+      // one server first in three MX lists whose backups differ: three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'], timeoutMs: 200 });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({ domain: `s${i}.test`, hosts, emails: [`ok-ann@s${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) expect(found.get(j.emails[0]!)).toMatchObject({ failure: 'timeout' });
+      expect(lab.stats.sessions).toBe(3);
+      expect(lab.stats.maxOpen).toBe(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('three names of one server address are one server: one session asks for the three domains', async () => {
+    const lab = await limitServer({ maxConn: 2 });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'] });
+      // an MX, a CNAME and a mail. name of one machine
+      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `n${i}.test`, hosts: [host], emails: [`ok-ann@n${i}.test`, `nobody@n${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) {
+        expect(found.get(j.emails[0]!)).toEqual({ mailbox: 'accepted', catchAll: false });
+        expect(found.get(j.emails[1]!)).toEqual({ mailbox: 'refused', catchAll: false });
+      }
+      expect(lab.stats.sessions).toBe(1);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('one server first in three MX lists shares its session budget: never more than 2 at once, no 421 too many connections', async () => {
+    const lab = await limitServer({ maxConn: 2, rcptDelayMs: 25 });
+    try {
+      // the backups differ (127.0.0.2 and .3 refuse on the lab's port), so the three are three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'] });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({
+        domain: `d${i}.test`,
+        hosts,
+        emails: [`ok-ann@d${i}.test`, `ok-bob@d${i}.test`, `nobody@d${i}.test`],
+      }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) {
+        expect(found.get(j.emails[0]!)).toEqual({ mailbox: 'accepted', catchAll: false });
+        expect(found.get(j.emails[2]!)).toEqual({ mailbox: 'refused', catchAll: false });
+      }
+      expect(lab.stats.busy).toBe(0);
+      expect(lab.stats.maxOpen).toBe(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  for (const [kind, limits] of [
+    ["Postfix's smtpd_hard_error_limit (421 unasked after the 3rd error)", { errorLimit: 3 }],
+    ["Exim's drop after too many failed recipients (550, then the line drops)", { failLimit: 3 }],
+  ] as const) {
+    it(`${kind}: a new session for the rest, every row answered, and the drop point is not hit again`, async () => {
+      const lab = await limitServer(limits);
+      try {
+        // the check's own waits are the test's: none is needed, a reconnect is at once
+        const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+        const emails = Array.from({ length: 20 }, (_, i) => (i % 2 ? `nobody${i}@harvest.test` : `ok${i}@harvest.test`));
+        const found = await c.checkDomain({ domain: 'harvest.test', hosts: ['mx.harvest.test'], emails });
+        for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
+        expect(c.stats.undetermined).toBe(0);
+        // the first session ran into the limit; those after it stopped short of it
+        expect(lab.stats.drops).toBe(1);
+        expect(lab.stats.sessions).toBeGreaterThan(2);
+        // every address asked once (and the catch-all probe); only the one the drop answered, if any, twice
+        expect(lab.stats.rcpts.length).toBeLessThanOrEqual(emails.length + 2);
+        expect(new Set(lab.stats.rcpts).size).toBe(emails.length + 1);
+      } finally {
+        await lab.close();
+      }
+    });
+  }
+
+  it("Postfix's error sleep (every reply held once enough recipients failed): a new session instead, and later ones stop short of it", async () => {
+    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 } });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const emails = Array.from({ length: 24 }, (_, i) => (i % 2 ? `nobody${i}@slow.test` : `ok${i}@slow.test`));
+      const found = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
+      // one held reply tells (its session's QUIT is held too): the session ends there, and the next ones stop at 3 failed recipients
+      expect(lab.stats.held).toBe(2);
+      expect(lab.stats.sessions).toBeGreaterThan(2);
+      expect(lab.stats.maxOpen).toBeLessThanOrEqual(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('a server that drops every session at once is not dialled over and over: one session, the rows unreachable', async () => {
+    const lab = await limitServer({ dropAtOnce: true });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const emails = ['ok1@drop.test', 'ok2@drop.test', 'ok3@drop.test'];
+      const found = await c.checkDomain({ domain: 'drop.test', hosts: ['mx.drop.test'], emails });
+      for (const e of emails) expect(found.get(e)).toMatchObject({ failure: 'unreachable' });
+      expect(lab.stats.sessions).toBe(1);
+    } finally {
+      await lab.close();
+    }
+  });
 });

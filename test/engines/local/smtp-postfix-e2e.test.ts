@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
 import { LAB, PROBED_DOMAIN, REPLIES, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
 import { runCli } from '../../support/run-cli.js';
+import { missingTool } from '../../support/tools.js';
 import { startSocksServer } from '../../support/socks5-server.js';
 import { post } from '../../serve/helpers.js';
 import { startServe } from '../../serve/spawn.js';
@@ -14,8 +15,7 @@ import { startServe } from '../../serve/spawn.js';
 // server pointing each domain's MX records at them. Needs root; skipped with
 // a notice otherwise. Nothing leaves the machine.
 
-const missing = postfixMissing();
-if (missing) console.warn(`SKIPPED: the real-Postfix mailbox-check suite (${missing})`);
+const skipped = missingTool('the real-Postfix lab', postfixMissing());
 
 const mxTo = (...hosts: string[]): Zone => ({ mx: hosts.map((exchange, i) => ({ exchange, priority: 10 * (i + 1) })) });
 
@@ -73,22 +73,49 @@ const ZONES: Record<string, Zone> = {
   'noutf8.test': mxTo('mx-noutf8.lab.test'),
 };
 
+/**
+ * Every address of a host, one server behind several names, an anti-harvest
+ * limit: mailboxes per domain (`nobody*` do not exist) and their zones.
+ */
+const SERVERS_LIVE: Record<string, string[]> = {
+  // one MX host with two A records, the first dead
+  'multi.test': ['ann', 'bob'],
+  // three names of the server at LAB.conn2 (2 sessions at once): an MX, a CNAME to it, a mail. name
+  'names1.test': ['ann', 'bob', 'cy'],
+  'names2.test': ['ann', 'bob', 'cy'],
+  'names3.test': ['ann', 'bob', 'cy'],
+  // smtpd_hard_error_limit = 3
+  'harvest.test': Array.from({ length: 10 }, (_, i) => `u${i}`),
+};
+const SERVERS_ZONES: Record<string, Zone> = {
+  'mx-multi.lab.test': { a: [LAB.dead, LAB.second] },
+  'multi.test': mxTo('mx-multi.lab.test'),
+  'mx-names.lab.test': { a: [LAB.conn2] },
+  'alias-names.lab.test': { cname: 'mx-names.lab.test' },
+  'mail.names3.test': { a: [LAB.conn2] },
+  'names1.test': mxTo('mx-names.lab.test'),
+  'names2.test': mxTo('alias-names.lab.test'),
+  'names3.test': mxTo('mail.names3.test'),
+  'mx-errors.lab.test': { a: [LAB.errors] },
+  'harvest.test': mxTo('mx-errors.lab.test'),
+};
+
 let lab: PostfixLab;
 let dns: TestDnsServer;
 let dir: string;
 
-describe.skipIf(missing !== undefined)('the mailbox check against real Postfix and postgrey', () => {
+describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsift-postfix-run-'));
     [lab, dns] = await Promise.all([
       startPostfixLab({
         // hold.test's host is a proxy to the plain one: kept out of the dirty list, whose sessions are counted per host
-        mailboxes: [...[LIVE, REPLY_LIVE].flatMap((live) => Object.entries(live).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`))), 'ann@hold.test'],
+        mailboxes: [...[LIVE, REPLY_LIVE, SERVERS_LIVE].flatMap((live) => Object.entries(live).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`))), 'ann@hold.test'],
         greyDelaySeconds: 2,
         greetWaitSeconds: 3,
         holdSeconds: 3,
       }),
-      startDnsServer({ zones: ZONES }),
+      startDnsServer({ zones: { ...ZONES, ...SERVERS_ZONES } }),
     ]);
   }, 60_000);
   afterAll(async () => {
@@ -151,6 +178,46 @@ describe.skipIf(missing !== undefined)('the mailbox check against real Postfix a
     expect(r.code).toBe(0);
     const results = JSON.parse(r.stdout).results as { status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
     for (const res of results) expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['unknown', 'smtp_timeout', undefined, 'timeout']);
+  }, 60_000);
+
+  /** Runs `validate` on `domains`' mailboxes and a `nobody` each; returns each row's status, by address. */
+  async function statuses(name: string, rows: string[]): Promise<Map<string, string>> {
+    const input = join(dir, `${name}.txt`);
+    writeFileSync(input, rows.join('\n') + '\n');
+    const r = await runCli(['validate', input, ...flags('--smtp-budget', '20')], { timeoutMs: 60_000 });
+    expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
+    expect(r.code).toBe(0);
+    const results = JSON.parse(r.stdout).results as { email: string; status: string; details: { smtpFailure?: string } }[];
+    return new Map(results.map((res) => [res.email, `${res.status}${res.details.smtpFailure ? ` (${res.details.smtpFailure})` : ''}`]));
+  }
+  const rowsOf = (...domains: string[]) => domains.flatMap((d) => [...SERVERS_LIVE[d]!.map((l) => `${l}@${d}`), `nobody@${d}`]);
+  const expected = (rows: string[]) => new Map(rows.map((e) => [e, e.startsWith('nobody') ? 'invalid' : 'valid']));
+
+  it('an MX host whose first address is dead is checked at its second', async () => {
+    const rows = rowsOf('multi.test');
+    expect(await statuses('multi', rows)).toEqual(expected(rows));
+    expect(lab.sessions().get(LAB.second)?.total).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it('three names of one server address (MX, CNAME, mail.): never more than 2 sessions open to it, no 421 too many connections', async () => {
+    const rows = rowsOf('names1.test', 'names2.test', 'names3.test');
+    expect(await statuses('names', rows)).toEqual(expected(rows));
+    const log = lab.log();
+    expect(log).not.toMatch(/Connection concurrency limit exceeded: \d+ from \S+ for service 127\.0\.20\.21:25/);
+    expect(lab.sessions().get(LAB.conn2)?.maxOpen, log.slice(-3000)).toBeLessThanOrEqual(2);
+  }, 60_000);
+
+  it('smtpd_hard_error_limit = 3 drops the session: new sessions ask the rest, every row is right, the limit is hit once', async () => {
+    const rows = rowsOf('harvest.test');
+    // the dead ones among the live, as a list has them
+    for (let i = 1; i < 6; i++) rows.splice(i * 2, 0, `nobody${i}@harvest.test`);
+    const got = await statuses('harvest', rows);
+    expect(got).toEqual(expected(rows));
+    const log = lab.log();
+    // the first session met the limit; the ones after it stopped short of it
+    expect(log.match(/127\.0\.20\.20\/smtpd\[\d+\]: too many errors after RCPT/g), log.slice(-3000)).toHaveLength(1);
+    expect(lab.sessions().get(LAB.errors)?.total).toBeGreaterThan(2);
+    expect(lab.sessions().get(LAB.errors)?.maxOpen).toBeLessThanOrEqual(2);
   }, 60_000);
 
   describe('how replies are read: the sender, STARTTLS, SMTPUTF8', () => {

@@ -19,7 +19,7 @@ export interface SmtpCheckOptions {
   timeoutMs: number;
   /** how long the greeting may take (default: DEFAULT_BANNER_TIMEOUT_MS, or timeoutMs when larger); always bounded by the host's budget */
   bannerTimeoutMs?: number;
-  /** the most time spent on one MX host (default DEFAULT_HOST_BUDGET_MS) */
+  /** the most time spent on one mail server, an address whatever names point at it (default DEFAULT_HOST_BUDGET_MS) */
   hostBudgetMs?: number;
   /** the host budget is renewed after this long (serve); absent: once per run */
   hostBudgetWindowMs?: number;
@@ -32,11 +32,11 @@ export interface SmtpCheckOptions {
   proxy?: SocksProxy;
   /** sessions open at once in all */
   concurrency: number;
-  /** sessions open at once to one MX host (used when no `budget` is given) */
+  /** sessions open at once to one mail server, an address whatever names point at it (used when no `budget` is given) */
   perHost: number;
   /** wait before asking a greylisting (4xx) server again, once */
   retryDelayMs: number;
-  /** MX host name → its addresses; the engine resolves through its own DNS */
+  /** MX host name → its addresses (A, then AAAA), each tried in turn; the engine resolves through its own DNS */
   resolveHost: (host: string) => Promise<string[]>;
   onWarning: (message: string) => void;
   cache?: SmtpCache;

@@ -44,7 +44,7 @@ export class Joining<F> {
       const emails: string[] = [];
       for (const e of job.emails) {
         const running = this.running.get(e);
-        if (running) joined.push([e, running]);
+        if (running !== undefined) joined.push([e, running]);
         else if (this.maxPending !== undefined && this.running.size >= this.maxPending) overflow.push(e);
         else {
           emails.push(e);

@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
-import { ReplyError, ReplyParser, type Reply } from './reply.js';
+import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
  * Why a session ended early:
@@ -9,7 +9,7 @@ import { ReplyError, ReplyParser, type Reply } from './reply.js';
  *   connect-timeout  no TCP connection within the timeout (a dead host, or
  *                    outbound port 25 filtered: only many of them together say which)
  *   timeout          a reply (the banner included) did not come in time
- *   budget           the time allowed for this MX host ran out
+ *   budget           the time allowed for this mail server ran out
  *   dropped          the server closed or reset the connection
  *   protocol         what the server sent is not a reply to what we asked
  *                    (a second banner, an unsolicited or extra reply, not SMTP)
@@ -44,6 +44,9 @@ export interface SessionOptions {
   /** the clock `deadlineAt` is on (the checker's; Date.now by default) */
   now?: () => number;
 }
+
+/** how long QUIT waits for the server to close after its 221 */
+const QUIT_CLOSE_MS = 1_000;
 
 /**
  * The reply codes RFC 5321 §4.3.2 allows after each command (421 and any
@@ -88,6 +91,10 @@ export class SmtpSession {
   /** the listener that reads replies off the plain socket, removed when TLS takes it over */
   private readonly onData = (chunk: string) => this.receive(chunk);
   private tls = false;
+  /** a reply timed out: we have half-closed the connection, and the server may still be at work on it (see letGo) */
+  private lettingGo = false;
+  /** how long the last command's reply took, in ms (a server that starts to hold its replies is tarpitting) */
+  lastReplyMs = 0;
 
   private constructor(
     socket: Socket,
@@ -112,6 +119,15 @@ export class SmtpSession {
       return;
     }
     for (const r of got) {
+      if (this.owed === 0 && r.code === 421) {
+        // RFC 5321 §3.8: a server may send 421 unasked and close (Postfix's
+        // smtpd_hard_error_limit does, right after the reply that reached it):
+        // the replies before it stand; the session is over (the server's own
+        // close is waited for by quit(): it counts the session until then)
+        this.deliver();
+        this.fail(new SessionError('dropped', `the server ended the session (${showReply(r)})`));
+        return;
+      }
       if (this.owed === 0) {
         this.fail(new SessionError('protocol', `a reply nobody asked for (${r.code} ${r.text.slice(0, 60)})`));
         this.destroy();
@@ -165,15 +181,19 @@ export class SmtpSession {
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.owed++;
+    const sent = performance.now();
     this.socket.write(`${line}\r\n`);
-    return this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    const reply = await this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    this.lastReplyMs = performance.now() - sent;
+    return reply;
   }
 
   /**
    * Ends politely: QUIT, then its 221. Resolves true when the server answered
    * QUIT as it should (or had hung up); false when the answer was something
    * else — the replies had slipped, and nothing read in this session is to be
-   * believed. Never throws.
+   * believed. Never throws. After a timeout the connection is left half-closed,
+   * for release() to let go of once the server has.
    */
   async quit(): Promise<boolean> {
     let inStep = true;
@@ -185,13 +205,61 @@ export class SmtpSession {
         inStep = !(err instanceof SessionError && err.kind === 'protocol');
       }
     }
-    this.socket.end();
-    this.destroy();
+    // The server closes after its 221 (or its 421): waited for, briefly, so
+    // that it has counted this session out before our next one to it opens —
+    // a server limiting connections at once (Postfix's anvil) counts them until then.
+    if (this.failure === undefined || this.failure.kind === 'dropped') await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
+    if (!this.lettingGo) {
+      this.socket.end();
+      this.destroy();
+    }
     return inStep;
   }
 
   destroy(): void {
     for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * Lets the connection go: at once, unless a reply timed out. Then the
+   * server may still be working on our command — Exim's `delay`, Postfix's
+   * `sleep`, a slow lookup — and counts the connection as open until it
+   * notices we left, which it may do only when it next reads. So the session
+   * is over for us only when the server has closed its end (or after
+   * `graceMs`): a caller that holds a session slot until then never has more
+   * sessions open on the server's side than its limit. Returns what to wait
+   * for, or undefined when the connection is gone at once. Never rejects.
+   */
+  release(graceMs: number): Promise<void> | undefined {
+    if (!this.lettingGo || this.ended) {
+      this.destroy();
+      return undefined;
+    }
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        socket.off('close', done);
+        this.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, graceMs));
+      socket.once('close', done);
+    });
+  }
+
+  /**
+   * A reply did not come in time: we stop waiting for it, but only
+   * half-close the connection (FIN), and read and drop what still comes, so
+   * that the server closes its end when it is done (see release()).
+   */
+  private letGo(): void {
+    if (this.lettingGo || this.ended) return;
+    this.lettingGo = true;
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.resume();
+    socket.end();
   }
 
   /**
@@ -258,6 +326,22 @@ export class SmtpSession {
     return this.tls;
   }
 
+  /** Resolves when the server has closed its side, or after `ms`. */
+  private closedByServer(ms: number): Promise<void> {
+    if (this.ended || this.socket.readableEnded) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.socket.off('end', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.socket.once('end', done);
+      this.socket.once('close', done);
+    });
+  }
+
   /** Called off by us: what is waited for fails as 'aborted', not as a dropped connection. */
   private abort(): void {
     this.fail(new SessionError('aborted', 'the check was called off'));
@@ -278,7 +362,7 @@ export class SmtpSession {
           ? new SessionError('budget', `the time allowed for this mail server ran out waiting for the ${what === 'greeting' ? 'banner' : `reply to ${what}`}`)
           : new SessionError('timeout', `no ${what === 'greeting' ? 'banner' : `reply to ${what}`} within ${timeoutMs} ms`);
         this.fail(err);
-        this.destroy();
+        this.letGo();
         reject(err);
       }, wait);
       this.waiting = {

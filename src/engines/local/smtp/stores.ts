@@ -7,8 +7,8 @@ import { waitInLine } from '../../../delay.js';
  * and a single `serve`.
  */
 
-/** What the check learnt of one address (see checker.ts). */
-export type MailboxFinding = 'accepted' | 'refused' | 'full';
+/** What the check learnt of one address (see checker.ts): 'disabled' is a refusal for a reason the server gave (disabled, moved). */
+export type MailboxFinding = 'accepted' | 'refused' | 'disabled' | 'full';
 
 export interface SmtpCache {
   /** whether the domain accepts any mailbox; undefined when not known */
@@ -23,10 +23,10 @@ export interface SessionLease {
   release(): void;
 }
 
-/** Sessions open at once to one MX host, shared by everything that dials it. */
+/** Sessions open at once to one mail server (its address), shared by everything that dials it. */
 export interface SessionBudget {
-  /** resolves when a session to `host` may open; rejects only when `signal` aborts */
-  acquire(host: string, signal?: AbortSignal): Promise<SessionLease>;
+  /** resolves when a session to `server` (an address) may open; rejects only when `signal` aborts */
+  acquire(server: string, signal?: AbortSignal): Promise<SessionLease>;
 }
 
 /** A map whose entries expire, bounded: past `max` entries the oldest goes first. */
@@ -74,7 +74,7 @@ export class MemorySmtpCache implements SmtpCache {
   }
 }
 
-/** Counting semaphores, one per host, made when first asked for and dropped when idle. */
+/** Counting semaphores, one per server address, made when first asked for and dropped when idle. */
 export class MemorySessionBudget implements SessionBudget {
   private readonly hosts = new Map<string, { open: number; waiting: (() => void)[] }>();
   /** the most sessions ever open at once to one host: tests and the bench check it */
