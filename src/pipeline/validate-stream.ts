@@ -65,9 +65,23 @@ interface Batch {
   keys: string[];
   /** each address's ticket (see Dedupe.take) */
   tickets: number[];
+  /** the addresses in it so far: the arrays are filled up to here */
+  size: number;
 }
 
-const newBatch = (): Batch => ({ emails: [], rows: [], keys: [], tickets: [] });
+/**
+ * A batch's arrays are made at the batch's size and filled in place. Pushed
+ * to, each grew eight times on its way to 1000 addresses, a copy each time:
+ * 110 MB of the 1.3 GB a run of the bench's 1M addresses allocates, four
+ * arrays a batch.
+ */
+const newBatch = (capacity: number): Batch => ({
+  emails: new Array<string>(capacity),
+  rows: new Array<number>(capacity),
+  keys: new Array<string>(capacity),
+  tickets: new Array<number>(capacity),
+  size: 0,
+});
 
 /**
  * A row with several addresses to check (InputRow.cells) while their
@@ -99,7 +113,7 @@ class Pipeline {
   private readonly dedupe: Dedupe;
   private readonly order = new OrderBuffer();
   private readonly inFlight = new Set<Promise<void>>();
-  private batch = newBatch();
+  private batch: Batch;
   private fatal: unknown;
   /** true while the input pauses (see withIdle) */
   private inputIdle = false;
@@ -122,6 +136,7 @@ class Pipeline {
 
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine, options.filter?.unique);
+    this.batch = newBatch(options.batchSize);
     const { header, columnChoice: choice } = options.input;
     if (choice) this.tally.counts.columns = choice.columns.map((c) => ({ name: header[c] ?? '', number: c + 1, by: choice.by }));
     this.filter = options.filter ?? {};
@@ -161,7 +176,7 @@ class Pipeline {
         for (let j = i; j < end; j++) {
           if (this.halted) break reading;
           this.route(rows[j]!, keys[j - i]);
-          if (this.batch.emails.length >= batchSize) await this.dispatch();
+          if (this.batch.size >= batchSize) await this.dispatch();
         }
       }
       await this.release();
@@ -243,10 +258,12 @@ class Pipeline {
       }
       tally.addressesQueued++;
       const b = this.batch;
-      b.emails.push(email);
-      b.rows.push(seq);
-      b.keys.push(key);
-      b.tickets.push(found);
+      // past the batch's size only for a row of several addresses, before the batch is sent
+      const n = b.size++;
+      b.emails[n] = email;
+      b.rows[n] = seq;
+      b.keys[n] = key;
+      b.tickets[n] = found;
       return false;
     }
     if ('reused' in found) {
@@ -318,9 +335,11 @@ class Pipeline {
   }
 
   private async dispatch(): Promise<void> {
-    if (this.batch.emails.length === 0) return;
+    if (this.batch.size === 0) return;
     const b = this.batch;
-    this.batch = newBatch();
+    this.batch = newBatch(this.options.batchSize);
+    // the addresses the engine is given: no empty place after them
+    b.emails.length = b.size;
     while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race(this.inFlight);
     // Stopped, or failed, while waiting for a free slot: this batch is never
     // sent (nor paid for), its rows never written.
