@@ -215,12 +215,13 @@ async function openCsv(chunks: Peekable, delimiter: string, name: string, column
 /**
  * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
  * openInput decodes them: invalid text is the same error, the rest is `unsure`
- * or vouched for.
+ * or vouched for. For '-', `options.stdin` is read (a second reading of a
+ * file given as stdin: stdin-file.ts).
  */
 export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
-  const { stream } = await openFile(options.path, { read: 0 });
+  const { stream } = options.path === '-' && options.stdin ? { stream: options.stdin } : await openFile(options.path, { read: 0 });
   try {
-    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path === '-' ? 'stdin' : options.path, options.encoding), shape);
   } finally {
     (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
   }
