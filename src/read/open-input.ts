@@ -215,21 +215,22 @@ async function openCsv(chunks: Peekable, delimiter: string, name: string, column
 /**
  * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
  * openInput decodes them: invalid text is the same error, the rest is `unsure`
- * or vouched for.
+ * or vouched for. For '-', `options.stdin` is read (a second reading of a
+ * file given as stdin: stdin-file.ts).
  */
 export function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
   return scanFile(options, (text) => scanPlainCsv(text, shape));
 }
 
-/** The quick scan of a text list (see scanPlainText), decoded as scanCsvFile decodes a CSV. */
+/** The quick scan of a text list (see scanPlainText), decoded as scanCsvFile decodes a CSV; '-' as there. */
 export function scanTextFile(options: OpenInputOptions, shape: Pick<CsvScanShape, 'cellChars' | 'signal'>): Promise<CsvScan> {
   return scanFile(options, (text) => scanPlainText(text, shape));
 }
 
 async function scanFile(options: OpenInputOptions, scan: (text: AsyncIterable<string>) => Promise<CsvScan>): Promise<CsvScan> {
-  const { stream } = await openFile(options.path, { read: 0 });
+  const { stream } = options.path === '-' && options.stdin ? { stream: options.stdin } : await openFile(options.path, { read: 0 });
   try {
-    return await scan(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding));
+    return await scan(decodeBytes(stream as AsyncIterable<Buffer>, options.path === '-' ? 'stdin' : options.path, options.encoding));
   } finally {
     (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
   }
