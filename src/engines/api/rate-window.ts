@@ -84,6 +84,8 @@ class PolicyWindow {
   private emptyAsks = 0;
   /** the one request let out after such a wait has not been answered yet */
   private asking = false;
+  /** dispatches from this sequence number on left after that wait */
+  private askedFrom = 0;
   /** when the window last opened at a reset the server told (or we placed from what it told) */
   private rolledAt: number | undefined;
   /**
@@ -127,7 +129,18 @@ class PolicyWindow {
   /** What an answer told of this policy (undefined: nothing, the answer was about others). */
   observe(seq: number, p: RateLimitPolicy | undefined, outcome: WindowOutcome, now: number, inFlight: number, sentAt: number): void {
     if (this.resetAt !== undefined && now >= this.resetAt + this.options.resetMarginMs) this.roll(inFlight, now);
-    if (p === undefined) return;
+    if (p === undefined) {
+      // The request that asked again was let through, though its answer no longer names this
+      // policy (merged with another, or a header the server stopped sending): a window still
+      // shut would have refused it, so it has turned. Kept shut, each wait would double.
+      if (this.asking && seq >= this.askedFrom && outcome.answered && !outcome.rateLimited) {
+        this.asking = false;
+        this.emptyAsks = 0;
+        this.open(inFlight + 1);
+        if (this.allowance !== undefined) this.allowance = Math.max(0, (this.limit ?? 1) - this.sentInWindow);
+      }
+      return;
+    }
     if (p.limit !== undefined) this.limitNow = Math.min(this.limitNow ?? Infinity, p.limit);
     if (p.windowMs !== undefined) this.longestWindowMs = Math.max(this.longestWindowMs, p.windowMs);
     const resetAt = this.fromAnswer ? (p.resetLatestAt ?? p.resetAt) : p.resetAt;
@@ -251,6 +264,7 @@ class PolicyWindow {
     else {
       this.emptyAsks++;
       this.asking = true;
+      this.askedFrom = this.seq.next;
     }
     if (this.allowance !== undefined) this.allowance = Math.max(0, fresh - inFlight);
   }
