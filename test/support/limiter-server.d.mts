@@ -14,7 +14,7 @@ export interface LimiterServerOptions {
   limiters: Limiter[];
   /** the API's own time, after the limiters counted the request */
   latencyMs?: number;
-  /** express: a Date header this far off the limiter's clock */
+  /** express: a Date header this far off the limiter's clock (0: written from the limiter's clock, when the process shifts it: --clock-offset-ms) */
   dateOffsetMs?: number;
   port?: number;
 }

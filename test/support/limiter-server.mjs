@@ -63,7 +63,7 @@ async function startExpress(o, requests, stats, answer) {
     const record = { at: Date.now(), status: 0 };
     requests.push(record);
     res.on('finish', () => (record.status = res.statusCode));
-    if (o.dateOffsetMs) {
+    if (o.dateOffsetMs !== undefined) {
       // a Date header off the limiter's clock (a proxy's, or a clock set wrong), on every answer, 429s included
       const writeHead = res.writeHead;
       res.writeHead = function (...args) {
@@ -135,6 +135,7 @@ function parseArgs(argv) {
       case '--library': o.library = value; break;
       case '--latency-ms': o.latencyMs = Number(value); break;
       case '--date-offset-ms': o.dateOffsetMs = Number(value); break;
+      case '--clock-offset-ms': o.clockOffsetMs = Number(value); break;
       case '--port': o.port = Number(value); break;
       case '--limit': {
         // LIMIT/WINDOW_MS:STYLE[+STYLE]
@@ -150,8 +151,31 @@ function parseArgs(argv) {
   return o;
 }
 
+/**
+ * The whole server's clock off ours (its own process only): the limiters' stores
+ * read it, and so does the Date header, which Node would otherwise write from
+ * the true clock.
+ */
+function shiftClock(offsetMs) {
+  const RealDate = globalThis.Date;
+  globalThis.Date = class extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(RealDate.now() + offsetMs);
+      else super(...args);
+    }
+    static now() {
+      return RealDate.now() + offsetMs;
+    }
+  };
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const server = await startLimiterServer(parseArgs(process.argv.slice(2)));
+  const options = parseArgs(process.argv.slice(2));
+  if (options.clockOffsetMs) {
+    shiftClock(options.clockOffsetMs);
+    options.dateOffsetMs ??= 0;
+  }
+  const server = await startLimiterServer(options);
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
   const stop = () => { server.close().then(() => process.exit(0)); };
   process.on('SIGTERM', stop);

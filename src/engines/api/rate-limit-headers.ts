@@ -361,29 +361,29 @@ export function parseRateLimitHeaders(source: HeaderSource, now: number, times: 
 }
 
 /**
- * One limit told in two dialects is one policy: express-rate-limit's legacy
- * X-RateLimit-* beside its draft headers (both on by default in many set-ups)
- * give the same Limit and Remaining, and resets less than a second apart, as
- * each rounds its own way up. Both resets are late, if anything: the earlier
- * is the closer. Kept apart, the later would hold every window shut up to a
- * second longer. Limits that differ in anything else stay apart.
+ * One limit told in two dialects: express-rate-limit's legacy X-RateLimit-*
+ * beside its draft headers (both on by default in many set-ups) give the same
+ * Limit and Remaining, and resets less than a second apart, as each rounds its
+ * own way up. Both resets are late, if anything: the earlier is the closer,
+ * and both are told it, or the later would hold every window shut up to a
+ * second longer. Both stay, each under its own id: whether two resets fall
+ * within a second of each other can change from one answer to the next (the
+ * first answer's clock skew is still a second wide), and a policy merged away
+ * from the answers would keep the window of its first answer with nothing to
+ * tell it when that window turned. Limits that differ in anything else keep
+ * their own resets.
  */
 function toldOnce(policies: RateLimitPolicy[]): RateLimitPolicy[] {
-  const out: RateLimitPolicy[] = [];
-  // the draft dialects come after the legacy one and are the more exact: the last of a kind is kept
-  for (const p of [...policies].reverse()) {
-    const same = out.find(
-      (q) =>
-        q.limit !== undefined && q.limit === p.limit && q.remaining !== undefined && q.remaining === p.remaining &&
-        q.resetAt !== undefined && p.resetAt !== undefined && Math.abs(q.resetAt - p.resetAt) < 1000,
-    );
-    if (same) {
-      same.resetAt = Math.min(same.resetAt!, p.resetAt!);
-      const latest = Math.min(same.resetLatestAt ?? same.resetAt, p.resetLatestAt ?? p.resetAt!);
-      if (latest !== same.resetAt) same.resetLatestAt = latest;
-      else delete same.resetLatestAt;
+  const out = policies.map((p) => ({ ...p }));
+  for (const p of out) {
+    for (const q of policies) {
+      if (q.limit === undefined || q.limit !== p.limit || q.remaining === undefined || q.remaining !== p.remaining) continue;
+      if (q.resetAt === undefined || p.resetAt === undefined || Math.abs(q.resetAt - p.resetAt) >= 1000) continue;
+      const latest = Math.min(p.resetLatestAt ?? p.resetAt, q.resetLatestAt ?? q.resetAt);
+      p.resetAt = Math.min(p.resetAt, q.resetAt);
+      if (latest !== p.resetAt) p.resetLatestAt = latest;
+      else delete p.resetLatestAt;
     }
-    else out.unshift(p);
   }
   return out;
 }

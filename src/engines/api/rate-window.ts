@@ -51,6 +51,8 @@ export interface WindowOutcome {
 }
 
 const MAX_UNKNOWN_RESET_MS = 60_000;
+/** send times kept of the requests let through: a hidden limit's length is guessed from them up to this Limit */
+const PASSED_KEPT = 1000;
 /** the window of a server that refuses with a 429 and names no policy */
 const UNNAMED = '';
 
@@ -84,6 +86,8 @@ class PolicyWindow {
   private emptyAsks = 0;
   /** the one request let out after such a wait has not been answered yet */
   private asking = false;
+  /** dispatches from this sequence number on left after that wait */
+  private askedFrom = 0;
   /** when the window last opened at a reset the server told (or we placed from what it told) */
   private rolledAt: number | undefined;
   /**
@@ -127,7 +131,18 @@ class PolicyWindow {
   /** What an answer told of this policy (undefined: nothing, the answer was about others). */
   observe(seq: number, p: RateLimitPolicy | undefined, outcome: WindowOutcome, now: number, inFlight: number, sentAt: number): void {
     if (this.resetAt !== undefined && now >= this.resetAt + this.options.resetMarginMs) this.roll(inFlight, now);
-    if (p === undefined) return;
+    if (p === undefined) {
+      // The request that asked again was let through, though its answer no longer names this
+      // policy (merged with another, or a header the server stopped sending): a window still
+      // shut would have refused it, so it has turned. Kept shut, each wait would double.
+      if (this.asking && seq >= this.askedFrom && outcome.answered && !outcome.rateLimited) {
+        this.asking = false;
+        this.emptyAsks = 0;
+        this.open(inFlight + 1);
+        if (this.allowance !== undefined) this.allowance = Math.max(0, (this.limit ?? 1) - this.sentInWindow);
+      }
+      return;
+    }
     if (p.limit !== undefined) this.limitNow = Math.min(this.limitNow ?? Infinity, p.limit);
     if (p.windowMs !== undefined) this.longestWindowMs = Math.max(this.longestWindowMs, p.windowMs);
     const resetAt = this.fromAnswer ? (p.resetLatestAt ?? p.resetAt) : p.resetAt;
@@ -251,6 +266,7 @@ class PolicyWindow {
     else {
       this.emptyAsks++;
       this.asking = true;
+      this.askedFrom = this.seq.next;
     }
     if (this.allowance !== undefined) this.allowance = Math.max(0, fresh - inFlight);
   }
@@ -272,6 +288,10 @@ export class RateWindow {
   private consecutive429 = 0;
   /** after a 429 nobody leaves before this, whatever later answers say */
   private pausedUntil = 0;
+  /** per policy, the Limit told by the last answer that let its request through */
+  private readonly passedLimit = new Map<string, number>();
+  /** when the requests the server let through left, the latest last */
+  private readonly passedAt: number[] = [];
 
   constructor(private readonly options: WindowOptions) {}
 
@@ -288,9 +308,15 @@ export class RateWindow {
 
   /** What the answer to request `seq` (sent at `sentAt`) said; `inFlight` no longer counts it. */
   observe(seq: number, outcome: WindowOutcome, now: number, inFlight: number, sentAt = now): void {
-    const told = outcome.info?.policies ?? [];
+    const told = this.behindTheSameHeaders(outcome.info?.policies ?? [], outcome, sentAt);
     for (const p of told) {
-      if (!this.policies.has(p.id)) this.policies.set(p.id, new PolicyWindow(this.options, this.seq, inFlight));
+      if (this.policies.has(p.id)) continue;
+      const w = new PolicyWindow(this.options, this.seq, inFlight);
+      this.policies.set(p.id, w);
+      // it let through at least its Limit of our requests before its reset: its window lasts that long
+      if (outcome.rateLimited && p.limit !== undefined && p.limit > 0 && p.limit <= this.passedAt.length && p.resetAt !== undefined) {
+        w.longestWindowMs = Math.max(0, p.resetAt - this.passedAt[this.passedAt.length - p.limit]!);
+      }
     }
     // a 429 that no rate-limit header explains is a limit of its own, the server's unnamed one
     if (outcome.rateLimited && told.length === 0 && !this.policies.has(UNNAMED)) {
@@ -313,6 +339,32 @@ export class RateWindow {
     } else if (outcome.answered) {
       this.consecutive429 = 0;
     }
+  }
+
+  /**
+   * Two limiters that write the same header names (express-rate-limit's
+   * X-RateLimit-* from a per-minute and a per-second limiter, stacked): the
+   * answers that pass tell the last one's, and only a 429 tells the other,
+   * with its own Limit. Read as one policy whose Limit changes, the smaller
+   * held and the other was found again, by a burst of 429s, in each of its
+   * windows. A 429 whose Limit is not the one the passing answers of that
+   * header tell is the other limiter: a policy of its own besides, which
+   * counts our requests from then on, as the answers that pass never mention it.
+   */
+  private behindTheSameHeaders(told: RateLimitPolicy[], outcome: WindowOutcome, sentAt: number): RateLimitPolicy[] {
+    if (!outcome.rateLimited) {
+      if (!outcome.answered) return told;
+      for (const p of told) if (p.limit !== undefined) this.passedLimit.set(p.id, p.limit);
+      this.passedAt.push(sentAt);
+      if (this.passedAt.length > PASSED_KEPT) this.passedAt.splice(0, this.passedAt.length - PASSED_KEPT);
+      return told;
+    }
+    // the header's own policy hears the 429 as before: this only adds a limit
+    const hidden = told.filter((p) => {
+      const passed = this.passedLimit.get(p.id);
+      return passed !== undefined && p.limit !== undefined && p.limit !== passed;
+    });
+    return [...told, ...hidden.map((p) => ({ ...p, id: `${p.id} (limit ${p.limit}, told by 429s)` }))];
   }
 
   /**

@@ -150,6 +150,19 @@ describe('RateWindow: every policy at once, the strictest wins', () => {
     expect(drain(w, asks + 5, 0)).toBe(4);
   });
 
+  // A policy merged away, or a header the server stopped sending: the request that asked went
+  // through all the same. Its window had turned; kept shut, each wait doubled, one request each.
+  it('the request that asks again is answered without a word of that policy: it went through, the window opens', () => {
+    const w = windowWith();
+    answer(w, w.sent(NOW), NOW, 0, policy('x', 5, 4, undefined));
+    expect(drain(w, NOW, 0)).toBe(4);
+    for (let i = 0; i < 4; i++) answer(w, i + 1, NOW + 10, 3 - i, policy('x', 5, 3 - i, undefined));
+    const asks = w.opensAt(NOW + 10, 0)!;
+    expect(drain(w, asks, 0)).toBe(1);
+    answer(w, 5, asks + 5, 0, policy('y', 100, 90, undefined));
+    expect(drain(w, asks + 5, 0)).toBe(4);
+  });
+
   it('a 429 for a request sent when a reset in seconds opened the window: later resets count from the answer', () => {
     const w = windowWith();
     // answers 300 ms after the count; the server counts its seconds from when it answers
