@@ -65,7 +65,7 @@ export const BATCHES_IN_FLIGHT: Readonly<Record<Validator['engine'], number>> = 
  * for 1000 rows, every stage counted: 3.7 µs an address in `npm run bench
  * throughput`). With two queued, the client waits for the pipeline only when
  * two more answers come within that time. 64 batches ahead against a client
- * sending 8 cost 0.6–0.9 s more CPU and 25–45 MB more peak RSS for 1M
+ * sending 8 cost 0.6–0.8 s more CPU and 22–55 MB more peak RSS for 1M
  * addresses than two (docs/development.md, the throughput bench's figures).
  */
 export const BATCH_LEAD = 2;
