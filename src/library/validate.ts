@@ -15,7 +15,7 @@ export interface LibraryValidateOptions {
   batchSize?: number;
   /**
    * engine calls in flight at most, an integer of at least 1; else a RangeError at the call.
-   * Default: enough for the API client's own limit (64) with an API validator, 4 with the offline engine.
+   * Default: with an API validator, its client's in-flight limit as it moves and two more (64 at most); 4 with the offline engine.
    */
   concurrency?: number;
   /**
@@ -147,8 +147,8 @@ async function* run(input: Input, options: LibraryValidateOptions): AsyncGenerat
     validator,
     writer,
     batchSize: options.batchSize ?? 1000,
-    // the API client chooses how many of these it sends at once (see createApiValidator)
-    concurrency: batchesInFlight(validator.engine, options.concurrency),
+    // as many as the engine can use now, and two more (see batchesInFlight)
+    concurrency: batchesInFlight(validator, options.concurrency),
     stop: stop.signal,
     cancel: stop.signal,
   })

@@ -4,7 +4,7 @@ import { OrderBuffer } from './order-buffer.js';
 import type { Input, InputRow } from '../read/input-row.js';
 import { precheck, precheckVerdict } from './precheck.js';
 import type { Summary } from '../summary.js';
-import type { Validator } from '../engines/validator.js';
+import type { BatchWindow, Validator } from '../engines/validator.js';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import type { CheckedCell, RowWriter } from '../write/row-writer.js';
 import type { KnownVerdicts } from '../stores/known-verdicts.js';
@@ -29,8 +29,11 @@ export interface ValidateStreamOptions {
   writer: RowWriter;
   /** distinct addresses per engine call, 1..1000 */
   batchSize: number;
-  /** engine calls in flight at most */
-  concurrency: number;
+  /**
+   * engine calls in flight at most: a number, or a window asked again before
+   * each call (batchesInFlight: the API client's limit as it moves)
+   */
+  concurrency: number | BatchWindow;
   /** which rows are written (--only, --except, --unique); all rows are counted */
   filter?: RowFilter;
   known?: KnownVerdicts;
@@ -101,8 +104,12 @@ interface PartRow {
 
 /**
  * The pipeline: read → precheck and dedupe → batch → validate → restore order →
- * write. Memory is bounded by the batches in flight: reading pauses while the
- * order buffer holds more than those batches' rows.
+ * write. Memory is bounded by the batches in flight: reading pauses while a
+ * batch waits for a free place among those allowed now, and while the order
+ * buffer holds more rows than the most batches in flight the run allows and
+ * two more. The first bound holds a run whose answers come in order; the
+ * second, while an early batch holds the order up (a retry's wait), the
+ * later batches' rows piling up behind it, so the engine stays busy through it.
  */
 export function validateStream(options: ValidateStreamOptions): Promise<RunResult> {
   return new Pipeline(options).run();
@@ -113,6 +120,8 @@ class Pipeline {
   private readonly dedupe: Dedupe;
   private readonly order = new OrderBuffer();
   private readonly inFlight = new Set<Promise<void>>();
+  /** the batches in flight allowed (see ValidateStreamOptions.concurrency) */
+  private readonly window: BatchWindow;
   private batch: Batch;
   private fatal: unknown;
   /** true while the input pauses (see withIdle) */
@@ -137,6 +146,8 @@ class Pipeline {
   constructor(private readonly options: ValidateStreamOptions) {
     this.tally = new Tally(options.validator.engine, options.filter?.unique);
     this.batch = newBatch(options.batchSize);
+    const { concurrency } = options;
+    this.window = typeof concurrency === 'number' ? { now: () => concurrency, most: concurrency } : concurrency;
     const { header, columnChoice: choice } = options.input;
     if (choice) this.tally.counts.columns = choice.columns.map((c) => ({ name: header[c] ?? '', number: c + 1, by: choice.by }));
     this.filter = options.filter ?? {};
@@ -165,8 +176,8 @@ class Pipeline {
   }
 
   async run(): Promise<RunResult> {
-    const { input, writer, batchSize, concurrency } = this.options;
-    const maxBuffered = (concurrency + 2) * batchSize;
+    const { input, writer, batchSize } = this.options;
+    const maxBuffered = (this.window.most + 2) * batchSize;
     await writer.begin();
     reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
       this.inputIdle = false;
@@ -340,7 +351,8 @@ class Pipeline {
     this.batch = newBatch(this.options.batchSize);
     // the addresses the engine is given: no empty place after them
     b.emails.length = b.size;
-    while (this.inFlight.size >= this.options.concurrency && !this.cancel.aborted) await Promise.race(this.inFlight);
+    // asked again at each answer: the API client's limit moves with its answers
+    while (this.inFlight.size >= this.window.now() && !this.cancel.aborted) await Promise.race(this.inFlight);
     // Stopped, or failed, while waiting for a free slot: this batch is never
     // sent (nor paid for), its rows never written.
     if (this.halted) return;

@@ -3,7 +3,7 @@ import type { KnownVerdicts } from '../../stores/known-verdicts.js';
 import type { Input } from '../../read/input-row.js';
 import { renderDryRun } from '../../terminal/dry-run-report.js';
 import { terminalPolicy, type TerminalFlags } from '../../terminal/style.js';
-import type { Validator } from '../../engines/validator.js';
+import { batchesInFlight, type Validator } from '../../engines/validator.js';
 import { errorVerdict, type Verdict } from '../../verdict.js';
 import type { RowWriter } from '../../write/row-writer.js';
 import type { ConcurrencySetting } from '../../engines/api/concurrency-limit.js';
@@ -22,7 +22,7 @@ import type { Io } from '../io.js';
 export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
-  options: { batchSize: number; concurrency: ConcurrencySetting; batchesInFlight: number; terminal: TerminalFlags; stop?: AbortSignal; report?: ReportFile },
+  options: { batchSize: number; concurrency: ConcurrencySetting; terminal: TerminalFlags; stop?: AbortSignal; report?: ReportFile },
   io: Pick<Io, 'stdout' | 'env'>,
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
@@ -35,7 +35,7 @@ export async function runDryRun(
     validator: counter,
     writer: discardingWriter,
     batchSize: options.batchSize,
-    concurrency: options.batchesInFlight,
+    concurrency: batchesInFlight(counter, options.concurrency),
     known,
     onRow: options.report?.onRow,
     ...(options.stop ? { stop: options.stop } : {}),

@@ -98,8 +98,7 @@ export async function run(plan: ValidatePlan, io: Io): Promise<number> {
   cleanUp.defer(() => input.close());
   return cleanUp.around(async () => {
     const shape = outputShape(r, input);
-    const inFlight = batchesInFlight(plan.engine.engine, plan.batching.concurrency);
-    return plan.dryRun ? dryRun(r, input, inFlight, interrupts, cleanUp) : validateRun(r, input, shape, inFlight, interrupts, cleanUp, files);
+    return plan.dryRun ? dryRun(r, input, interrupts, cleanUp) : validateRun(r, input, shape, interrupts, cleanUp, files);
   });
 }
 
@@ -192,7 +191,7 @@ function jobOf(plan: ValidatePlan): BindingOptions {
 }
 
 /** `--dry-run`: the pipeline against a counting engine; creates no file, reads only a journal or cache that exists. */
-async function dryRun(r: Run, input: Input, inFlight: number, interrupts: Interrupts, cleanUp: CleanUp): Promise<number> {
+async function dryRun(r: Run, input: Input, interrupts: Interrupts, cleanUp: CleanUp): Promise<number> {
   const { plan, io } = r;
   const { engine: choice, stores } = plan;
   sayColumns(r, input);
@@ -205,7 +204,7 @@ async function dryRun(r: Run, input: Input, inFlight: number, interrupts: Interr
   cleanUp.defer(() => known?.close());
   const report = plan.report === undefined ? undefined : await ReportFile.open(plan.report, { input: plan.input, engine: choice.engine }, io);
   cleanUp.defer(() => report?.discard()); // nothing once it is written
-  const options = { ...plan.batching, batchesInFlight: inFlight, terminal: plan.terminal, stop: interrupts.stop, report };
+  const options = { ...plan.batching, terminal: plan.terminal, stop: interrupts.stop, report };
   await runDryRun(input, choice.engine, options, io, known, choice.engine === 'api' ? choice : undefined);
   return interrupts.exitCode() ?? EXIT.ok;
 }
@@ -215,7 +214,6 @@ async function validateRun(
   r: Run,
   input: Input,
   shape: OutputShape,
-  inFlight: number,
   interrupts: Interrupts,
   cleanUp: CleanUp,
   files: readonly NamedPath[],
@@ -261,7 +259,7 @@ async function validateRun(
     validator,
     writer: outputs.output.writer,
     batchSize: plan.batching.batchSize,
-    concurrency: inFlight,
+    concurrency: batchesInFlight(validator, plan.batching.concurrency),
     filter: plan.filter,
     onProgress: (p) => Object.assign(progress, p),
     onRow: outputs.report?.onRow,

@@ -193,6 +193,11 @@ export class Caller {
     return this.governor.inFlightStats;
   }
 
+  /** requests allowed in flight now (the governor's limit) */
+  get inFlightLimit(): number {
+    return this.governor.limit;
+  }
+
   /** pauses for a rate-limit window so far (429 answers are counted apart, in stats.rateLimited) */
   get rateLimitWaits(): number {
     return this.governor.waits;

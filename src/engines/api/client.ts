@@ -87,6 +87,7 @@ export function createApiValidator(config: ApiConfig): Validator {
       failures: failures.list(),
       concurrency: caller.inFlight,
     }),
+    requestsAllowed: () => caller.inFlightLimit,
     close: () => http.close(),
   };
 }

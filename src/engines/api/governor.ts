@@ -132,6 +132,11 @@ export class Governor {
     return this.meter.stats(this.concurrency.mode);
   }
 
+  /** Requests allowed in flight now, read by whoever feeds the queue (the pipeline, through Validator.requestsAllowed). */
+  get limit(): number {
+    return this.cap();
+  }
+
   /** Requests allowed in flight now. */
   private cap(): number {
     const own = this.concurrency.limit;
