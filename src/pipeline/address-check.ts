@@ -1,4 +1,5 @@
-import { withDeadline } from '../delay.js';
+import { systemClock } from '../time/clock.js';
+import { withDeadline } from '../time/waits.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
@@ -84,7 +85,7 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
     next ??= source.next();
     // A live feed (`tail -f`) may take hours to give 1000 cells: once it
     // pauses, what has come is the sample.
-    const r = await withDeadline(next, PAUSE_MS);
+    const r = await withDeadline(systemClock, next, PAUSE_MS);
     if (r === undefined) {
       if (cells > 0) break;
       continue;

@@ -10,7 +10,8 @@ import {
 } from '../engines/local/smtp/stores.js';
 import { RedisSharedCache } from './redis-shared-cache.js';
 import type { RedisLink } from '../redis/link.js';
-import { delay } from '../delay.js';
+import { systemClock } from '../time/clock.js';
+import { sleep } from '../time/waits.js';
 
 /**
  * The SMTP check's shared state for `serve --redis` (several instances behind one load balancer): catch-all
@@ -157,7 +158,7 @@ export class RedisSessionBudget implements SessionBudget {
         if (got === 'taken') return this.held(key, id, mine);
         // a little jitter, so that instances polling one host do not ask in step
         // a waiter does not keep a server that is shutting down alive
-        await delay(wait * (0.75 + Math.random() / 2), signal, { ref: false });
+        await sleep(systemClock, wait * (0.75 + Math.random() / 2), signal, { ref: false });
       }
     } catch (err) {
       mine.release();

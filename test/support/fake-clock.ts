@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/engines/clock.js';
+import type { Clock } from '../../src/time/clock.js';
 
 /** Lets pending promise callbacks run (they are queued behind I/O-less macrotasks). */
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));

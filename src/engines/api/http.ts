@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { API_TEXT_CAPS, cleanText, redactKey, redactKeyBytes } from './api-text.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
 import { networkFailure } from './failure.js';

@@ -11,7 +11,8 @@ import { SmtpChecker, type SmtpCheckOptions } from './smtp/checker.js';
 import type { SmtpFailure } from '../../verdict.js';
 import type { SmtpStats } from '../../summary.js';
 import { checkInteger, checkMs } from '../../check-options.js';
-import { abortable } from '../../delay.js';
+import { systemClock } from '../../time/clock.js';
+import { abortable } from '../../time/waits.js';
 
 export { parseDnsServer } from './dns-server.js';
 
@@ -111,12 +112,12 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     const checks = emails.map(offline);
     if (dns) {
       const progress = new BatchProgress(checks, options.onChecked, smtp !== undefined);
-      await abortable(lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
+      await abortable(systemClock, lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
       // the run's own means failed: a resolver judged unusable leaves its rows unknown, and not final
       if (dns.usable() === false) for (const c of checks) if (c.dns === 'unanswered') c.outage = 'dns';
       if (smtp) {
         const { deadlineMs, hostBudgetMs } = options.smtp!;
-        await abortable(askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, onChecked: (i) => progress.checked(i) }, signal), signal);
+        await abortable(systemClock, askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, onChecked: (i) => progress.checked(i) }, signal), signal);
         // so does a mailbox check whose outbound port 25 is judged blocked (the rows it could not dial)
         if (smtp.state === 'blocked') for (const c of checks) if (c.mailbox === undefined && UNDIALLED.has(c.smtpFailure)) c.outage = 'smtp';
         progress.finish();

@@ -1,4 +1,5 @@
-import { withDeadline } from '../../delay.js';
+import { systemClock } from '../../time/clock.js';
+import { withDeadline } from '../../time/waits.js';
 import type { Checks } from './decide.js';
 import type { DomainDns } from './dns.js';
 import { DEFAULT_HOST_BUDGET_MS, type DomainJob, type SmtpChecker, type SmtpFinding } from './smtp/checker.js';
@@ -80,7 +81,7 @@ export async function askMailServers(
     await work;
     return;
   }
-  await withDeadline(work.catch(() => undefined), o.deadlineMs);
+  await withDeadline(systemClock, work.catch(() => undefined), o.deadlineMs);
   open = false;
   // Answered before the check: nothing is known of the mailbox yet. Said as a
   // timeout (smtp_timeout, never final), so that the answer carries serve's

@@ -5,7 +5,7 @@ import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.
 import { createServer, type AddressInfo } from 'node:net';
 import { FakeClock } from '../../support/fake-clock.js';
 import { waitFor } from '../../support/wait.js';
-import { systemClock } from '../../../src/engines/local/smtp/clock.js';
+import { systemClock } from '../../../src/time/clock.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
 const HOSTS: Record<string, string[]> = {

@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
-import { anySignal, pause, timeoutSignal, type Clock } from './clock.js';
+import type { Clock } from '../../../time/clock.js';
+import { anySignal, pause, timeoutSignal } from '../../../time/waits.js';
 import { converse, failureOf, nothing, type Attempt, type DialogueEnd, type DialogueOptions, type SessionOutcome } from './dialogue.js';
 import { isIpLiteralName, privateAddress } from './guard.js';
 import { HostHealth } from './hosts.js';

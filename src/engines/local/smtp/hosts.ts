@@ -1,4 +1,4 @@
-import { waitInLine } from '../../../delay.js';
+import { waitInLine } from '../../../time/waits.js';
 
 /**
  * What the checker has learnt of each mail server, kept apart from the

@@ -1,4 +1,4 @@
-import { waitInLine } from '../../../delay.js';
+import { waitInLine } from '../../../time/waits.js';
 
 /**
  * The SMTP check's shared state, behind two small interfaces so that `serve
