@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/time/clock.js';
+import { systemClock, type Clock } from '../../src/time/clock.js';
 
 /** Lets pending promise callbacks run (they are queued behind I/O-less macrotasks). */
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -59,4 +59,13 @@ export class FakeClock implements Clock {
     this.t = Math.max(this.t, timer.at);
     timer.fn();
   }
+}
+
+/**
+ * A clock that reads the time from `now` (a variable the test moves), for the
+ * parts whose time is read, not waited on; its timers (a server's drain
+ * timeout) are the real clock's.
+ */
+export function clockReading(now: () => number): Clock {
+  return { now, setTimer: (fn, ms, options) => systemClock.setTimer(fn, ms, options) };
 }

@@ -3,7 +3,7 @@ import { SmtpChecker, type SmtpCheckOptions } from '../../../src/engines/local/s
 import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
-import { FakeClock } from '../../support/fake-clock.js';
+import { clockReading, FakeClock } from '../../support/fake-clock.js';
 import { waitFor } from '../../support/wait.js';
 import { systemClock } from '../../../src/time/clock.js';
 
@@ -235,7 +235,7 @@ describe('cached findings', () => {
   it('are reused for their TTL, not renewed by being reused: once it is over the server is asked again', async () => {
     const { MemorySmtpCache } = await import('../../../src/engines/local/smtp/stores.js');
     let t = 1_000_000;
-    const cache = new MemorySmtpCache({ now: () => t });
+    const cache = new MemorySmtpCache({ clock: clockReading(() => t) });
     const { c } = checker({ cache, cacheTtlMs: 1_000 });
     const rcpts = () => server.commands().filter((l) => /^RCPT TO:<.*@ttl\.test>$/.test(l)).length;
     const job = { domain: 'ttl.test', hosts: ['mx1.test'], emails: ['ann@ttl.test'] };

@@ -62,9 +62,9 @@ export class SmtpChecker {
   lastProblem: string | undefined;
 
   constructor(private readonly o: SmtpCheckOptions) {
-    this.cache = o.cache ?? new MemorySmtpCache();
-    this.ttl = o.cacheTtlMs ?? DEFAULT_TTL_MS;
     this.clock = o.clock ?? systemClock;
+    this.cache = o.cache ?? new MemorySmtpCache({ clock: this.clock });
+    this.ttl = o.cacheTtlMs ?? DEFAULT_TTL_MS;
     this.joining = new Joining(o.maxPending);
     this.dialler = new Dialler(
       {

@@ -127,8 +127,8 @@ export class Dialler {
   ) {
     this.budget = o.budget ?? new MemorySessionBudget(o.perHost);
     this.slots = pLimit(o.concurrency);
-    this.outbound = new Outbound(() => o.clock.now(), o.blockRetestMs);
-    this.hosts = new HostHealth({ budgetMs: o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS, budgetWindowMs: o.hostBudgetWindowMs, now: () => o.clock.now() });
+    this.outbound = new Outbound(o.clock, o.blockRetestMs);
+    this.hosts = new HostHealth({ budgetMs: o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS, budgetWindowMs: o.hostBudgetWindowMs, clock: o.clock });
   }
 
   /** One try at `rcpts` over the domain's MX hosts and their addresses. Rejects only when `signal` aborts. */
@@ -237,7 +237,7 @@ export class Dialler {
           timeoutMs: Math.min(this.o.timeoutMs, Math.max(1, deadlineAt - this.o.clock.now())),
           bannerTimeoutMs: this.o.bannerTimeoutMs ?? Math.max(DEFAULT_BANNER_TIMEOUT_MS, this.o.timeoutMs),
           deadlineAt,
-          now: () => this.o.clock.now(),
+          clock: this.o.clock,
           proxy: this.o.proxy,
           signal: anySignal(signal, this.closing),
         });
