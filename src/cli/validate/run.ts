@@ -393,6 +393,7 @@ async function createValidator(r: Run, progress: Progress, stop: AbortSignal): P
   }
   return (await import('../../engines/local/index.js')).createLocalValidator({
     ...localSettings(plan.engineSettings, plan.smtp, r.notice),
+    clock: r.io.clock,
     // the progress line moves while a batch waits on DNS or SMTP
     onChecked: (addresses) => (progress.addressesChecked += addresses),
   });
