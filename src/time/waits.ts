@@ -44,9 +44,9 @@ export function pause(clock: Clock, ms: number, ...signals: (AbortSignal | undef
  * A signal that aborts `ms` from now on `clock` (AbortSignal.timeout on the
  * clock), and the function that cancels its timer once it is not needed.
  */
-export function timeoutSignal(clock: Clock, ms: number): [AbortSignal, () => void] {
+export function timeoutSignal(clock: Clock, ms: number, options?: { ref?: boolean }): [AbortSignal, () => void] {
   const c = new AbortController();
-  const cancel = clock.setTimer(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  const cancel = clock.setTimer(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms, options);
   return [c.signal, cancel];
 }
 
