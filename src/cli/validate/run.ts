@@ -197,7 +197,7 @@ async function dryRun(r: Run, input: Input, inFlight: number, interrupts: Interr
   sayColumns(r, input);
   // A dry run creates no file: only a journal or cache that exists can tell what is already known.
   const { known, journal } = await openStores(
-    { ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true, now: () => io.clock.now() },
+    { ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true, clock: io.clock },
     jobOf(plan),
   );
   if (journal?.restarted) r.notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
@@ -296,7 +296,7 @@ async function openKnown(r: Run, cleanUp: CleanUp): Promise<Stores & { cacheLost
   const opened = await openStores(
     {
       ...stores,
-      now: () => r.io.clock.now(),
+      clock: r.io.clock,
       // said at once, even with --quiet: a run that goes on without its cache leaves the next ones to pay again
       onCacheLost: (line) => {
         lost = line;
