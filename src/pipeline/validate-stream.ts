@@ -13,6 +13,7 @@ import { Tally, type RunEnd, type RunProgress } from './tally.js';
 import type { RowFilter } from '../write/row-filter.js';
 import { reasonOf, type Reason } from '../reason.js';
 import { cellVerdicts } from './row-verdict.js';
+import type { Clock } from '../time/clock.js';
 
 export type { RunProgress } from './tally.js';
 
@@ -46,6 +47,8 @@ export interface ValidateStreamOptions {
   explainFailures?: RunEnd['explainFailures'];
   /** told every row's verdict as the row leaves in input order, before --only, --except and --unique filter (what --report counts) */
   onRow?: (verdict: Verdict, reason: Reason | '') => void;
+  /** what the run's elapsed time and the idle flush are timed on (io.clock; the real one by default) */
+  clock?: Clock;
 }
 
 export interface RunResult {
@@ -118,7 +121,7 @@ class Pipeline {
   private readonly cellResults = new WeakMap<InputRow, CheckedCell[]>();
 
   constructor(private readonly options: ValidateStreamOptions) {
-    this.tally = new Tally(options.validator.engine, options.filter?.unique);
+    this.tally = new Tally(options.validator.engine, options.filter?.unique, options.clock);
     const { header, columnChoice: choice } = options.input;
     if (choice) this.tally.counts.columns = choice.columns.map((c) => ({ name: header[c] ?? '', number: c + 1, by: choice.by }));
     this.filter = options.filter ?? {};
@@ -150,7 +153,7 @@ class Pipeline {
     const { input, writer, batchSize, concurrency } = this.options;
     const maxBuffered = (concurrency + 2) * batchSize;
     await writer.begin();
-    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
+    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop, this.options.clock)) {
       this.inputIdle = false;
       for (const row of rows) {
         if (this.halted) break reading;

@@ -117,7 +117,7 @@ async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
   const again = plan.input === '-' && !plan.dryRun ? stdinAsFile(io.stdin) : undefined;
   let input: Input;
   try {
-    input = await openAddressInput({ ...read, onNotice: r.notice });
+    input = await openAddressInput({ ...read, onNotice: r.notice, clock: io.clock });
   } catch (err) {
     interrupts.dispose();
     throw err;
@@ -228,7 +228,7 @@ async function validateRun(
   sayColumns(r, input);
   if (choice.engine === 'local' && choice.notice) r.notice(choice.notice);
 
-  const progress = newProgress();
+  const progress = newProgress(io.clock.now());
   if (input.bytes) progress.inputBytes = input.bytes;
   // Ctrl-C must also hold back requests the API client has queued (linked to the interrupts below).
   const stopSending = new AbortController();
@@ -258,6 +258,7 @@ async function validateRun(
   const result = await validateStream({
     input,
     validator,
+    clock: io.clock,
     writer: outputs.output.writer,
     batchSize: plan.batching.batchSize,
     concurrency: inFlight,
