@@ -84,6 +84,7 @@ export async function run(plan: ValidatePlan, io: Io): Promise<number> {
     graceMs: INTERRUPT_GRACE_MS,
     reading: true,
     target: io.signals,
+    clock: io.clock,
     forceExit: (code) => io.exit(code),
     notice: (line) => {
       r.reporter?.stop();
