@@ -25,6 +25,16 @@ export class FakeClock implements Clock {
     return this.timers.length;
   }
 
+  /** how far ahead each pending timer is, in ms (for a test's failure message) */
+  get dueTimes(): number[] {
+    return this.timers.map((x) => x.at - this.t).sort((a, b) => a - b);
+  }
+
+  /** Whether a timer is set to fire exactly `ms` from now (what a test waits for before it moves time). */
+  dueIn(ms: number): boolean {
+    return this.timers.some((x) => x.at - this.t === ms);
+  }
+
   /** Moves time forward by `ms`, firing due timers in order. */
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;
