@@ -5,7 +5,8 @@ import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.
 import { createServer, type AddressInfo } from 'node:net';
 import { clockReading, FakeClock } from '../../support/fake-clock.js';
 import { waitFor } from '../../support/wait.js';
-import { systemClock } from '../../../src/time/clock.js';
+import { systemClock, type Clock } from '../../../src/time/clock.js';
+import { sleep } from '../../../src/time/waits.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
 const HOSTS: Record<string, string[]> = {
@@ -593,6 +594,8 @@ async function limitServer(
     sleeps?: boolean;
     errorSleep?: { after: number; ms: number };
     host?: string;
+    /** what the delays and sleeps wait on (the real clock by default) */
+    clock?: Clock;
   } = {},
 ) {
   const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, held: 0, rcpts: [] as string[] };
@@ -633,7 +636,7 @@ async function limitServer(
       if (sock.destroyed || sock.writableEnded) return;
       if (o.errorSleep && errors >= o.errorSleep.after) {
         stats.held++;
-        await new Promise((r) => setTimeout(r, o.errorSleep!.ms));
+        await sleep(o.clock ?? systemClock, o.errorSleep.ms);
       }
       const verb = line.split(/[ :]/)[0]!.toUpperCase();
       if (verb === 'QUIT') {
@@ -645,7 +648,7 @@ async function limitServer(
       if (verb !== 'RCPT') return void sock.write('250 2.0.0 Ok\r\n');
       const rcpt = /<(.*)>/.exec(line)![1]!;
       stats.rcpts.push(rcpt);
-      if (o.rcptDelayMs) await new Promise((r) => setTimeout(r, o.rcptDelayMs));
+      if (o.rcptDelayMs) await sleep(o.clock ?? systemClock, o.rcptDelayMs);
       if (o.dropAtOnce || (o.failLimit !== undefined && errors > o.failLimit)) {
         stats.drops++;
         return void (o.dropAtOnce ? sock.destroy() : sock.end('550 Too many failed recipients\r\n'));
@@ -792,11 +795,19 @@ describe('every address of a host, politeness per server, a new session after a 
   }
 
   it("Postfix's error sleep (every reply held once enough recipients failed): a new session instead, and later ones stop short of it", async () => {
-    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 } });
+    // the lab's sleep and the check share a clock: a reply held 900 ms is 900 ms to the check, moved by the test
+    const time = new FakeClock();
+    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 }, clock: time });
     try {
-      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: time });
       const emails = Array.from({ length: 24 }, (_, i) => (i % 2 ? `nobody${i}@slow.test` : `ok${i}@slow.test`));
-      const found = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      const checking = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      // the held reply, then the QUIT of its session
+      for (const held of [1, 2]) {
+        await waitFor(() => lab.stats.held === held && time.dueIn(900), { what: `the lab to hold reply ${held}` });
+        await time.advance(900);
+      }
+      const found = await checking;
       for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
       // one held reply tells (its session's QUIT is held too): the session ends there, and the next ones stop at 3 failed recipients
       expect(lab.stats.held).toBe(2);

@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
-import { stopwatch, systemClock, type Clock } from '../../../time/clock.js';
+import { systemClock, type Clock } from '../../../time/clock.js';
 import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
@@ -184,10 +184,11 @@ export class SmtpSession {
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.owed++;
-    const took = stopwatch();
+    // on the session's clock, as its timeouts are: a reply held is judged as one that times out
+    const sent = this.clock.now();
     this.socket.write(`${line}\r\n`);
     const reply = await this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
-    this.lastReplyMs = took();
+    this.lastReplyMs = this.clock.now() - sent;
     return reply;
   }
 
