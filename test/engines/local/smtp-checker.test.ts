@@ -332,8 +332,12 @@ describe('real-server behaviour', () => {
         ...SHORT,
       });
       // one refused host first: a refusal is no evidence of a blocked network
-      for (const h of ['w', 'x', 'y', 'z']) {
-        const f = await c.checkDomain({ domain: `${h}.test`, hosts: [`mx.${h}.test`], emails: [`ann@${h}.test`] });
+      for (const [i, h] of ['w', 'x', 'y', 'z'].entries()) {
+        const checking = c.checkDomain({ domain: `${h}.test`, hosts: [`mx.${h}.test`], emails: [`ann@${h}.test`] });
+        // the proxy has the CONNECT, and never answers it: the handshake's timeout is what is left
+        await waitFor(() => socks.connects.length === i + 1, { what: `the CONNECT to mx.${h}.test` });
+        await clock.advance(SHORT.timeoutMs);
+        const f = await checking;
         expect(f.get(`ann@${h}.test`)).toMatchObject({ failure: 'timeout' });
       }
       expect(c.state).toBe('blocked');

@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
-import { systemClock, type Clock } from '../../../time/clock.js';
+import { MAX_TIMER_MS, systemClock, type Clock } from '../../../time/clock.js';
 import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
@@ -446,15 +446,27 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
   // loaded only with a proxy: most runs never need it
   // module.exports as the default export: what node and the bundle (scripts/bundle.mjs) both give
   const { SocksClient } = (await import('socks')).default;
+  // our own connection to the proxy, and our own timer on the session's clock: the handshake's
+  // timeout (the proxy's connection to the mail server included) is ours to keep, and a test's to drive
+  const toProxy = netConnect({ host: p.host, port: p.port });
+  let timedOut = false;
+  const cancel = (o.clock ?? systemClock).setTimer(() => {
+    timedOut = true;
+    toProxy.destroy();
+  }, o.timeoutMs);
   try {
     const { socket } = await SocksClient.createConnection({
       proxy: { host: p.host, port: p.port, type: 5, userId: p.userId, password: p.password },
       command: 'connect',
       destination: { host: o.host, port: o.port },
-      timeout: o.timeoutMs,
+      existing_socket: toProxy,
+      // never before ours (the package's timer is unref'd and closes only a handshake still under way)
+      timeout: MAX_TIMER_MS,
     });
     return socket;
   } catch (err) {
+    toProxy.destroy();
+    if (timedOut) throw new SessionError('connect-timeout', `no connection through the proxy within ${o.timeoutMs} ms`);
     const message = String((err as Error).message ?? '');
     const code = (err as NodeJS.ErrnoException).code;
     if (/Authentication failed|no accepted authentication/i.test(message)) {
@@ -471,5 +483,7 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
     // the socks package puts the socket's error code in the message only
     const why = code ?? /\bE[A-Z]{3,}\b/.exec(message)?.[0] ?? message.slice(0, 80);
     throw new SessionError('proxy', `cannot connect to it (${why})`);
+  } finally {
+    cancel();
   }
 }
