@@ -24,7 +24,7 @@ import type { ValidatePlan } from './plan.js';
 import type { LimitChange } from '../../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../../pipeline/address-check.js';
 import { checkedRows, preflight, type RowCheck } from '../../pipeline/preflight.js';
-import { openInput, scanCsvFile } from '../../read/open-input.js';
+import { openInput, scanCsvFile, scanTextFile } from '../../read/open-input.js';
 import { interruptedReading } from '../../read/spool.js';
 import { stdinAsFile } from '../../read/stdin-file.js';
 import { checkedColumns, type Input } from '../../read/input-row.js';
@@ -135,6 +135,7 @@ async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
       await preflight({
         open: () => openInput(second()),
         ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(second(), shape) } : {}),
+        ...(input.kind === 'text' ? { scan: () => scanTextFile(second(), shape) } : {}),
         check,
         signal: interrupts.stop,
       }).catch((err: unknown) => {
