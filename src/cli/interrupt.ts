@@ -1,4 +1,5 @@
 import { EXIT } from '../errors.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface InterruptOptions {
   /** how long in-flight requests may still answer after the first signal */
@@ -16,6 +17,8 @@ export interface InterruptOptions {
    * temp file exists): a signal then ends the run at once. `sending()` ends this phase.
    */
   reading?: boolean;
+  /** what the grace period and the forced exit are timed on (io.clock) */
+  clock?: Clock;
 }
 
 export interface Interrupts {
@@ -71,15 +74,15 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
   const flushMs = o.flushMs ?? FLUSH_MS;
   const stop = new AbortController();
   const abandon = new AbortController();
-  const timers: NodeJS.Timeout[] = [];
+  const clock = o.clock ?? systemClock;
+  /** the cancel functions of the timers set */
+  const timers: (() => void)[] = [];
   let code: number | undefined;
   let count = 0;
   let reading = o.reading ?? false;
 
   const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(fn, ms);
-    t.unref(); // never keep a finished run alive
-    timers.push(t);
+    timers.push(clock.setTimer(fn, ms, { ref: false })); // never keep a finished run alive
   };
 
   const onSignal = (name: TerminatingSignal): void => {
@@ -135,7 +138,7 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     sending() {
       if (reading && code !== undefined) {
         // stopped as the input opened: nothing to wait for but the clean-up
-        for (const t of timers.splice(0)) clearTimeout(t);
+        for (const cancel of timers.splice(0)) cancel();
         later(flushMs, () => forceExit(code!));
       }
       reading = false;
@@ -148,7 +151,7 @@ export function watchInterrupts(o: InterruptOptions): Interrupts {
     },
     dispose() {
       for (const [name, listener] of listeners) target.off(name, listener);
-      for (const t of timers) clearTimeout(t);
+      for (const cancel of timers) cancel();
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { systemClock, type Clock } from '../engines/clock.js';
+import { systemClock, type Clock } from '../time/clock.js';
 import { CODES, type TerminatingSignal } from './interrupt.js';
 
 /**

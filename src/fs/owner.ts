@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, readlinkSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { systemClock } from '../time/clock.js';
 
 /**
  * Which process owns a file mailsift leaves on disk while it runs (a temp
@@ -120,7 +121,7 @@ export function describeOwner(owner: string): string {
 
 async function ageOf(file: string): Promise<number> {
   const st = await stat(file).catch(() => undefined);
-  return st === undefined ? 0 : Date.now() - st.mtimeMs;
+  return st === undefined ? 0 : systemClock.now() - st.mtimeMs;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { withDeadline } from '../delay.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { withDeadline } from '../time/waits.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { Input, InputRow } from '../read/input-row.js';
@@ -26,6 +27,8 @@ export interface AddressCheckOptions {
   onNotice?: (line: string) => void;
   /** a workbook's other sheets, looked at only when the chosen one fails (see surveySheets) */
   otherSheets?: () => Promise<{ name: string; position: number; holdsAddresses: boolean }[]>;
+  /** what the input's pause is timed on (the real clock by default) */
+  clock?: Clock;
 }
 
 /**
@@ -34,7 +37,7 @@ export interface AddressCheckOptions {
  * the wrong file. A sheet without an address column names the sheets that
  * have one.
  */
-export async function openAddressInput(options: OpenInputOptions): Promise<Input> {
+export async function openAddressInput(options: OpenInputOptions & { clock?: Clock }): Promise<Input> {
   const { path } = options;
   const check: AddressCheckOptions = {
     name: path === '-' ? 'stdin' : path,
@@ -42,6 +45,7 @@ export async function openAddressInput(options: OpenInputOptions): Promise<Input
     ...(options.column === undefined ? {} : { column: options.column }),
     ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
     ...(path === '-' ? {} : { otherSheets: () => surveySheets(path, ADDRESS_SHARE) }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
   const opened = await openInput(options).catch(async (err: unknown) => {
     // a sheet in which no column holds an "@": perhaps another sheet does
@@ -84,7 +88,7 @@ export async function checkAddressColumn(input: Input, o: AddressCheckOptions): 
     next ??= source.next();
     // A live feed (`tail -f`) may take hours to give 1000 cells: once it
     // pauses, what has come is the sample.
-    const r = await withDeadline(next, PAUSE_MS);
+    const r = await withDeadline(o.clock ?? systemClock, next, PAUSE_MS);
     if (r === undefined) {
       if (cells > 0) break;
       continue;

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../time/clock.js';
+
 /**
  * Yields what `source` yields, with two exceptions for an input that is slow to
  * come (a pipe that trickles, `tail -f | mailsift validate`): after `idleMs`
@@ -10,14 +12,15 @@ export async function* withIdle<T>(
   idleMs: number,
   onIdle: () => Promise<void>,
   stop: AbortSignal,
+  clock: Clock = systemClock,
 ): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
   while (!stop.aborted) {
     const next = it.next();
-    let r = await first(next, idleMs, stop);
+    let r = await first(next, idleMs, stop, clock);
     if (r === 'idle') {
       await onIdle();
-      r = await first(next, undefined, stop);
+      r = await first(next, undefined, stop, clock);
     }
     if (r === 'stop') {
       next.catch(() => {}); // the source is abandoned; a late error no longer matters
@@ -33,14 +36,14 @@ export async function* withIdle<T>(
  * comes first. The timer and the listener live for this one wait: racing a
  * long-lived promise would keep every result alive through its reactions.
  */
-function first<R>(next: Promise<R>, idleMs: number | undefined, stop: AbortSignal): Promise<R | 'idle' | 'stop'> {
+function first<R>(next: Promise<R>, idleMs: number | undefined, stop: AbortSignal, clock: Clock): Promise<R | 'idle' | 'stop'> {
   // An abort that came before (during onIdle) fires no event for a new listener.
   if (stop.aborted) return Promise.resolve('stop');
   return new Promise((resolve, reject) => {
-    const timer = idleMs === undefined ? undefined : setTimeout(() => settle('idle'), idleMs);
+    const cancel = idleMs === undefined ? undefined : clock.setTimer(() => settle('idle'), idleMs);
     const onStop = (): void => settle('stop');
     const cleanUp = (): void => {
-      clearTimeout(timer);
+      cancel?.();
       stop.removeEventListener('abort', onStop);
     };
     function settle(value: R | 'idle' | 'stop'): void {

@@ -4,6 +4,7 @@ import type { FailureCount } from '../engines/failure.js';
 import type { Verdict } from '../verdict.js';
 import { REASONS, type Reason } from '../reason.js';
 import { keeps, type RowFilter } from '../write/row-filter.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /** How far a run has got: what the progress line shows. */
 export interface RunProgress {
@@ -44,13 +45,16 @@ export class Tally {
   inputDone = false;
   /** the rows' counts, in the summary's own shape (prechecked and duplicates are counted by the pipeline) */
   readonly counts: Summary;
-  private readonly startedAt = Date.now();
+  private readonly startedAt: number;
 
   constructor(
     engine: Summary['engine'],
     /** --unique: the summary always says how many duplicates it left out */
     private readonly unique = false,
+    /** what the run's elapsed time is read on */
+    private readonly clock: Clock = systemClock,
   ) {
+    this.startedAt = clock.now();
     this.counts = emptySummary(engine);
   }
 
@@ -112,7 +116,7 @@ export class Tally {
       if (n) s.reasons[r] = n;
     }
     if (this.unique) s.duplicatesRemoved ??= 0;
-    s.elapsedMs = Date.now() - this.startedAt;
+    s.elapsedMs = this.clock.now() - this.startedAt;
     return s;
   }
 }

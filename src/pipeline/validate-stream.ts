@@ -13,6 +13,7 @@ import { Tally, type RunEnd, type RunProgress } from './tally.js';
 import type { RowFilter } from '../write/row-filter.js';
 import { reasonOf, type Reason } from '../reason.js';
 import { cellVerdicts } from './row-verdict.js';
+import type { Clock } from '../time/clock.js';
 
 export type { RunProgress } from './tally.js';
 
@@ -52,6 +53,8 @@ export interface ValidateStreamOptions {
   explainFailures?: RunEnd['explainFailures'];
   /** told every row's verdict as the row leaves in input order, before --only, --except and --unique filter (what --report counts) */
   onRow?: (verdict: Verdict, reason: Reason | '') => void;
+  /** what the run's elapsed time and the idle flush are timed on (io.clock; the real one by default) */
+  clock?: Clock;
 }
 
 export interface RunResult {
@@ -144,7 +147,7 @@ class Pipeline {
   private readonly cellResults = new WeakMap<InputRow, CheckedCell[]>();
 
   constructor(private readonly options: ValidateStreamOptions) {
-    this.tally = new Tally(options.validator.engine, options.filter?.unique);
+    this.tally = new Tally(options.validator.engine, options.filter?.unique, options.clock);
     this.batch = newBatch(options.batchSize);
     const { concurrency } = options;
     this.window = typeof concurrency === 'number' ? { now: () => concurrency, most: concurrency } : concurrency;
@@ -179,7 +182,7 @@ class Pipeline {
     const { input, writer, batchSize } = this.options;
     const maxBuffered = (this.window.most + 2) * batchSize;
     await writer.begin();
-    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop)) {
+    reading: for await (const rows of withIdle(input.rows, IDLE_FLUSH_MS, () => this.flushWhenIdle(), this.stop, this.options.clock)) {
       this.inputIdle = false;
       for (let i = 0; i < rows.length; i += AHEAD) {
         const end = Math.min(rows.length, i + AHEAD);

@@ -1,6 +1,8 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { describeRedisError, type RedisTarget } from './url.js';
+import { systemClock } from '../time/clock.js';
+import { withTimeout } from '../time/waits.js';
 
 export type { Redis };
 
@@ -36,6 +38,7 @@ export async function connectRedis(target: RedisTarget, flag: string, options: R
   client.on('error', (err: unknown) => void (started || (cause ??= err)));
   try {
     await withTimeout(
+      systemClock,
       client.connect().then(() => client.ping()),
       CONNECT_TIMEOUT_MS,
     );
@@ -49,12 +52,4 @@ export async function connectRedis(target: RedisTarget, flag: string, options: R
   return client;
 }
 
-export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
-    work.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e: unknown) => (clearTimeout(timer), reject(e)),
-    );
-  });
-}
+

@@ -1,4 +1,6 @@
-import { connectRedis, withTimeout, type Redis } from './client.js';
+import { connectRedis, type Redis } from './client.js';
+import { every, systemClock } from '../time/clock.js';
+import { withTimeout } from '../time/waits.js';
 import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, describeRedisError, type RedisTarget } from './url.js';
 
 /**
@@ -27,7 +29,8 @@ export interface RedisLinkOptions {
 export class RedisLink {
   readonly prefix: string;
   private up = true;
-  private probe: NodeJS.Timeout | undefined;
+  /** stops the probe of an unreachable Redis */
+  private stopProbing: (() => void) | undefined;
   private closed = false;
 
   private constructor(
@@ -77,28 +80,31 @@ export class RedisLink {
       `Redis at ${this.target.shown} is unreachable (${describeRedisError(err, this.target)}): rate limits and caches are per instance until it answers again`,
     );
     this.options.onState?.('unreachable');
-    this.probe = setInterval(() => {
-      this.client.ping().then(
-        () => this.back(),
-        () => {},
-      );
-    }, PROBE_EVERY_MS);
-    this.probe.unref();
+    this.stopProbing = every(
+      systemClock,
+      PROBE_EVERY_MS,
+      () =>
+        void this.client.ping().then(
+          () => this.back(),
+          () => {},
+        ),
+      { ref: false },
+    );
   }
 
   private back(): void {
     if (this.up || this.closed) return;
     this.up = true;
-    clearInterval(this.probe);
+    this.stopProbing?.();
     this.options.onLog(`Redis at ${this.target.shown} answers again: rate limits and caches are shared again`);
     this.options.onState?.('connected');
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.probe);
+    this.stopProbing?.();
     try {
-      if (this.up) await withTimeout(this.client.quit(), 1000);
+      if (this.up) await withTimeout(systemClock, this.client.quit(), 1000);
     } catch {
       // going away anyway
     }

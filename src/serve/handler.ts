@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { errorVerdict, type Verdict } from '../verdict.js';
 import { bulkEmails, isJsonContentType, parseJsonObject, readBody, singleEmail } from './body.js';
 import { bearerToken, type KeyStore } from './keys.js';
@@ -7,6 +6,7 @@ import type { ServeMetrics } from './metrics.js';
 import type { FixedWindowLimiter, RateDecision } from './rate-limit.js';
 import { apiError, bulkBody, errorBody, singleBody, type ApiError, type Shape } from './render.js';
 import { networkOf } from './client-network.js';
+import { stopwatch } from '../time/clock.js';
 
 /** The part of the offline engine that serve needs; tests may pass their own. */
 export interface ServeEngine {
@@ -95,7 +95,7 @@ export function accessLine(method: string, path: string, status: number | undefi
 
 export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const started = performance.now();
+    const took = stopwatch();
     const path = targetPath(req.url);
     const state = { addresses: 0 };
     const abort = new AbortController();
@@ -103,7 +103,7 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
       const aborted = !res.writableFinished;
       if (aborted) abort.abort();
       const status = res.headersSent ? res.statusCode : undefined;
-      const ms = performance.now() - started;
+      const ms = took();
       ctx.metrics?.request(routeOf(path), status, ms / 1000);
       // a load balancer's probe every few seconds would drown the log
       if (PROBES.has(path) && status === 200) return;
@@ -115,7 +115,7 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
       });
       return;
     }
-    handle(ctx, req, res, path, state, abort.signal, started).catch(() => {
+    handle(ctx, req, res, path, state, abort.signal, took).catch(() => {
       // The engine (or we) failed; the caller gets a 500, never a crash.
       fail(ctx, req, res, apiError(500, 'SERVER_ERROR', 'An error occurred in the service', 'The validation engine failed'));
     });
@@ -154,7 +154,7 @@ async function handle(
   path: string,
   state: { addresses: number },
   signal: AbortSignal,
-  started: number,
+  took: () => number,
 ): Promise<void> {
   // Requests with a valid key count against that key; the others against their
   // IP address and its network (a /24, a /64), so that guessing keys is
@@ -201,7 +201,7 @@ async function handle(
     if (verdict.details.syntax === false) {
       return fail(ctx, req, res, apiError(400, 'INVALID_EMAIL', 'The email address is not valid', 'Email format validation failed'));
     }
-    return sendJson(res, 200, singleBody(ctx.shape, verdict, performance.now() - started), ctx.closing());
+    return sendJson(res, 200, singleBody(ctx.shape, verdict, took()), ctx.closing());
   }
 
   const bulk = bulkEmails(parsed.value);

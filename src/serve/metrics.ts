@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, PROMETHEUS_CONTENT_TYPE, Registry } from './prometheus.js';
 import type { Verdict } from '../verdict.js';
+import { systemClock } from '../time/clock.js';
 
 /**
  * `serve --metrics`: `GET /metrics` in the Prometheus text format
@@ -98,7 +99,7 @@ export class ServeMetrics {
  * (with our prefix), so dashboards built on them keep working.
  */
 function addProcessMetrics(registry: Registry): void {
-  const startSeconds = Math.round(Date.now() / 1000 - process.uptime());
+  const startSeconds = Math.round(systemClock.now() / 1000 - process.uptime());
   const cpu = (part: 'user' | 'system' | 'both') => () => {
     const u = process.cpuUsage();
     return (part === 'user' ? u.user : part === 'system' ? u.system : u.user + u.system) / 1e6;

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../time/clock.js';
+
 /** `--rate-limit <requests>/<seconds>`: a fixed window of `seconds` allowing `requests`. */
 export interface RateLimit {
   requests: number;
@@ -58,7 +60,7 @@ export class FixedWindowLimiter {
 
   constructor(
     private readonly rate: RateLimit,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
     private readonly store: RateLimitStore = new MemoryRateLimitStore(),
   ) {
     this.windowMs = rate.seconds * 1000;
@@ -66,7 +68,7 @@ export class FixedWindowLimiter {
 
   /** Counts one request against `bucket` and says whether it may proceed. */
   async take(bucket: string): Promise<RateDecision> {
-    const now = this.now();
+    const now = this.clock.now();
     const window = Math.floor(now / this.windowMs);
     const used = await this.store.increment(bucket, window, this.windowMs);
     const resetMs = (window + 1) * this.windowMs;

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../time/clock.js';
 import type { SharedCache } from '../engines/local/shared-cache.js';
 import type { RedisLink } from '../redis/link.js';
 
@@ -12,7 +13,7 @@ export class RedisSharedCache implements SharedCache {
   constructor(
     private readonly link: RedisLink,
     private readonly namespace: string,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private key(key: string): string {
@@ -26,7 +27,7 @@ export class RedisSharedCache implements SharedCache {
         if (raw === null) return undefined;
         const cut = raw.indexOf(' ');
         const expires = Number(raw.slice(0, cut));
-        const ttlMs = expires - this.now();
+        const ttlMs = expires - this.clock.now();
         // something else's value, or one Redis has not yet expired: a miss
         if (cut < 0 || !Number.isFinite(expires) || ttlMs <= 0) return undefined;
         return { value: raw.slice(cut + 1), ttlMs };
@@ -36,7 +37,7 @@ export class RedisSharedCache implements SharedCache {
   }
 
   set(key: string, value: string, ttlMs: number): Promise<void> {
-    const expires = this.now() + ttlMs;
+    const expires = this.clock.now() + ttlMs;
     return this.link.run(
       async (redis) => {
         await redis.set(this.key(key), `${expires} ${value}`, 'PX', Math.max(1, Math.round(ttlMs)));

@@ -10,7 +10,8 @@ import {
 } from '../engines/local/smtp/stores.js';
 import { RedisSharedCache } from './redis-shared-cache.js';
 import type { RedisLink } from '../redis/link.js';
-import { delay } from '../delay.js';
+import { every, systemClock, type Clock } from '../time/clock.js';
+import { sleep } from '../time/waits.js';
 
 /**
  * The SMTP check's shared state for `serve --redis` (several instances behind one load balancer): catch-all
@@ -34,10 +35,10 @@ export class RedisSmtpCache implements SmtpCache {
   private readonly catchAll: RedisSharedCache;
   private readonly mailbox: RedisSharedCache;
 
-  constructor(link: RedisLink, now: () => number = Date.now) {
-    this.memory = new MemorySmtpCache({ now });
-    this.catchAll = new RedisSharedCache(link, 'smtp-catchall', now);
-    this.mailbox = new RedisSharedCache(link, 'smtp-mailbox', now);
+  constructor(link: RedisLink, clock: Clock = systemClock) {
+    this.memory = new MemorySmtpCache({ clock });
+    this.catchAll = new RedisSharedCache(link, 'smtp-catchall', clock);
+    this.mailbox = new RedisSharedCache(link, 'smtp-mailbox', clock);
   }
 
   async getCatchAll(domain: string): Promise<boolean | undefined> {
@@ -127,12 +128,14 @@ export class RedisSessionBudget implements SessionBudget {
   private readonly instance = randomBytes(6).toString('hex');
   private serial = 0;
   private readonly leaseMs: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly link: RedisLink,
     readonly perHost: number,
-    options: { leaseMs?: number } = {},
+    options: { leaseMs?: number; clock?: Clock } = {},
   ) {
+    this.clock = options.clock ?? systemClock;
     this.local = new MemorySessionBudget(perHost);
     this.leaseMs = Math.max(100, Math.round(options.leaseMs ?? DEFAULT_LEASE_MS));
     const client = link.client as Scripted;
@@ -157,7 +160,7 @@ export class RedisSessionBudget implements SessionBudget {
         if (got === 'taken') return this.held(key, id, mine);
         // a little jitter, so that instances polling one host do not ask in step
         // a waiter does not keep a server that is shutting down alive
-        await delay(wait * (0.75 + Math.random() / 2), signal, { ref: false });
+        await sleep(this.clock, wait * (0.75 + Math.random() / 2), signal, { ref: false });
       }
     } catch (err) {
       mine.release();
@@ -166,19 +169,22 @@ export class RedisSessionBudget implements SessionBudget {
   }
 
   private held(key: string, id: string, mine: SessionLease): SessionLease {
-    const renew = setInterval(() => {
-      void this.link.run(
-        (redis) => (redis as Scripted).mailsiftLeaseRenew(key, id, this.leaseMs),
-        () => 0,
-      );
-    }, this.leaseMs / 3);
-    renew.unref();
+    const stopRenewing = every(
+      this.clock,
+      this.leaseMs / 3,
+      () =>
+        void this.link.run(
+          (redis) => (redis as Scripted).mailsiftLeaseRenew(key, id, this.leaseMs),
+          () => 0,
+        ),
+      { ref: false },
+    );
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
-        clearInterval(renew);
+        stopRenewing();
         // while Redis is away the lease runs out by itself
         void this.link.run(
           (redis) => redis.zrem(key, id),

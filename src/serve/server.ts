@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../time/clock.js';
 import { createServer as createHttpServer, STATUS_CODES, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
@@ -22,8 +23,8 @@ export interface ServeOptions {
   bodyLimitBytes?: number;
   /** one line per request, no keys or addresses; default: dropped */
   onLog?: (line: string) => void;
-  /** the clock of the rate limiter (tests) */
-  now?: () => number;
+  /** the clock of the rate limiter and the drain timeout (a fake one in tests) */
+  clock?: Clock;
   /** how long close() waits for requests in flight before cutting them; default 10 s */
   drainTimeoutMs?: number;
   /** where the rate-limit windows are counted; default: this process's memory */
@@ -48,7 +49,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const keys = new KeyStore(options.keys);
-  const limiter = new FixedWindowLimiter(options.rateLimit, options.now, options.rateLimitStore);
+  const limiter = new FixedWindowLimiter(options.rateLimit, options.clock, options.rateLimitStore);
   const onLog = options.onLog ?? (() => {});
   let closing = false;
   const handler = createHandler({
@@ -116,8 +117,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       // Keep-alive connections waiting for a next request would hold close() open;
       // busy ones close after their response, which then says Connection: close.
       server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), options.drainTimeoutMs ?? 10_000);
-      cut.unref();
+      (options.clock ?? systemClock).setTimer(() => server.closeAllConnections(), options.drainTimeoutMs ?? 10_000, { ref: false });
     });
     return closed;
   };

@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { MailsiftError } from '../errors.js';
 import { writeError } from '../fs/errno.js';
+import { systemClock } from '../time/clock.js';
 
 /**
  * Appends text to a file: `append` resolves once the text is written (in the
@@ -26,7 +27,8 @@ import { writeError } from '../fs/errno.js';
  */
 export class DurableAppender {
   private failure: MailsiftError | undefined;
-  private syncTimer: NodeJS.Timeout | undefined;
+  /** cancels the pending sync */
+  private syncTimer: (() => void) | undefined;
   private syncing: Promise<void> | undefined;
   private dirty = false;
   /** one buffer for the file's life: a fresh one per batch is a thousand large allocations per million rows */
@@ -54,18 +56,22 @@ export class DurableAppender {
     }
     this.dirty = true;
     if (!this.syncTimer) {
-      this.syncTimer = setTimeout(() => {
-        this.syncTimer = undefined;
-        void this.sync();
-      }, this.syncMs);
-      this.syncTimer.unref(); // close() syncs anyway; never keep a finished run alive
+      // close() syncs anyway; never keep a finished run alive
+      this.syncTimer = systemClock.setTimer(
+        () => {
+          this.syncTimer = undefined;
+          void this.sync();
+        },
+        this.syncMs,
+        { ref: false },
+      );
     }
     return Promise.resolve();
   }
 
   /** syncs everything appended so far; throws a failure no append has reported yet */
   async flush(): Promise<void> {
-    clearTimeout(this.syncTimer);
+    this.syncTimer?.();
     this.syncTimer = undefined;
     await this.sync();
     if (this.failure && !this.reported) {

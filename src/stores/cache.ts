@@ -10,14 +10,15 @@ import { registerUser, type Registration } from './users.js';
 import { appending, headerLine, openVerdictFile } from './verdict-file.js';
 import { replacement } from '../fs/replace.js';
 import { sweep } from '../fs/temp.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface CacheOptions {
   ttlMs: number;
   binding: JobBinding;
   /** what this run's verdicts rest on: a record resting on less is asked again */
   evidence: Evidence;
-  /** the clock, epoch ms; tests pass a fixed one */
-  now?: () => number;
+  /** what records are dated and aged by, and the lock's wait timed on (a fixed one in tests) */
+  clock?: Clock;
   /** rewrite the file on open when at least this many lines are stale and they outnumber the fresh ones */
   compactMinStale?: number;
 }
@@ -61,7 +62,8 @@ interface Entry {
  * rewrite: no run ever appends to a file that was renamed away.
  */
 export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
-  const now = o.now ?? Date.now;
+  const clock = o.clock ?? systemClock;
+  const now = (): number => clock.now();
   const minStale = o.compactMinStale ?? 1000;
   let index = new Map<string, Entry>();
   const tails = new TailPool(true);
@@ -92,7 +94,7 @@ export async function openCache(path: string, o: CacheOptions): Promise<Cache> {
     if (!had || had.ts <= ts) index.set(key, { ts, email, tail, reuse });
     return true;
   };
-  const unlock = await lockFile(path, '--cache', { waitMs: OPEN_WAIT_MS });
+  const unlock = await lockFile(path, '--cache', { waitMs: OPEN_WAIT_MS, clock });
   let users: Registration | undefined;
   let opened;
   let compacted = false;

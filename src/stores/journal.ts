@@ -7,6 +7,7 @@ import { keptBy } from '../reason.js';
 import { lockFile } from './lock.js';
 import { UnusedRecords, type Unused } from './unused.js';
 import { appending, checkRegularFile, openVerdictFile } from './verdict-file.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface Journal extends KnownVerdicts {
   readonly path: string;
@@ -30,8 +31,8 @@ export interface Journal extends KnownVerdicts {
 export interface JournalAge {
   /** --cache-ttl: a journal begun longer ago holds verdicts too old to reuse */
   ttlMs: number;
-  /** the clock, epoch ms */
-  now?: () => number;
+  /** what the journal's age is read on */
+  clock?: Clock;
   /** a dry run: an old journal is not reused, and not begun afresh either */
   readOnly?: boolean;
 }
@@ -65,7 +66,7 @@ export async function openJournal(path: string, binding: JobBinding, evidence: E
   const unlock = await lockFile(path, '--journal');
   let opened;
   try {
-    const now = age ? (age.now ?? Date.now)() : Date.now();
+    const now = (age?.clock ?? systemClock).now();
     const expiry = { now, notBefore: age ? now - age.ttlMs : -Infinity, ...(age?.readOnly ? { readOnly: true } : {}) };
     opened = await openVerdictFile(path, 'journal', binding, (line) => {
       const read = tails.read(line);

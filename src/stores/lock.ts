@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MailsiftError, UsageError } from '../errors.js';
 import { fileTrouble } from '../fs/errno.js';
 import { describeOwner, holdLock, OWNER, ownerIsGone, SELF } from '../fs/owner.js';
 import { sweep } from '../fs/temp.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { sleep } from '../time/waits.js';
 
 export interface LockOptions {
   /** wait this long for a live owner to let go, instead of refusing at once */
   waitMs?: number;
+  /** what that wait is timed on (the real clock by default) */
+  clock?: Clock;
 }
 
 /**
@@ -21,7 +24,8 @@ export interface LockOptions {
  */
 export async function lockFile(path: string, what: string, o: LockOptions = {}): Promise<() => Promise<void>> {
   const lock = `${path}.lock`;
-  const deadline = Date.now() + (o.waitMs ?? 0);
+  const clock = o.clock ?? systemClock;
+  const deadline = clock.now() + (o.waitMs ?? 0);
   await removeDeadFresh(lock);
   for (;;) {
     try {
@@ -32,8 +36,8 @@ export async function lockFile(path: string, what: string, o: LockOptions = {}):
       };
     } catch (err) {
       if (err instanceof Busy) {
-        if (Date.now() < deadline) {
-          await sleep(25);
+        if (clock.now() < deadline) {
+          await sleep(clock, 25);
           continue;
         }
         throw new UsageError(`${what} ${path} is in use by another mailsift run (${err.who}); wait for it, or give another ${what} path`);

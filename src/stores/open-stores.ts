@@ -5,6 +5,7 @@ import { openCache, type Cache } from './cache.js';
 import { openJournal, type Journal } from './journal.js';
 import { combineKnown } from './known.js';
 import type { RedisTarget } from '../redis/url.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /**
  * What `--cache` names, told apart once, when the flag is parsed: a file, or
@@ -19,8 +20,8 @@ export interface StoreOptions {
   cacheTtlMs: number;
   /** a dry run: look, change nothing (an old journal is not begun afresh) */
   readOnly?: boolean;
-  /** the clock, epoch ms; tests pass their own */
-  now?: () => number;
+  /** what records are dated and aged by (io.clock) */
+  clock?: Clock;
   /** told once when a Redis cache stops answering mid-run (the run goes on without it) */
   onCacheLost?: (line: string) => void;
 }
@@ -43,8 +44,8 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
 
   const binding = jobBinding(job);
   const evidence = evidenceOf(job);
-  const now = flags.now ?? Date.now;
-  const age = { ttlMs, now, ...(flags.readOnly ? { readOnly: true } : {}) };
+  const clock = flags.clock ?? systemClock;
+  const age = { ttlMs, clock, ...(flags.readOnly ? { readOnly: true } : {}) };
   const journal = flags.journal ? await openJournal(flags.journal, binding, evidence, undefined, age) : undefined;
   let cache: Cache | undefined;
   try {
@@ -52,8 +53,8 @@ export async function openStores(flags: StoreOptions, job: BindingOptions): Prom
       ? undefined
       : flags.cache.kind === 'redis'
         ? // loaded only when used: ioredis costs start-up time a file cache need not pay
-          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache.redis, { ttlMs, binding, evidence, onLost: flags.onCacheLost })
-        : await openCache(flags.cache.path, { ttlMs, binding, evidence, now });
+          await (await import('./redis-verdict-cache.js')).openRedisCache(flags.cache.redis, { ttlMs, binding, evidence, clock, onLost: flags.onCacheLost })
+        : await openCache(flags.cache.path, { ttlMs, binding, evidence, clock });
   } catch (err) {
     await journal?.close();
     throw err;

@@ -8,6 +8,7 @@ import type { Cache } from './cache.js';
 import { suffices, TailPool, VerdictEncoder, type Evidence } from '../codec/verdict-encoding.js';
 import { keptBy } from '../reason.js';
 import { UnusedRecords } from './unused.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /**
  * `--cache redis://host:port[/db]`: the cross-run cache shared by machines (cron
@@ -43,7 +44,8 @@ export interface RedisCacheOptions {
   binding: JobBinding;
   /** what this run's verdicts rest on: a record resting on less is asked again */
   evidence: Evidence;
-  now?: () => number;
+  /** what records are dated and aged by (a fixed one in tests) */
+  clock?: Clock;
   /**
    * told once, in one line, when Redis stops answering mid-run: the run goes on
    * without the cache (see record)
@@ -55,7 +57,8 @@ export interface RedisCacheOptions {
 const OLDER_VALUE = /^\d+ \[/;
 
 export async function openRedisCache(target: RedisTarget, o: RedisCacheOptions): Promise<Cache> {
-  const now = o.now ?? Date.now;
+  const clock = o.clock ?? systemClock;
+  const now = (): number => clock.now();
   const key = `${CACHE_KEY_PREFIX}${o.binding.fingerprint}`;
   // a blip mid-run is ridden out by ioredis's queue and retries; an outage, or a Redis that
   // hangs without closing (stopped, swapping), fails record(), and the run goes on without it

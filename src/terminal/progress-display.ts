@@ -2,6 +2,7 @@ import type { Ora } from 'ora';
 import type { Progress } from './progress.js';
 import { fitLine, percentDone, progressLine, RateMeter, workDone } from './progress-line.js';
 import type { TerminalPolicy, TerminalStream } from './style.js';
+import { every, systemClock, type Clock } from '../time/clock.js';
 
 /** how often the Progress object is read; ora animates the spinner on its own */
 const TICK_MS = 150;
@@ -9,7 +10,8 @@ const TICK_MS = 150;
 export interface ProgressDisplayOptions {
   stream: TerminalStream;
   policy: Pick<TerminalPolicy, 'animate' | 'color'>;
-  now?: () => number;
+  /** what the rates, the ETA and the line's refresh are timed on (io.clock) */
+  clock?: Clock;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface ProgressDisplayOptions {
  */
 export class ProgressDisplay {
   private spinner: Ora | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private stopTicking: (() => void) | undefined;
   private readonly meter = new RateMeter();
   /**
    * rows' worth of work per second (see workDone): with the input's size, the
@@ -30,13 +32,13 @@ export class ProgressDisplay {
   private readonly rowMeter = new RateMeter(30_000, 2_000);
   /** the highest percentage shown: an estimate of the rows that shrinks must not take the line backwards */
   private shown: number | undefined;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly progress: Progress,
     private readonly options: ProgressDisplayOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   private stopped = false;
@@ -56,9 +58,8 @@ export class ProgressDisplay {
       color: this.options.policy.color ? 'cyan' : false,
       text: this.text(),
     }).start();
-    this.timer = setInterval(() => this.tick(), TICK_MS);
     // The display must never be what keeps the process alive.
-    this.timer.unref();
+    this.stopTicking = every(this.clock, TICK_MS, () => this.tick(), { ref: false });
   }
 
   /** Reads the Progress once and updates the line; the timer calls it, tests may too. */
@@ -84,14 +85,14 @@ export class ProgressDisplay {
       this.spinner.render();
     }
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTicking?.();
+    this.stopTicking = undefined;
     this.spinner?.stop();
     this.spinner = undefined;
   }
 
   private text(): string {
-    const now = this.now();
+    const now = this.clock.now();
     this.meter.sample(now, this.progress.addressesDone);
     this.rowMeter.sample(now, workDone(this.progress));
     const percent = percentDone(this.progress);

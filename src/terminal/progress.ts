@@ -19,6 +19,7 @@ export interface Progress extends RunProgress {
   addressesChecked: number;
 }
 
-export function newProgress(now = Date.now()): Progress {
+/** `now`: the run's start, epoch ms (io.clock's) */
+export function newProgress(now: number): Progress {
   return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, rowsAnswered: 0, addressesReused: 0, inputDone: false, startedAt: now, addressesChecked: 0 };
 }

@@ -8,6 +8,7 @@ import { ProgressDisplay } from './progress-display.js';
 import { renderSummary } from './summary-table.js';
 import { say, sayLine } from './say.js';
 import { terminalPolicy, type TerminalFlags, type TerminalPolicy, type TerminalStream } from './style.js';
+import type { Clock } from '../time/clock.js';
 
 export interface RunReporterOptions {
   flags: TerminalFlags;
@@ -22,7 +23,7 @@ export interface RunReporterOptions {
 export interface ReporterIo {
   stderr: TerminalStream;
   env: Readonly<Record<string, string | undefined>>;
-  clock: { now(): number };
+  clock: Clock;
 }
 
 /**
@@ -42,7 +43,7 @@ export class RunReporter {
   ) {
     this.stderr = io.stderr;
     this.policy = terminalPolicy(this.stderr, options.flags, io.env);
-    this.display = new ProgressDisplay(progress, { stream: this.stderr, policy: this.policy, now: () => io.clock.now() });
+    this.display = new ProgressDisplay(progress, { stream: this.stderr, policy: this.policy, clock: io.clock });
   }
 
   start(): Promise<void> {

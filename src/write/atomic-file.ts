@@ -5,11 +5,12 @@ import { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT, MailsiftError, UsageError } from '../errors.js';
 import { writeError } from '../fs/errno.js';
 import { replacement } from '../fs/replace.js';
 import { realOf, slotOf } from './path-collisions.js';
+import { systemClock } from '../time/clock.js';
+import { sleep } from '../time/waits.js';
 
 /**
  * An output file written whole or not at all (fs/replace.ts: a temp file
@@ -273,7 +274,7 @@ async function fifo(target: string, label: string, signal?: AbortSignal): Promis
       const code = (signal.reason as { exitCode?: number } | undefined)?.exitCode ?? EXIT.sigint;
       throw new MailsiftError(`${code === EXIT.sigint ? 'interrupted' : 'terminated'} while waiting for a reader of ${label}; nothing was sent`, code);
     }
-    await sleep(FIFO_POLL_MS, undefined, { signal }).catch(() => {});
+    await sleep(systemClock, FIFO_POLL_MS, signal).catch(() => {});
   }
   const stream = new Socket({ fd, readable: false, writable: true });
   return asItIs(stream, () => (stream.destroyed ? Promise.resolve() : finished(stream).catch(() => {})));

@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: Record<string, number> = {
   // what every layer shares: the verdict, the summary, the error types
   verdict: 0,
-  delay: 0,
+  // the one clock (real or a test's fake) and the waits on it
+  time: 0,
   summary: 0,
   errors: 0,
   version: 0,

@@ -28,7 +28,7 @@ describe('progress counts what was answered, not only what was written', () => {
       close: async () => {},
     };
     const events: RunProgress[] = [];
-    const progress = { ...newProgress(), inputBytes: { read: 1, total: 1 } };
+    const progress = { ...newProgress(Date.now()), inputBytes: { read: 1, total: 1 } };
     let whileHeld: { written: number; answered: number; percent: number | undefined } | undefined;
     const run = validateStream({
       input: { kind: 'text', header: ['email'], emailColumn: 0, rows: (async function* () { for (let i = 0; i < rows.length; i += 100) yield rows.slice(i, i + 100); })(), close: () => {} },

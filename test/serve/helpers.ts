@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/serve/server.js';
 import { createLocalValidator } from '../../src/engines/local/index.js';
+import { clockReading } from '../support/fake-clock.js';
 
 export const KEY = 'test-key-one';
 
@@ -22,7 +23,7 @@ export async function serve(overrides: Partial<ServeOptions> = {}): Promise<Runn
     shape: 'a',
     engine: createLocalValidator({ dns: false }),
     onLog: (line) => log.push(line),
-    now: () => clock.now,
+    clock: clockReading(() => clock.now),
     ...overrides,
   });
   return { ...server, log, clock };

@@ -42,7 +42,7 @@ describe.skipIf(noRedis())(`SMTP stores in Redis${NO_REDIS}`, () => {
     if (REDIS_SERVER) shared = await link('contract:');
   });
   const fresh = () => Object.assign(Object.create(shared) as RedisLink, { prefix: `contract${++serial}:` });
-  cacheContract('in Redis', (now) => new RedisSmtpCache(fresh(), now));
+  cacheContract('in Redis', (clock) => new RedisSmtpCache(fresh(), clock));
   budgetContract('in Redis', (n) => new RedisSessionBudget(fresh(), n));
 
   it('a catch-all result and a finding written by one instance are read by another, with their TTL', async () => {

@@ -13,6 +13,7 @@ import { DurableAppender } from '../../src/stores/appender.js';
 import { errorVerdict, type Verdict } from '../../src/verdict.js';
 import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { crc32 } from 'node:zlib';
+import { clockReading } from '../support/fake-clock.js';
 
 const api = jobBinding({ engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
 
@@ -240,14 +241,14 @@ describe('openCache', () => {
 
   it('reuses verdicts younger than the TTL, across opens', async () => {
     let now = t0;
-    const c1 = await openCache(path, { ttlMs: 30 * day, binding: local, evidence: 'dns', now: () => now });
+    const c1 = await openCache(path, { ttlMs: 30 * day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     await c1.record([verdict('old@x.io')]);
     now = t0 + 20 * day;
     await c1.record([verdict('new@x.io'), errorVerdict('err@x.io', 'NETWORK', 'down')]);
     await c1.close();
 
     now = t0 + 35 * day;
-    const c2 = await openCache(path, { ttlMs: 30 * day, binding: local, evidence: 'dns', now: () => now });
+    const c2 = await openCache(path, { ttlMs: 30 * day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     expect(c2.get('old@x.io')).toBeUndefined();
     expect(c2.get('new@x.io')).toEqual({ verdict: verdict('new@x.io'), source: 'cache' });
     expect(c2.get('err@x.io')).toBeUndefined();
@@ -256,32 +257,32 @@ describe('openCache', () => {
 
   it('a newer verdict for the same address wins', async () => {
     let now = t0;
-    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     await c.record([verdict('a@x.io', 'valid')]);
     now += 1000;
     await c.record([verdict('a@x.io', 'invalid')]);
     await c.close();
-    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     expect(c2.get('a@x.io')?.verdict.status).toBe('invalid');
     await c2.close();
   });
 
   it('compacts on open when the file is mostly stale, keeping fresh entries', async () => {
     let now = t0;
-    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     await c.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
     now += 2 * day;
     await c.record([verdict('fresh@x.io')]);
     await c.close();
     const before = (await stat(path)).size;
 
-    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 100 });
+    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now), compactMinStale: 100 });
     expect(c2.compacted).toBe(true);
     expect(c2.fresh).toBe(1);
     await c2.record([verdict('later@x.io')]);
     await c2.close();
     expect((await stat(path)).size).toBeLessThan(before / 10);
-    const c3 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 100 });
+    const c3 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now), compactMinStale: 100 });
     expect([c3.compacted, c3.fresh]).toEqual([false, 2]);
     expect(c3.get('fresh@x.io')).toBeDefined();
     await c3.close();
@@ -301,12 +302,12 @@ describe('openCache', () => {
 
   it('a compacted cache keeps its permissions: one shared with a group stays readable by the group', async () => {
     let now = t0;
-    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now });
+    const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now) });
     await c.record(Array.from({ length: 300 }, (_, i) => verdict(`s${i}@x.io`)));
     await c.close();
     await chmod(path, 0o660); // the cron jobs of two users of one group share it
     now += 2 * day;
-    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 100 });
+    const c2 = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now), compactMinStale: 100 });
     expect(c2.compacted).toBe(true);
     await c2.close();
     expect((await stat(path)).mode & 0o777).toBe(0o660);
@@ -353,7 +354,7 @@ describe('a cache shared by runs at the same time (overlapping cron jobs)', () =
   const day = 86_400_000;
   const t0 = Date.UTC(2025, 0, 1);
   const local = jobBinding({ engine: 'local' });
-  const open = (now: () => number) => openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now, compactMinStale: 100 });
+  const open = (now: () => number) => openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(now), compactMinStale: 100 });
 
   it('a run that is not alone neither rewrites the file nor cuts its tail, and every line survives', async () => {
     let now = t0;
@@ -362,7 +363,7 @@ describe('a cache shared by runs at the same time (overlapping cron jobs)', () =
     await seed.close();
     now += 2 * day; // all 300 stale: a lone run would rewrite the file
 
-    const first = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', now: () => now, compactMinStale: 1e9 });
+    const first = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns', clock: clockReading(() => now), compactMinStale: 1e9 });
     await first.record([verdict('first@x.io')]);
     // what another run's write under way looks like to a reader: a line without its end
     await appendFile(path, '[1735689600,"half@x.io","v1');
@@ -494,7 +495,7 @@ describe('journal lock', () => {
 describe('a journal is as old as its job: one begun longer ago than --cache-ttl is begun afresh', () => {
   const day = 86_400_000;
   const T = Date.UTC(2024, 2, 1, 2, 15);
-  const age = (now: number, readOnly = false) => ({ ttlMs: 30 * day, now: () => now, ...(readOnly ? { readOnly } : {}) });
+  const age = (now: number, readOnly = false) => ({ ttlMs: 30 * day, clock: clockReading(() => now), ...(readOnly ? { readOnly } : {}) });
 
   it('within the TTL the job resumes; past it, nothing is reused and the file holds a new job', async () => {
     const first = await openJournal(path, api, 'api', undefined, age(T));
@@ -554,7 +555,7 @@ describe('a journal is as old as its job: one begun longer ago than --cache-ttl 
     const j = await openJournal(path, api, 'api', undefined, age(T));
     await j.record([verdict('a@x.io')]);
     await j.close();
-    const stores = await openStores({ journal: path, cacheTtlMs: 30 * day, now: () => T + 31 * day }, { engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
+    const stores = await openStores({ journal: path, cacheTtlMs: 30 * day, clock: clockReading(() => T + 31 * day) }, { engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
     expect(stores.journal?.restarted).toEqual({ began: T });
     expect(stores.known?.get('a@x.io')).toBeUndefined();
     await stores.known?.close();

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/engines/clock.js';
+import { systemClock, type Clock } from '../../src/time/clock.js';
 
 /** Lets pending promise callbacks run (they are queued behind I/O-less macrotasks). */
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -23,6 +23,16 @@ export class FakeClock implements Clock {
 
   get pending(): number {
     return this.timers.length;
+  }
+
+  /** how far ahead each pending timer is, in ms (for a test's failure message) */
+  get dueTimes(): number[] {
+    return this.timers.map((x) => x.at - this.t).sort((a, b) => a - b);
+  }
+
+  /** Whether a timer is set to fire exactly `ms` from now (what a test waits for before it moves time). */
+  dueIn(ms: number): boolean {
+    return this.timers.some((x) => x.at - this.t === ms);
   }
 
   /** Moves time forward by `ms`, firing due timers in order. */
@@ -59,4 +69,13 @@ export class FakeClock implements Clock {
     this.t = Math.max(this.t, timer.at);
     timer.fn();
   }
+}
+
+/**
+ * A clock that reads the time from `now` (a variable the test moves), for the
+ * parts whose time is read, not waited on; its timers (a server's drain
+ * timeout) are the real clock's.
+ */
+export function clockReading(now: () => number): Clock {
+  return { now, setTimer: (fn, ms, options) => systemClock.setTimer(fn, ms, options) };
 }

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { Io } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { systemClock, type Clock } from '../../src/engines/clock.js';
+import { systemClock, type Clock } from '../../src/time/clock.js';
 import type { CliResult, RunOptions } from './run-cli.js';
 
 /**

@@ -1,5 +1,6 @@
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import type { AddressInfo, Socket } from 'node:net';
+import { systemClock, type Clock } from '../../src/time/clock.js';
 
 /**
  * A real SMTP server (the smtp-server package) on loopback, scripted by local
@@ -60,7 +61,9 @@ function codeError(code: number, text: string): Error {
   return err;
 }
 
-export async function startSmtpServer(options: { port?: number; bannerDelayMs?: number } = {}): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: { port?: number; bannerDelayMs?: number; clock?: Clock } = {}): Promise<TestSmtpServer> {
+  /** what the tarpit's banner and the slow replies wait on: the checker's fake clock, so that a test drives them */
+  const clock = options.clock ?? systemClock;
   let busyRefusals = 0;
   const sessions: { local: string; commands: string[] }[] = [];
   const byId = new Map<string, { local: string; commands: string[] }>();
@@ -106,7 +109,7 @@ export async function startSmtpServer(options: { port?: number; bannerDelayMs?: 
           busyRefusals++;
           return cb(codeError(421, 'Too many concurrent SMTP connections from this IP; please try again later'));
         }
-        if (local === '127.0.0.6') return void setTimeout(() => cb(), options.bannerDelayMs ?? 1500);
+        if (local === '127.0.0.6') return void clock.setTimer(() => cb(), options.bannerDelayMs ?? 1500);
         cb();
       },
       onClose(session: SMTPServerSession) {
@@ -132,7 +135,7 @@ export async function startSmtpServer(options: { port?: number; bannerDelayMs?: 
           return;
         }
         if (lp.startsWith('hang')) return; // the reply never comes
-        if (lp.startsWith('slow')) return void setTimeout(() => cb(), 150);
+        if (lp.startsWith('slow')) return void clock.setTimer(() => cb(), 150);
         if (lp.startsWith('longgrey')) {
           const asked = (greyAsks.get(email) ?? 0) + 1;
           greyAsks.set(email, asked);

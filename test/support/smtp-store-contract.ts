@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionBudget, SmtpCache } from '../../src/engines/local/smtp/stores.js';
+import { clockReading } from './fake-clock.js';
+import type { Clock } from '../../src/time/clock.js';
 
 /**
  * What every SmtpCache and SessionBudget must do, written once so that a
  * shared (Redis) implementation can run the same cases with its own factory.
  */
-export function cacheContract(name: string, make: (now: () => number) => SmtpCache) {
+export function cacheContract(name: string, make: (clock: Clock) => SmtpCache) {
   describe(`${name}: SmtpCache`, () => {
     it('keeps catch-all results and mailbox findings for their TTL, then forgets them', async () => {
       let t = 1_000;
-      const cache = make(() => t);
+      const cache = make(clockReading(() => t));
       expect(await cache.getCatchAll('example.com')).toBeUndefined();
       await cache.setCatchAll('example.com', true, 500);
       await cache.setCatchAll('other.example', false, 500);

@@ -3,6 +3,7 @@ import { newProgress } from '../../src/terminal/progress.js';
 import { ProgressDisplay } from '../../src/terminal/progress-display.js';
 import { progressLine, RateMeter } from '../../src/terminal/progress-line.js';
 import { FakeTty } from './fake-tty.js';
+import { clockReading } from '../support/fake-clock.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -78,7 +79,7 @@ describe('ProgressDisplay', () => {
   it('animates on a terminal, follows the Progress object, and clears its line on stop', async () => {
     const tty = new FakeTty();
     const progress = newProgress(T0);
-    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     await display.start();
     expect(tty.text).toContain('0 rows read · 0 addresses validated');
 
@@ -105,7 +106,7 @@ describe('ProgressDisplay', () => {
 
   it('draws nothing when stopped before it could start (ora loads on demand)', async () => {
     const tty = new FakeTty();
-    const display = new ProgressDisplay(newProgress(T0), { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(newProgress(T0), { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     const started = display.start();
     display.stop();
     await started;
@@ -116,7 +117,7 @@ describe('ProgressDisplay', () => {
   it('never runs the percentage backwards, and a finished run shows 100% before the line is cleared', async () => {
     const tty = new FakeTty();
     const progress = { ...newProgress(T0), rowsRead: 100, rowsWritten: 93, addressesQueued: 100, addressesDone: 93, inputBytes: { read: 1000, total: 1000 } };
-    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     await display.start();
     expect(tty.text).toContain('93% · ');
     // more rows turn up than the bytes suggested: the estimate grows, the share shrinks
@@ -137,7 +138,7 @@ describe('ProgressDisplay', () => {
     const tty = new FakeTty();
     const rows = 10_210;
     const progress = { ...newProgress(T0), rowsRead: rows, addressesQueued: rows, inputDone: true, inputBytes: { read: 200_000, total: 200_000 } };
-    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     await display.start();
     const etas: number[] = [];
     for (let t = 150; t <= 3600; t += 150) {
@@ -164,7 +165,7 @@ describe('ProgressDisplay', () => {
     const rows = 400_000;
     const answeredAt = (b: number): number => (b === 52 ? 107 : 1 + b);
     const progress = { ...newProgress(T0), inputBytes: { read: 0, total: rows * 20 } };
-    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     await display.start();
     const seen: { t: number; percent: number; eta?: number }[] = [];
     for (let ms = 150; ms <= 399_000; ms += 150) {
@@ -196,7 +197,7 @@ describe('ProgressDisplay', () => {
   it('never draws a line wider than the terminal: a wrapped line would be left behind when the line is erased', async () => {
     const tty = new FakeTty(true, 80);
     const progress = { ...newProgress(T0), rowsRead: 57_337, addressesQueued: 1000, addressesDone: 1000, rateLimitWaitUntil: T0 + 7_000 };
-    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, now: () => now });
+    const display = new ProgressDisplay(progress, { stream: tty, policy: { animate: true, color: false }, clock: clockReading(() => now) });
     await display.start();
     vi.advanceTimersByTime(300);
     const frames = tty.text.split(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /).filter(Boolean);

@@ -5,11 +5,12 @@ import { emptySummary, type Summary } from '../../src/summary.js';
 import { parseFailOn } from '../../src/terminal/fail-on.js';
 import { RunReporter } from '../../src/terminal/run-reporter.js';
 import { ESC, FakeTty } from './fake-tty.js';
+import { systemClock } from '../../src/time/clock.js';
 
 const summary: Summary = { ...emptySummary('api'), total: 100, valid: 90, invalid: 10, written: 100, elapsedMs: 1000 };
 
 async function finish(flags: object, over: Partial<Summary> = {}, failOn = 'invalid>5%', stream = new FakeTty(false)) {
-  const reporter = new RunReporter(newProgress(0), { stderr: stream, env: {}, clock: { now: Date.now } }, { flags, failOn: parseFailOn(failOn), output: 'out.csv' });
+  const reporter = new RunReporter(newProgress(0), { stderr: stream, env: {}, clock: systemClock }, { flags, failOn: parseFailOn(failOn), output: 'out.csv' });
   await reporter.start();
   const code = reporter.finish({ ...summary, ...over });
   return { code, text: stream.output };

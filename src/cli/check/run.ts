@@ -27,7 +27,7 @@ async function check(plan: CheckPlan, io: Io, say: (line: string) => void): Prom
   for (const line of plan.warnings) say(line);
   hideInArgv(io, plan.argvSecret);
   const { createLocalValidator } = await import('../../engines/local/index.js');
-  const engine = createLocalValidator(localSettings(plan.engineSettings, plan.smtp, (line) => say(`warning: ${line}`)));
+  const engine = createLocalValidator({ ...localSettings(plan.engineSettings, plan.smtp, (line) => say(`warning: ${line}`)), clock: io.clock });
   try {
     const verdict = await engine.validateOne(email);
     // an empty smtp deserves a reason: the server's words, or why there were none

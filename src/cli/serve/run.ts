@@ -43,22 +43,24 @@ export async function run(plan: ServePlan, io: Io): Promise<number> {
   // the plan's mailbox check, with what this instance shares through Redis and counts
   const smtp = plan.smtp && {
     ...plan.smtp,
-    ...(redis ? { cache: new RedisSmtpCache(redis), budget: new RedisSessionBudget(redis, plan.smtp.perHost, { leaseMs: settings.smtpLeaseMs }) } : {}),
+    ...(redis ? { cache: new RedisSmtpCache(redis, io.clock), budget: new RedisSessionBudget(redis, plan.smtp.perHost, { leaseMs: settings.smtpLeaseMs, clock: io.clock }) } : {}),
     ...(metrics ? { onSession: metrics.smtpSessionOpened } : {}),
   };
   const engine = createLocalValidator({
     dns: config.dns,
     dnsServer: config.dnsServer,
     dnsTimeoutMs: config.dnsTimeoutMs,
-    ...(smtp ? { smtp } : {}),
+    ...(smtp ? { smtp: { ...smtp, clock: io.clock } } : {}),
+    clock: io.clock,
     onWarning: say,
-    ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns') } : {}),
+    ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns', io.clock) } : {}),
     ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from), onDnsFailure: (code: string) => metrics.dnsFailure(code) } : {}),
   });
   const server = await startServer({
     ...config,
     engine,
     onLog: say,
+    clock: io.clock,
     metrics,
     ...(redis ? { rateLimitStore: new RedisRateLimitStore(redis), redisState: () => redis.state } : {}),
     ...(smtp ? { smtpState: () => engine.smtpState() } : {}),

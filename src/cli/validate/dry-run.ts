@@ -23,7 +23,7 @@ export async function runDryRun(
   input: Input,
   engine: 'api' | 'local',
   options: { batchSize: number; concurrency: ConcurrencySetting; terminal: TerminalFlags; stop?: AbortSignal; report?: ReportFile },
-  io: Pick<Io, 'stdout' | 'env'>,
+  io: Pick<Io, 'stdout' | 'env' | 'clock'>,
   /** the --journal/--cache answers, so the report leaves out what is already known */
   known?: KnownVerdicts,
   /** the API settings, which a dry run does not try: it says so, and how to */
@@ -32,6 +32,7 @@ export async function runDryRun(
   const counter = new CountingValidator(engine);
   const { summary } = await validateStream({
     input,
+    clock: io.clock,
     validator: counter,
     writer: discardingWriter,
     batchSize: options.batchSize,

@@ -84,6 +84,7 @@ export async function run(plan: ValidatePlan, io: Io): Promise<number> {
     graceMs: INTERRUPT_GRACE_MS,
     reading: true,
     target: io.signals,
+    clock: io.clock,
     forceExit: (code) => io.exit(code),
     notice: (line) => {
       r.reporter?.stop();
@@ -116,7 +117,7 @@ async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
   const again = plan.input === '-' && !plan.dryRun ? stdinAsFile(io.stdin) : undefined;
   let input: Input;
   try {
-    input = await openAddressInput({ ...read, onNotice: r.notice });
+    input = await openAddressInput({ ...read, onNotice: r.notice, clock: io.clock });
   } catch (err) {
     interrupts.dispose();
     throw err;
@@ -197,7 +198,7 @@ async function dryRun(r: Run, input: Input, interrupts: Interrupts, cleanUp: Cle
   sayColumns(r, input);
   // A dry run creates no file: only a journal or cache that exists can tell what is already known.
   const { known, journal } = await openStores(
-    { ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true, now: () => io.clock.now() },
+    { ...stores, journal: existing(stores.journal), cache: existingCache(stores.cache), readOnly: true, clock: io.clock },
     jobOf(plan),
   );
   if (journal?.restarted) r.notice(journalTooOld(journal.path, journal.restarted.began, stores.cacheTtlMs, true));
@@ -227,7 +228,7 @@ async function validateRun(
   sayColumns(r, input);
   if (choice.engine === 'local' && choice.notice) r.notice(choice.notice);
 
-  const progress = newProgress();
+  const progress = newProgress(io.clock.now());
   if (input.bytes) progress.inputBytes = input.bytes;
   // Ctrl-C must also hold back requests the API client has queued (linked to the interrupts below).
   const stopSending = new AbortController();
@@ -257,6 +258,7 @@ async function validateRun(
   const result = await validateStream({
     input,
     validator,
+    clock: io.clock,
     writer: outputs.output.writer,
     batchSize: plan.batching.batchSize,
     concurrency: batchesInFlight(validator, plan.batching.concurrency),
@@ -295,7 +297,7 @@ async function openKnown(r: Run, cleanUp: CleanUp): Promise<Stores & { cacheLost
   const opened = await openStores(
     {
       ...stores,
-      now: () => r.io.clock.now(),
+      clock: r.io.clock,
       // said at once, even with --quiet: a run that goes on without its cache leaves the next ones to pay again
       onCacheLost: (line) => {
         lost = line;
@@ -392,6 +394,7 @@ async function createValidator(r: Run, progress: Progress, stop: AbortSignal): P
   }
   return (await import('../../engines/local/index.js')).createLocalValidator({
     ...localSettings(plan.engineSettings, plan.smtp, r.notice),
+    clock: r.io.clock,
     // the progress line moves while a batch waits on DNS or SMTP
     onChecked: (addresses) => (progress.addressesChecked += addresses),
   });

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { concurrencyLimit, MAX_IN_FLIGHT, type ConcurrencyLimit, type ConcurrencySetting, type LimitChange } from './concurrency-limit.js';
 import { InFlightMeter } from './in-flight-meter.js';
 import type { RateLimitInfo } from './rate-limit-headers.js';

@@ -1,12 +1,13 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
 import { API_TEXT_CAPS, cleanText, redactKey, redactKeyBytes } from './api-text.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
 import { networkFailure } from './failure.js';
 import { ClockSkew, parseRateLimitHeaders, type RateLimitInfo } from './rate-limit-headers.js';
 import { parseJsonBody, parseText } from './json-body.js';
+import { timeoutSignal } from '../../time/waits.js';
 
 export interface HttpConfig {
   /** scheme and host, e.g. https://api.example.com */
@@ -111,15 +112,23 @@ export class ApiHttp {
   }
 
   async post(path: string, payload: unknown, signal: AbortSignal): Promise<Exchange> {
+    // --timeout bounds the whole exchange, body included; undici's own timeouts
+    // only measure silences. Unref'd, as AbortSignal.timeout is.
+    const [timeout, cancel] = timeoutSignal(this.clock, this.config.timeoutMs, { ref: false });
+    try {
+      return await this.exchange(path, payload, signal, timeout);
+    } finally {
+      cancel();
+    }
+  }
+
+  private async exchange(path: string, payload: unknown, signal: AbortSignal, timeout: AbortSignal): Promise<Exchange> {
     const url = new URL(this.origin + this.prefix + path);
     const { apiKey } = this.config;
     // every line, the server's words included, without the key (see redactKey)
     const log = this.config.log && ((line: string) => this.config.log!(redactKey(line, apiKey)));
     const count = (payload as { emails?: unknown[] }).emails?.length ?? 1;
     log?.(`> POST ${url.href} (${count} ${count === 1 ? 'address' : 'addresses'}) authorization: Bearer [redacted]`);
-    // --timeout bounds the whole exchange, body included; undici's own timeouts
-    // only measure silences.
-    const timeout = AbortSignal.timeout(this.config.timeoutMs);
     const both = AbortSignal.any([signal, timeout]);
     const body = JSON.stringify(payload);
     // Resets told as "in N seconds" count from when the request left: the server cannot have

@@ -1,3 +1,4 @@
+import { stopwatch, systemClock, type Clock } from '../../time/clock.js';
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import pLimit from 'p-limit';
@@ -49,8 +50,8 @@ export interface DnsOptions {
   timeoutMs: number;
   concurrency: number;
   onWarning: (message: string) => void;
-  /** epoch ms; tests pass their own */
-  now?: () => number;
+  /** what the cache's expiry, the witness, the re-test and the time-out of a question are timed on (a fake one in tests) */
+  clock?: Clock;
   /** answers shared with other processes (serve --redis), asked before DNS */
   shared?: SharedCache;
   /** where each lookup was answered from (metrics) */
@@ -159,7 +160,7 @@ export class DomainDns {
   private witnessFailed = false;
   /** epoch ms before which retest() does nothing */
   private nextRetest = 0;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private closed = false;
   /** DNS questions sent (the probe's included) */
   queries = 0;
@@ -167,7 +168,7 @@ export class DomainDns {
   constructor(private readonly options: DnsOptions) {
     this.resolver = this.newResolver(options.timeoutMs);
     this.limit = pLimit(options.concurrency);
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   private newResolver(timeoutMs: number): dns.Resolver {
@@ -184,7 +185,7 @@ export class DomainDns {
   /** The outcome and the mail hosts of `domain` (ASCII, lower case). Never rejects. */
   answer(domain: string): Promise<DomainAnswer> {
     const had = this.cache.get(domain);
-    if (had && had.expires > this.now()) {
+    if (had && had.expires > this.clock.now()) {
       this.options.onCache?.('memory');
       return had.value;
     }
@@ -210,7 +211,7 @@ export class DomainDns {
   addressesOf(host: string): Promise<string[]> {
     if (isIP(host)) return Promise.resolve([host]);
     const had = this.hostAddresses.get(host);
-    if (had && had.expires > this.now()) return had.value;
+    if (had && had.expires > this.clock.now()) return had.value;
     if (this.hostAddresses.size >= MAX_CACHED_DOMAINS) this.hostAddresses.delete(this.hostAddresses.keys().next().value!);
     const entry = this.kept(
       () =>
@@ -231,7 +232,7 @@ export class DomainDns {
   private kept<T>(run: () => Promise<T>, ttl: (answer: T) => number): Cached<T> {
     const entry: Cached<T> = { value: run(), expires: Infinity };
     void entry.value.then((answer) => {
-      entry.expires = this.now() + ttl(answer);
+      entry.expires = this.clock.now() + ttl(answer);
     });
     return entry;
   }
@@ -309,7 +310,7 @@ export class DomainDns {
   }
 
   private runProbe(): Promise<Probe> {
-    if (this.probe && this.probe.expires > this.now()) return this.probe.value;
+    if (this.probe && this.probe.expires > this.clock.now()) return this.probe.value;
     this.answeredMx = false;
     this.probe = this.kept(() => this.probeNow(), (p) => (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS));
     return this.probe.value;
@@ -368,12 +369,12 @@ export class DomainDns {
   private witnessed(): Promise<unknown> {
     const domain = this.lastAnswered;
     if (domain === undefined || this.closed || !this.suspect()) return Promise.resolve();
-    if (this.witness === undefined || this.now() - this.witnessAt >= UNANSWERED_TTL_MS) this.witness = this.askWitness(domain);
+    if (this.witness === undefined || this.clock.now() - this.witnessAt >= UNANSWERED_TTL_MS) this.witness = this.askWitness(domain);
     return this.witness;
   }
 
   private async askWitness(domain: string): Promise<boolean> {
-    this.witnessAt = this.now();
+    this.witnessAt = this.clock.now();
     const answers = this.answers;
     const nonce = Math.random().toString(36).slice(2, 10);
     const r = await this.ask(() => this.resolver.resolveMx(`mailsift-probe-${nonce}.${domain}`));
@@ -434,8 +435,8 @@ export class DomainDns {
       void this.runProbe();
       return;
     }
-    if (this.judged !== false || this.now() < this.nextRetest) return;
-    this.nextRetest = this.now() + UNANSWERED_TTL_MS;
+    if (this.judged !== false || this.clock.now() < this.nextRetest) return;
+    this.nextRetest = this.clock.now() + UNANSWERED_TTL_MS;
     if (this.lastAnswered !== undefined && this.witnessFailed) {
       this.witness = this.askWitness(this.lastAnswered);
       return;
@@ -459,21 +460,22 @@ export class DomainDns {
    */
   private ask<T>(query: (resolver: dns.Resolver) => Promise<T>): Promise<Answer<T>> {
     this.queries++;
-    const started = performance.now();
+    // the resolver's own time-outs are real time: what is left of ours is measured so too
+    const took = stopwatch();
     return new Promise((resolve) => {
       let settled = false;
       let again = false;
       const settle = (answer: Answer<T>): void => {
         if (settled) return; // the late answer after our own time-out
         settled = true;
-        clearTimeout(timer);
+        cancel();
         // no such name, or no such record, is an answer; anything else is DNS failing (a cancel is our own close)
         if ('code' in answer && answer.code !== dns.NOTFOUND && answer.code !== dns.NODATA && answer.code !== dns.CANCELLED) {
           this.options.onFailure?.(answer.code);
         }
         resolve(answer);
       };
-      const timer = setTimeout(() => settle({ code: dns.TIMEOUT }), this.options.timeoutMs);
+      const cancel = this.clock.setTimer(() => settle({ code: dns.TIMEOUT }), this.options.timeoutMs);
       const run = (resolver: dns.Resolver): void => {
         this.inFlight.set(resolver, (this.inFlight.get(resolver) ?? 0) + 1);
         const done = (): void => {
@@ -489,7 +491,7 @@ export class DomainDns {
           },
           (err: NodeJS.ErrnoException) => {
             done();
-            const left = this.options.timeoutMs - (performance.now() - started);
+            const left = this.options.timeoutMs - took();
             if (err.code === dns.TIMEOUT && !again && !settled && !this.closed && left >= MIN_ASK_AGAIN_MS) {
               again = true;
               this.queries++;

@@ -11,7 +11,8 @@ import { SmtpChecker, type SmtpCheckOptions } from './smtp/checker.js';
 import type { SmtpFailure } from '../../verdict.js';
 import type { SmtpStats } from '../../summary.js';
 import { checkInteger, checkMs } from '../../check-options.js';
-import { abortable } from '../../delay.js';
+import { systemClock, type Clock } from '../../time/clock.js';
+import { abortable } from '../../time/waits.js';
 
 export { parseDnsServer } from './dns-server.js';
 
@@ -37,8 +38,8 @@ export interface LocalEngineOptions {
   onWarning?: (message: string) => void;
   /** domains looked up at once at most (default 32) */
   dnsConcurrency?: number;
-  /** epoch ms, for the DNS cache's expiry; tests pass their own */
-  now?: () => number;
+  /** what DNS and the mailbox check keep time on: their caches' expiry, time-outs and waits (a fake one in tests) */
+  clock?: Clock;
   /** DNS answers shared with other processes (`serve --redis`) */
   dnsShared?: SharedCache;
   /** where each DNS lookup was answered from (serve's metrics) */
@@ -79,6 +80,7 @@ export interface LocalValidator extends Validator {
 
 export function createLocalValidator(options: LocalEngineOptions = {}): LocalValidator {
   checkLocalOptions(options);
+  const clock = options.clock ?? systemClock;
   const lists = domainLists();
   const warnings: string[] = [];
   const warn = (message: string) => {
@@ -93,7 +95,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           timeoutMs: options.dnsTimeoutMs ?? 2000,
           concurrency: options.dnsConcurrency ?? 32,
           onWarning: warn,
-          ...(options.now ? { now: options.now } : {}),
+          clock,
           shared: options.dnsShared,
           onCache: options.onDnsCache,
           onFailure: options.onDnsFailure,
@@ -101,7 +103,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
   const offline = createOfflineChecker(lists);
   const smtp =
     options.smtp && dns
-      ? new SmtpChecker({ ...options.smtp, resolveHost: (host) => dns.addressesOf(host), onWarning: warn })
+      ? new SmtpChecker({ clock, ...options.smtp, resolveHost: (host) => dns.addressesOf(host), onWarning: warn })
       : undefined;
   if (options.smtp && !dns) warn('the mailbox check (--smtp) needs DNS to find mail servers: it is off');
   let requests = 0;
@@ -111,12 +113,12 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     const checks = emails.map(offline);
     if (dns) {
       const progress = new BatchProgress(checks, options.onChecked, smtp !== undefined);
-      await abortable(lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
+      await abortable(clock, lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
       // the run's own means failed: a resolver judged unusable leaves its rows unknown, and not final
       if (dns.usable() === false) for (const c of checks) if (c.dns === 'unanswered') c.outage = 'dns';
       if (smtp) {
         const { deadlineMs, hostBudgetMs } = options.smtp!;
-        await abortable(askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, onChecked: (i) => progress.checked(i) }, signal), signal);
+        await abortable(clock, askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, clock, onChecked: (i) => progress.checked(i) }, signal), signal);
         // so does a mailbox check whose outbound port 25 is judged blocked (the rows it could not dial)
         if (smtp.state === 'blocked') for (const c of checks) if (c.mailbox === undefined && UNDIALLED.has(c.smtpFailure)) c.outage = 'smtp';
         progress.finish();

@@ -1,4 +1,5 @@
-import { withDeadline } from '../../delay.js';
+import { MAX_TIMER_MS, systemClock, type Clock } from '../../time/clock.js';
+import { timeoutSignal, withDeadline } from '../../time/waits.js';
 import type { Checks } from './decide.js';
 import type { DomainDns } from './dns.js';
 import { DEFAULT_HOST_BUDGET_MS, type DomainJob, type SmtpChecker, type SmtpFinding } from './smtp/checker.js';
@@ -9,6 +10,8 @@ export interface MailboxCheckOptions {
   hostBudgetMs?: number;
   /** the check is over for these addresses (by index in the batch) */
   onChecked?: (indexes: Iterable<number>) => void;
+  /** what the deadline and the bound on leftover work are timed on (the engine's) */
+  clock?: Clock;
 }
 
 /**
@@ -62,10 +65,10 @@ export async function askMailServers(
   const applied = new Set<number>();
   // serve: a check that outlives its answer goes on to fill the cache, but for
   // one host budget at most — leftover work is bounded, whatever the tarpit
-  const limit =
-    o.deadlineMs === undefined
-      ? signal
-      : AbortSignal.any([AbortSignal.timeout(Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
+  const clock = o.clock ?? systemClock;
+  const [leftover, cancelLeftover] =
+    o.deadlineMs === undefined ? [undefined, () => {}] : timeoutSignal(clock, Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), MAX_TIMER_MS), { ref: false });
+  const limit = leftover === undefined ? signal : AbortSignal.any([leftover, ...(signal ? [signal] : [])]);
   const work = smtp.checkDomains(jobs, limit, (found) => {
     if (!open) return;
     for (const [email, f] of found) {
@@ -76,11 +79,12 @@ export async function askMailServers(
     }
     o.onChecked?.([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
   });
+  void work.finally(cancelLeftover).catch(() => undefined);
   if (o.deadlineMs === undefined) {
     await work;
     return;
   }
-  await withDeadline(work.catch(() => undefined), o.deadlineMs);
+  await withDeadline(clock, work.catch(() => undefined), o.deadlineMs);
   open = false;
   // Answered before the check: nothing is known of the mailbox yet. Said as a
   // timeout (smtp_timeout, never final), so that the answer carries serve's

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit, FixedLimit, MAX_IN_FLIGHT, type ConcurrencySetting, type Sample } from '../../../src/engines/api/concurrency-limit.js';
 import { Governor } from '../../../src/engines/api/governor.js';
-import { sleep } from '../../../src/engines/clock.js';
+import { sleep } from '../../../src/time/waits.js';
 import { parseRateLimitHeaders } from '../../../src/engines/api/rate-limit-headers.js';
 import { FakeClock } from '../../support/fake-clock.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FirstAnswer } from '../../../src/engines/api/first-answer.js';
 import { Governor, type AcquireResult } from '../../../src/engines/api/governor.js';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
-import { sleep } from '../../../src/engines/clock.js';
+import { sleep } from '../../../src/time/waits.js';
 import { FakeClock, flush } from '../../support/fake-clock.js';
 import { formatReset, type ResetFormat } from '../../support/fault-server.js';
 

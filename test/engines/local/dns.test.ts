@@ -3,6 +3,7 @@ import { createLocalValidator, parseDnsServer, type LocalEngineOptions } from '.
 import { ANSWER_TTL_MS, UNANSWERED_TTL_MS } from '../../../src/engines/local/dns.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
 import { waitFor } from '../../support/wait.js';
+import { clockReading } from '../../support/fake-clock.js';
 
 let server: TestDnsServer;
 beforeAll(async () => {
@@ -258,7 +259,7 @@ describe('DNS that does not work is not evidence', () => {
 describe('a long-lived engine (serve) follows DNS as it changes', () => {
   it('reuses an answer for ANSWER_TTL_MS, then asks again', async () => {
     let now = 1_000_000;
-    const { v } = engine({ now: () => now });
+    const { v } = engine({ clock: clockReading(() => now) });
     const asked = () => server.queries.filter((q) => q === 'MX late.test').length;
     const before = asked();
     const status = async () => (await v.validate(['jane@late.test'], signal))[0]!.status;
@@ -281,7 +282,7 @@ describe('a long-lived engine (serve) follows DNS as it changes', () => {
     let now = 1_000_000;
     const flaky = await startDnsServer({ broken: true });
     const warnings: string[] = [];
-    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), now: () => now });
+    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), clock: clockReading(() => now) });
     const status = async (email: string) => (await v.validate([email], signal))[0]!.status;
     try {
       expect(await status('jane@mx.test')).toBe('unknown');
@@ -304,7 +305,7 @@ describe('a server that is told it is not ready (serve) still sees DNS come back
   it('dnsState() probes before any lookup, and asks a failed domain again after UNANSWERED_TTL_MS without being asked', async () => {
     let now = 1_000_000;
     const flaky = await startDnsServer({ fallback: () => ({ servfail: true }) });
-    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, now: () => now });
+    const v = createLocalValidator({ dnsServer: flaky.address, dnsTimeoutMs: 300, clock: clockReading(() => now) });
     try {
       expect(v.dnsState()).toBe('ok'); // nothing known yet: the probe starts
       await waitFor(() => flaky.queries.includes('NS '), { what: 'the resolver probe (NS of the root)', timeoutMs: 3000 });

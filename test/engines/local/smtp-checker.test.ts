@@ -3,9 +3,10 @@ import { SmtpChecker, type SmtpCheckOptions } from '../../../src/engines/local/s
 import { MemorySessionBudget } from '../../../src/engines/local/smtp/stores.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { createServer, type AddressInfo } from 'node:net';
-import { FakeClock } from '../../support/fake-clock.js';
+import { clockReading, FakeClock } from '../../support/fake-clock.js';
 import { waitFor } from '../../support/wait.js';
-import { systemClock } from '../../../src/engines/local/smtp/clock.js';
+import { systemClock, type Clock } from '../../../src/time/clock.js';
+import { sleep } from '../../../src/time/waits.js';
 
 /** MX host names → loopback addresses (see test/support/smtp-server.ts) */
 const HOSTS: Record<string, string[]> = {
@@ -16,9 +17,31 @@ const HOSTS: Record<string, string[]> = {
   'blocked.test': ['127.0.0.4'],
 };
 
+/**
+ * The check's time, and the scripted server's delays (a tarpit's banner): the
+ * tests move it, so that no test waits for a timeout or a delay, and no reply
+ * that is merely slow on a loaded machine turns into a timeout.
+ */
+const clock = new FakeClock();
+
+/** Moves `c` by `ms` once a timer is set for exactly then (a wait the check has come to), firing nothing the check has not reached. */
+async function advanceWhen(c: FakeClock, ms: number, what: string): Promise<void> {
+  let seen: number[] = [];
+  await waitFor(() => ((seen = c.dueTimes), c.dueIn(ms)), { what }).catch((err: Error) => {
+    throw new Error(`${err.message} (timers due in ${seen.join(', ')} ms)`);
+  });
+  await c.advance(ms);
+}
+
+/** A server's 421: the check asks again after the retry delay (50 ms here), and waits out the rest of the server's 2 s pause. */
+async function waitOutA421(): Promise<void> {
+  await advanceWhen(clock, 50, 'the retry delay after a 421');
+  await advanceWhen(clock, 1_950, 'the rest of the pause of a server that said 421');
+}
+
 let server: TestSmtpServer;
 beforeAll(async () => {
-  server = await startSmtpServer();
+  server = await startSmtpServer({ clock });
 });
 afterAll(async () => {
   await server.close();
@@ -33,8 +56,7 @@ function checker(over: Partial<SmtpCheckOptions> = {}) {
     helo: 'checker.test',
     from: '',
     port: server.port,
-    // generous: a reply that comes at once must not turn into a timeout on a loaded machine;
-    // the tests of timeouts pass SHORT
+    // the tests of timeouts pass SHORT, and move the clock past it
     timeoutMs: 3000,
     bannerTimeoutMs: 3000,
     concurrency: 8,
@@ -42,6 +64,7 @@ function checker(over: Partial<SmtpCheckOptions> = {}) {
     retryDelayMs: 50,
     resolveHost: async (h) => HOSTS[h] ?? [],
     onWarning: (w) => warnings.push(w),
+    clock,
     ...over,
   });
   return { c, warnings };
@@ -105,7 +128,9 @@ describe('the SMTP check against a real server on loopback', () => {
   it('asks a greylisting server again once after the delay, in a new session', async () => {
     const { c } = checker();
     const before = server.sessions.length;
-    const found = await c.checkDomain({ domain: 'grey.test', hosts: ['mx1.test'], emails: ['grey-ann@grey.test', 'bob@grey.test'] });
+    const checking = c.checkDomain({ domain: 'grey.test', hosts: ['mx1.test'], emails: ['grey-ann@grey.test', 'bob@grey.test'] });
+    await advanceWhen(clock, 50, 'the check to wait its retry delay');
+    const found = await checking;
     expect(found.get('grey-ann@grey.test')?.mailbox).toBe('accepted');
     expect(found.get('bob@grey.test')?.mailbox).toBe('accepted');
     const mine = server.sessions.slice(before);
@@ -122,7 +147,11 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(banner.get('ann@b.test')).toMatchObject({ failure: 'blocked', note: expect.stringMatching(/554 5\.7\.1/) });
     expect(banner.get('ann@b.test')?.mailbox).toBeUndefined();
     const short = checker(SHORT).c;
-    const silent = await short.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
+    const silentCheck = short.checkDomain({ domain: 's.test', hosts: ['silent.test'], emails: ['ann@s.test'] });
+    // connected, the banner awaited: its timeout is what is left
+    await waitFor(() => short.stats.sessions === 1, { what: 'the connection to the silent server' });
+    await clock.advance(SHORT.bannerTimeoutMs);
+    const silent = await silentCheck;
     expect(silent.get('ann@s.test')).toMatchObject({ failure: 'timeout' });
     expect(silent.get('ann@s.test')?.mailbox).toBeUndefined();
     // the line drops at drop-bob: a new session asks cy, and drop-bob last (dropped again: unreachable)
@@ -131,10 +160,15 @@ describe('the SMTP check against a real server on loopback', () => {
     expect(drop.get('drop-bob@d.test')).toMatchObject({ failure: 'unreachable' });
     expect(drop.get('drop-bob@d.test')?.mailbox).toBeUndefined();
     expect(drop.get('cy@d.test')?.mailbox).toBe('accepted');
-    const hang = await short.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
+    const hangCheck = short.checkDomain({ domain: 'h.test', hosts: ['mx1.test'], emails: ['ann@h.test', 'hang-bob@h.test'] });
+    await waitFor(() => server.commands().includes('RCPT TO:<hang-bob@h.test>'), { what: 'the RCPT whose reply never comes' });
+    await clock.advance(SHORT.timeoutMs);
+    const hang = await hangCheck;
     expect(hang.get('ann@h.test')?.mailbox).toBe('accepted');
     expect(hang.get('hang-bob@h.test')).toMatchObject({ failure: 'timeout' });
-    const closing = await c.checkDomain({ domain: 'c.test', hosts: ['mx1.test'], emails: ['closing-ann@c.test'] });
+    const closingCheck = c.checkDomain({ domain: 'c.test', hosts: ['mx1.test'], emails: ['closing-ann@c.test'] });
+    await waitOutA421();
+    const closing = await closingCheck;
     expect(closing.get('closing-ann@c.test')).toMatchObject({ failure: 'greylisted' });
     expect(c.stats.refused).toBe(0);
   });
@@ -220,9 +254,14 @@ describe('onSession (serve --metrics)', () => {
     });
     await c.checkDomain({ domain: 'one.test', hosts: ['mx1.test'], emails: ['ann@one.test'] });
     await c.checkDomain({ domain: 'two.test', hosts: ['blocked.test'], emails: ['ann@two.test'] });
-    await c.checkDomain({ domain: 'three.test', hosts: ['mx1.test'], emails: ['hang-ann@three.test'] });
+    const three = c.checkDomain({ domain: 'three.test', hosts: ['mx1.test'], emails: ['hang-ann@three.test'] });
+    await waitFor(() => server.commands().includes('RCPT TO:<hang-ann@three.test>'), { what: 'the RCPT whose reply never comes' });
+    await clock.advance(SHORT.timeoutMs);
+    await three;
     await c.checkDomain({ domain: 'four.test', hosts: ['closed.test'], emails: ['ann@four.test'] });
-    await c.checkDomain({ domain: 'five.test', hosts: ['mx1.test'], emails: ['closing-ann@five.test'] });
+    const five = c.checkDomain({ domain: 'five.test', hosts: ['mx1.test'], emails: ['closing-ann@five.test'] });
+    await waitOutA421();
+    await five;
     // closing: 421 after the probe's answer ends the session; a new one asks the rest at once
     // (421 again, before any answer: deferred), and once more after the delay
     expect(ended).toEqual(['completed', 'blocked', 'failed', 'deferred', 'deferred', 'deferred']);
@@ -235,7 +274,7 @@ describe('cached findings', () => {
   it('are reused for their TTL, not renewed by being reused: once it is over the server is asked again', async () => {
     const { MemorySmtpCache } = await import('../../../src/engines/local/smtp/stores.js');
     let t = 1_000_000;
-    const cache = new MemorySmtpCache({ now: () => t });
+    const cache = new MemorySmtpCache({ clock: clockReading(() => t) });
     const { c } = checker({ cache, cacheTtlMs: 1_000 });
     const rcpts = () => server.commands().filter((l) => /^RCPT TO:<.*@ttl\.test>$/.test(l)).length;
     const job = { domain: 'ttl.test', hosts: ['mx1.test'], emails: ['ann@ttl.test'] };
@@ -293,8 +332,12 @@ describe('real-server behaviour', () => {
         ...SHORT,
       });
       // one refused host first: a refusal is no evidence of a blocked network
-      for (const h of ['w', 'x', 'y', 'z']) {
-        const f = await c.checkDomain({ domain: `${h}.test`, hosts: [`mx.${h}.test`], emails: [`ann@${h}.test`] });
+      for (const [i, h] of ['w', 'x', 'y', 'z'].entries()) {
+        const checking = c.checkDomain({ domain: `${h}.test`, hosts: [`mx.${h}.test`], emails: [`ann@${h}.test`] });
+        // the proxy has the CONNECT, and never answers it: the handshake's timeout is what is left
+        await waitFor(() => socks.connects.length === i + 1, { what: `the CONNECT to mx.${h}.test` });
+        await clock.advance(SHORT.timeoutMs);
+        const f = await checking;
         expect(f.get(`ann@${h}.test`)).toMatchObject({ failure: 'timeout' });
       }
       expect(c.state).toBe('blocked');
@@ -332,11 +375,13 @@ describe('real-server behaviour', () => {
   });
 
   it("backs off a host that says too many concurrent connections, and holds it to one session", async () => {
-    // every reply comes at once here: generous timeouts, so that a loaded machine does not turn a slow reply into a timeout
-    const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8, timeoutMs: 5000, bannerTimeoutMs: 5000 });
+    const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8 });
     server.maxOpen.set('127.0.0.5', 0);
     const jobs = Array.from({ length: 4 }, (_, i) => ({ domain: `b${i}.busy.test`, hosts: ['busy.test'], emails: [`ann@b${i}.busy.test`, `unknown-bo@b${i}.busy.test`] }));
-    const found = await Promise.all(jobs.map((j) => c.checkDomain(j)));
+    const checking = Promise.all(jobs.map((j) => c.checkDomain(j)));
+    // the busy server's pause, on the clock
+    await waitOutA421();
+    const found = await checking;
     for (let i = 0; i < 4; i++) {
       expect(found[i]!.get(`ann@b${i}.busy.test`)?.mailbox).toBe('accepted');
       expect(found[i]!.get(`unknown-bo@b${i}.busy.test`)?.mailbox).toBe('refused');
@@ -347,13 +392,21 @@ describe('real-server behaviour', () => {
 
   it('waits for a slow banner (a tarpit) beyond the per-reply timeout', async () => {
     const { c } = checker({ timeoutMs: 400, bannerTimeoutMs: undefined, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
-    const found = await c.checkDomain({ domain: 'tarpit.test', hosts: ['tarpit.test'], emails: ['ann@tarpit.test'] });
+    const checking = c.checkDomain({ domain: 'tarpit.test', hosts: ['tarpit.test'], emails: ['ann@tarpit.test'] });
+    // the banner held 1.5 s, past the 400 ms per reply
+    await waitFor(() => c.stats.sessions === 1 && clock.dueIn(1_500), { what: 'the connection to the tarpit' });
+    await clock.advance(1_500);
+    const found = await checking;
     expect(found.get('ann@tarpit.test')?.mailbox).toBe('accepted');
   });
 
   it('ends at the host budget: what is left is a timeout, never refused', async () => {
     const { c } = checker({ hostBudgetMs: 300, resolveHost: async (h) => (h === 'tarpit.test' ? ['127.0.0.6'] : []) });
-    const found = await c.checkDomain({ domain: 'budget.test', hosts: ['tarpit.test'], emails: ['ann@budget.test', 'bob@budget.test'] });
+    const checking = c.checkDomain({ domain: 'budget.test', hosts: ['tarpit.test'], emails: ['ann@budget.test', 'bob@budget.test'] });
+    // the tarpit holds its banner 1.5 s; the budget ends at 300 ms
+    await waitFor(() => c.stats.sessions === 1 && clock.dueIn(1_500), { what: 'the connection to the tarpit' });
+    await clock.advance(300);
+    const found = await checking;
     for (const e of ['ann@budget.test', 'bob@budget.test']) {
       expect(found.get(e)).toMatchObject({ failure: 'timeout' });
       expect(found.get(e)?.mailbox).toBeUndefined();
@@ -421,16 +474,19 @@ describe('real-server behaviour', () => {
   });
 
   it("a caller that gives up while the banner is awaited (serve's client hung up) does not mark the host as failed", async () => {
-    const slow = await startSmtpServer({ bannerDelayMs: 300 });
+    const slow = await startSmtpServer({ bannerDelayMs: 300, clock });
     try {
-      const { c } = checker({ port: slow.port, bannerTimeoutMs: 5000, timeoutMs: 5000, resolveHost: async () => ['127.0.0.6'] });
+      const { c } = checker({ port: slow.port, resolveHost: async () => ['127.0.0.6'] });
       const gaveUp = new AbortController();
       const first = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] }, gaveUp.signal);
       await waitFor(() => slow.sessions.length > 0, { what: 'the checker to connect', timeoutMs: 5000 });
       gaveUp.abort(new Error('the client went away'));
       await expect(first).rejects.toThrow('the client went away');
       // the next request for that domain is checked, not told the host "did not answer earlier"
-      const next = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] });
+      const checking = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails: ['ann@slow.test'] });
+      await waitFor(() => slow.sessions.length === 2, { what: 'the second connection' });
+      await clock.advance(300);
+      const next = await checking;
       expect(next.get('ann@slow.test')).toMatchObject({ mailbox: 'accepted' });
       expect(slow.sessions.length).toBe(2);
     } finally {
@@ -442,7 +498,11 @@ describe('real-server behaviour', () => {
     const { c } = checker(SHORT);
     const before = server.sessions.length;
     await c.checkDomain({ domain: 's1.test', hosts: ['mx1.test'], emails: ['ann@s1.test'] });
-    await c.checkDomain({ domain: 's2.test', hosts: ['silent.test'], emails: ['ann@s2.test'] });
+    const silent = c.checkDomain({ domain: 's2.test', hosts: ['silent.test'], emails: ['ann@s2.test'] });
+    await waitFor(() => server.sessions.length - before === 2, { what: `the connection to the silent server (${server.sessions.length - before}, ${c.stats.sessions}, pending ${clock.pending})` });
+    await waitFor(() => c.stats.sessions === 2, { what: 'the checker to count it' });
+    await clock.advance(SHORT.bannerTimeoutMs);
+    await silent;
     expect(c.stats.sessions).toBe(server.sessions.length - before);
   });
 });
@@ -538,6 +598,8 @@ async function limitServer(
     sleeps?: boolean;
     errorSleep?: { after: number; ms: number };
     host?: string;
+    /** what the delays and sleeps wait on (the real clock by default) */
+    clock?: Clock;
   } = {},
 ) {
   const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, held: 0, rcpts: [] as string[] };
@@ -578,7 +640,7 @@ async function limitServer(
       if (sock.destroyed || sock.writableEnded) return;
       if (o.errorSleep && errors >= o.errorSleep.after) {
         stats.held++;
-        await new Promise((r) => setTimeout(r, o.errorSleep!.ms));
+        await sleep(o.clock ?? systemClock, o.errorSleep.ms);
       }
       const verb = line.split(/[ :]/)[0]!.toUpperCase();
       if (verb === 'QUIT') {
@@ -590,7 +652,7 @@ async function limitServer(
       if (verb !== 'RCPT') return void sock.write('250 2.0.0 Ok\r\n');
       const rcpt = /<(.*)>/.exec(line)![1]!;
       stats.rcpts.push(rcpt);
-      if (o.rcptDelayMs) await new Promise((r) => setTimeout(r, o.rcptDelayMs));
+      if (o.rcptDelayMs) await sleep(o.clock ?? systemClock, o.rcptDelayMs);
       if (o.dropAtOnce || (o.failLimit !== undefined && errors > o.failLimit)) {
         stats.drops++;
         return void (o.dropAtOnce ? sock.destroy() : sock.end('550 Too many failed recipients\r\n'));
@@ -657,7 +719,8 @@ describe('every address of a host, politeness per server, a new session after a 
     try {
       // one server first in three MX lists whose backups differ: three groups, dialled at once
       const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
-      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'], timeoutMs: 200 });
+      // on the real clock: the lab's replies sleep in real time, which the check's timeouts race
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'], timeoutMs: 200, clock: systemClock });
       const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
       const jobs = lists.map((hosts, i) => ({ domain: `s${i}.test`, hosts, emails: [`ok-ann@s${i}.test`] }));
       const found = await c.checkDomains(jobs);
@@ -736,11 +799,19 @@ describe('every address of a host, politeness per server, a new session after a 
   }
 
   it("Postfix's error sleep (every reply held once enough recipients failed): a new session instead, and later ones stop short of it", async () => {
-    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 } });
+    // the lab's sleep and the check share a clock: a reply held 900 ms is 900 ms to the check, moved by the test
+    const time = new FakeClock();
+    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 }, clock: time });
     try {
-      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: time });
       const emails = Array.from({ length: 24 }, (_, i) => (i % 2 ? `nobody${i}@slow.test` : `ok${i}@slow.test`));
-      const found = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      const checking = c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      // the held reply, then the QUIT of its session
+      for (const held of [1, 2]) {
+        await waitFor(() => lab.stats.held === held && time.dueIn(900), { what: `the lab to hold reply ${held}` });
+        await time.advance(900);
+      }
+      const found = await checking;
       for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
       // one held reply tells (its session's QUIT is held too): the session ends there, and the next ones stop at 3 failed recipients
       expect(lab.stats.held).toBe(2);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemorySessionBudget, MemorySmtpCache } from '../../../src/engines/local/smtp/stores.js';
 import { budgetContract, cacheContract } from '../../support/smtp-store-contract.js';
 
-cacheContract('in memory', (now) => new MemorySmtpCache({ now }));
+cacheContract('in memory', (clock) => new MemorySmtpCache({ clock }));
 budgetContract('in memory', (n) => new MemorySessionBudget(n));
 
 describe('MemorySmtpCache bounds', () => {

@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import type { Clock } from '../../../time/clock.js';
 import type { SessionOutcome, TlsMode } from './dialogue.js';
 import type { ProviderRule } from './providers.js';
 import type { SocksProxy } from './proxy.js';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { abortable } from '../../../delay.js';
+import { abortable } from '../../../time/waits.js';
 import type { RcptOutcome } from './classify.js';
 import type { SmtpCheckOptions, SmtpFinding } from './check-options.js';
-import { pause, systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../../../time/clock.js';
+import { pause } from '../../../time/waits.js';
 import type { Attempt } from './dialogue.js';
 import { Dialler, MAX_MX } from './dialler.js';
 import { Joining, type DomainJob } from './joining.js';
@@ -61,9 +62,9 @@ export class SmtpChecker {
   lastProblem: string | undefined;
 
   constructor(private readonly o: SmtpCheckOptions) {
-    this.cache = o.cache ?? new MemorySmtpCache();
-    this.ttl = o.cacheTtlMs ?? DEFAULT_TTL_MS;
     this.clock = o.clock ?? systemClock;
+    this.cache = o.cache ?? new MemorySmtpCache({ clock: this.clock });
+    this.ttl = o.cacheTtlMs ?? DEFAULT_TTL_MS;
     this.joining = new Joining(o.maxPending);
     this.dialler = new Dialler(
       {
@@ -135,7 +136,7 @@ export class SmtpChecker {
           for (const [email, f] of theirs) found.set(email, f);
         }),
         ...claim.joined.map(async ([e, running]) => {
-          const f = await abortable(running, signal);
+          const f = await abortable(this.clock, running, signal);
           if (!f) return;
           found.set(e, f);
           onGroup?.(new Map([[e, f]]));

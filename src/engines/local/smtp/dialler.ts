@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
-import { anySignal, pause, timeoutSignal, type Clock } from './clock.js';
+import type { Clock } from '../../../time/clock.js';
+import { anySignal, pause, timeoutSignal } from '../../../time/waits.js';
 import { converse, failureOf, nothing, type Attempt, type DialogueEnd, type DialogueOptions, type SessionOutcome } from './dialogue.js';
 import { isIpLiteralName, privateAddress } from './guard.js';
 import { HostHealth } from './hosts.js';
@@ -126,8 +127,8 @@ export class Dialler {
   ) {
     this.budget = o.budget ?? new MemorySessionBudget(o.perHost);
     this.slots = pLimit(o.concurrency);
-    this.outbound = new Outbound(() => o.clock.now(), o.blockRetestMs);
-    this.hosts = new HostHealth({ budgetMs: o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS, budgetWindowMs: o.hostBudgetWindowMs, now: () => o.clock.now() });
+    this.outbound = new Outbound(o.clock, o.blockRetestMs);
+    this.hosts = new HostHealth({ budgetMs: o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS, budgetWindowMs: o.hostBudgetWindowMs, clock: o.clock });
   }
 
   /** One try at `rcpts` over the domain's MX hosts and their addresses. Rejects only when `signal` aborts. */
@@ -236,7 +237,7 @@ export class Dialler {
           timeoutMs: Math.min(this.o.timeoutMs, Math.max(1, deadlineAt - this.o.clock.now())),
           bannerTimeoutMs: this.o.bannerTimeoutMs ?? Math.max(DEFAULT_BANNER_TIMEOUT_MS, this.o.timeoutMs),
           deadlineAt,
-          now: () => this.o.clock.now(),
+          clock: this.o.clock,
           proxy: this.o.proxy,
           signal: anySignal(signal, this.closing),
         });

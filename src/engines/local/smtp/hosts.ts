@@ -1,4 +1,5 @@
-import { waitInLine } from '../../../delay.js';
+import { systemClock, type Clock } from '../../../time/clock.js';
+import { waitInLine } from '../../../time/waits.js';
 
 /**
  * What the checker has learnt of each mail server, kept apart from the
@@ -42,7 +43,8 @@ export interface HostOptions {
   budgetMs: number;
   /** the budget is renewed after this long (serve); absent: once per run (the CLI) */
   budgetWindowMs?: number;
-  now?: () => number;
+  /** what downs, pauses and budgets are timed on (the real clock by default) */
+  clock?: Clock;
 }
 
 class Server {
@@ -71,14 +73,14 @@ class Server {
 
 export class HostHealth {
   private readonly servers = new Map<string, Server>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly o: HostOptions) {
-    this.now = o.now ?? Date.now;
+    this.clock = o.clock ?? systemClock;
   }
 
   private get(server: string): Server {
-    const now = this.now();
+    const now = this.clock.now();
     let h = this.servers.get(server);
     if (!h) {
       if (this.servers.size >= MAX_SERVERS) this.sweep(now);
@@ -101,41 +103,41 @@ export class HostHealth {
   /** Why not to dial this server now, if there is a reason: down (and why), or its budget spent. */
   skip(server: string): 'refused' | 'timeout' | 'protocol' | 'spent' | undefined {
     const h = this.get(server);
-    if (h.downUntil > this.now()) return h.downWhy;
+    if (h.downUntil > this.clock.now()) return h.downWhy;
     return this.remaining(server) <= 0 ? 'spent' : undefined;
   }
 
   /** ms of the server's budget left */
   remaining(server: string): number {
     const h = this.get(server);
-    const busy = h.busyMs + (h.open > 0 ? this.now() - h.busySince : 0);
+    const busy = h.busyMs + (h.open > 0 ? this.clock.now() - h.busySince : 0);
     return this.o.budgetMs - busy;
   }
 
   /** A session to the server starts (dialling included); returns the epoch ms its budget ends at. */
   begin(server: string): number {
     const h = this.get(server);
-    const now = this.now();
+    const now = this.clock.now();
     if (h.open++ === 0) h.busySince = now;
     return now + this.remaining(server);
   }
 
   end(server: string): void {
     const h = this.get(server);
-    if (--h.open === 0) h.busyMs += this.now() - h.busySince;
+    if (--h.open === 0) h.busyMs += this.clock.now() - h.busySince;
   }
 
   /** The server would not talk (refused, never answered, broke the protocol): skipped for a while. */
   down(server: string, why: 'refused' | 'timeout' | 'protocol'): void {
     const h = this.get(server);
-    h.downUntil = this.now() + DOWN_MS;
+    h.downUntil = this.clock.now() + DOWN_MS;
     h.downWhy = why;
   }
 
   /** "Too many connections": one session at a time from now on, after a pause that grows if it happens again. */
   busy(server: string): void {
     const h = this.get(server);
-    const now = this.now();
+    const now = this.clock.now();
     h.pauseUntil = now + h.pauseMs;
     h.pauseMs = Math.min(BUSY_PAUSE_MAX_MS, h.pauseMs * 2);
     h.narrowUntil = now + NARROW_MS;
@@ -190,7 +192,7 @@ export class HostHealth {
 
   /** whether the server is held to one session at a time */
   narrowed(server: string): boolean {
-    return this.get(server).narrowUntil > this.now();
+    return this.get(server).narrowUntil > this.clock.now();
   }
 
   /**
@@ -218,6 +220,6 @@ export class HostHealth {
 
   /** ms to wait before dialling the server again (a busy server's pause) */
   pause(server: string): number {
-    return Math.max(0, this.get(server).pauseUntil - this.now());
+    return Math.max(0, this.get(server).pauseUntil - this.clock.now());
   }
 }

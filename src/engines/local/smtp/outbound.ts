@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../../../time/clock.js';
+
 /**
  * Whether outbound SMTP works at all from here. A network that blocks port
  * 25 (most clouds) makes every connection time out — to every host, of every
@@ -27,7 +29,7 @@ export class Outbound {
   blockedWhy: string | undefined;
 
   constructor(
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
     private readonly firstRetestMs = RETEST_MS,
   ) {
     this.retestMs = firstRetestMs;
@@ -36,7 +38,7 @@ export class Outbound {
   /** Whether a connection may be tried now; false while judged blocked and not yet due for a re-test. */
   mayDial(): boolean {
     if (this.blockedWhy === undefined) return true;
-    if (this.testing || this.now() < this.blockedUntil) return false;
+    if (this.testing || this.clock.now() < this.blockedUntil) return false;
     this.testing = true;
     return true;
   }
@@ -63,7 +65,7 @@ export class Outbound {
       if (this.testing) {
         this.testing = false;
         this.retestMs = Math.min(RETEST_MAX_MS, this.retestMs * 2);
-        this.blockedUntil = this.now() + this.retestMs;
+        this.blockedUntil = this.clock.now() + this.retestMs;
       }
       return false;
     }
@@ -73,7 +75,7 @@ export class Outbound {
     this.timedOutDomains.add(domain);
     if (this.timedOutHosts.size < BLOCK_EVIDENCE || this.timedOutDomains.size < BLOCK_EVIDENCE) return false;
     this.blockedWhy = `connections to ${this.timedOutHosts.size} mail servers of ${this.timedOutDomains.size} domains timed out and none ever opened`;
-    this.blockedUntil = this.now() + this.retestMs;
+    this.blockedUntil = this.clock.now() + this.retestMs;
     return true;
   }
 
@@ -83,7 +85,7 @@ export class Outbound {
     if (!first && this.testing) this.retestMs = Math.min(RETEST_MAX_MS, this.retestMs * 2);
     this.testing = false;
     this.blockedWhy = why;
-    this.blockedUntil = this.now() + this.retestMs;
+    this.blockedUntil = this.clock.now() + this.retestMs;
     return first;
   }
 

@@ -1,6 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { SocksProxy } from './proxy.js';
+import { MAX_TIMER_MS, systemClock, type Clock } from '../../../time/clock.js';
 import { ReplyError, ReplyParser, showReply, type Reply } from './reply.js';
 
 /**
@@ -41,8 +42,8 @@ export interface SessionOptions {
   deadlineAt?: number;
   proxy?: SocksProxy;
   signal?: AbortSignal;
-  /** the clock `deadlineAt` is on (the checker's; Date.now by default) */
-  now?: () => number;
+  /** what `deadlineAt` and every wait of the session (replies, handshakes, QUIT) are on: the checker's, the real clock by default */
+  clock?: Clock;
 }
 
 /** how long QUIT waits for the server to close after its 221 */
@@ -95,11 +96,13 @@ export class SmtpSession {
   private lettingGo = false;
   /** how long the last command's reply took, in ms (a server that starts to hold its replies is tarpitting) */
   lastReplyMs = 0;
+  private readonly clock: Clock;
 
   private constructor(
     socket: Socket,
     private readonly o: SessionOptions,
   ) {
+    this.clock = o.clock ?? systemClock;
     this.socket = socket;
     this.sockets.push(socket);
     socket.setEncoding('latin1');
@@ -181,10 +184,11 @@ export class SmtpSession {
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.owed++;
-    const sent = performance.now();
+    // on the session's clock, as its timeouts are: a reply held is judged as one that times out
+    const sent = this.clock.now();
     this.socket.write(`${line}\r\n`);
     const reply = await this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
-    this.lastReplyMs = performance.now() - sent;
+    this.lastReplyMs = this.clock.now() - sent;
     return reply;
   }
 
@@ -238,12 +242,12 @@ export class SmtpSession {
     const socket = this.socket;
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        cancel();
         socket.off('close', done);
         this.destroy();
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, graceMs));
+      const cancel = this.clock.setTimer(done, Math.max(0, graceMs));
       socket.once('close', done);
     });
   }
@@ -281,7 +285,7 @@ export class SmtpSession {
     }
     const plain = this.socket;
     plain.off('data', this.onData);
-    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - (this.o.now ?? Date.now)();
+    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - this.clock.now();
     const wait = Math.max(0, Math.min(this.o.timeoutMs, left));
     const tls = await new Promise<TLSSocket>((resolve, reject) => {
       const t = tlsConnect({
@@ -292,15 +296,15 @@ export class SmtpSession {
         minVersion: 'TLSv1',
         ciphers: 'DEFAULT:@SECLEVEL=0',
       });
-      const timer = setTimeout(() => failed(new SessionError(left < this.o.timeoutMs ? 'budget' : 'tls', `no TLS handshake within ${wait} ms`)), wait);
+      const cancel = this.clock.setTimer(() => failed(new SessionError(left < this.o.timeoutMs ? 'budget' : 'tls', `no TLS handshake within ${wait} ms`)), wait);
       const failed = (err: Error) => {
-        clearTimeout(timer);
+        cancel();
         t.off('secureConnect', done);
         t.destroy();
         reject(err instanceof SessionError ? err : new SessionError('tls', `the TLS handshake failed (${(err as NodeJS.ErrnoException).code ?? err.message})`));
       };
       const done = () => {
-        clearTimeout(timer);
+        cancel();
         t.off('error', failed).off('close', closed);
         resolve(t);
       };
@@ -331,12 +335,12 @@ export class SmtpSession {
     if (this.ended || this.socket.readableEnded) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        cancel();
         this.socket.off('end', done);
         this.socket.off('close', done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const cancel = this.clock.setTimer(done, ms);
       this.socket.once('end', done);
       this.socket.once('close', done);
     });
@@ -352,11 +356,11 @@ export class SmtpSession {
     const ready = this.replies.shift();
     if (ready) return Promise.resolve(this.check(what, ready));
     if (this.failure) return Promise.reject(this.failure);
-    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - (this.o.now ?? Date.now)();
+    const left = this.o.deadlineAt === undefined ? Infinity : this.o.deadlineAt - this.clock.now();
     const budgetBound = left < timeoutMs;
     const wait = Math.max(0, Math.min(timeoutMs, left));
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const cancel = this.clock.setTimer(() => {
         this.waiting = undefined;
         const err = budgetBound
           ? new SessionError('budget', `the time allowed for this mail server ran out waiting for the ${what === 'greeting' ? 'banner' : `reply to ${what}`}`)
@@ -367,11 +371,11 @@ export class SmtpSession {
       }, wait);
       this.waiting = {
         resolve: (r) => {
-          clearTimeout(timer);
+          cancel();
           resolve(r);
         },
         reject: (e) => {
-          clearTimeout(timer);
+          cancel();
           reject(e);
         },
       };
@@ -408,23 +412,23 @@ export class SmtpSession {
 function direct(o: SessionOptions): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = netConnect({ host: o.host, port: o.port });
-    const timer = setTimeout(() => {
+    const cancel = (o.clock ?? systemClock).setTimer(() => {
       socket.destroy();
       reject(new SessionError('connect-timeout', `no TCP connection within ${o.timeoutMs} ms`));
     }, o.timeoutMs);
     const onAbort = () => {
       socket.destroy();
-      clearTimeout(timer);
+      cancel();
       reject(o.signal!.reason);
     };
     o.signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
-      clearTimeout(timer);
+      cancel();
       o.signal?.removeEventListener('abort', onAbort);
       resolve(socket);
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      cancel();
       o.signal?.removeEventListener('abort', onAbort);
       // ETIMEDOUT from the kernel is a connection that never opened, as our own timer's
       reject(new SessionError(err.code === 'ETIMEDOUT' ? 'connect-timeout' : 'refused', `cannot connect (${err.code ?? err.message})`));
@@ -442,15 +446,27 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
   // loaded only with a proxy: most runs never need it
   // module.exports as the default export: what node and the bundle (scripts/bundle.mjs) both give
   const { SocksClient } = (await import('socks')).default;
+  // our own connection to the proxy, and our own timer on the session's clock: the handshake's
+  // timeout (the proxy's connection to the mail server included) is ours to keep, and a test's to drive
+  const toProxy = netConnect({ host: p.host, port: p.port });
+  let timedOut = false;
+  const cancel = (o.clock ?? systemClock).setTimer(() => {
+    timedOut = true;
+    toProxy.destroy();
+  }, o.timeoutMs);
   try {
     const { socket } = await SocksClient.createConnection({
       proxy: { host: p.host, port: p.port, type: 5, userId: p.userId, password: p.password },
       command: 'connect',
       destination: { host: o.host, port: o.port },
-      timeout: o.timeoutMs,
+      existing_socket: toProxy,
+      // never before ours (the package's timer is unref'd and closes only a handshake still under way)
+      timeout: MAX_TIMER_MS,
     });
     return socket;
   } catch (err) {
+    toProxy.destroy();
+    if (timedOut) throw new SessionError('connect-timeout', `no connection through the proxy within ${o.timeoutMs} ms`);
     const message = String((err as Error).message ?? '');
     const code = (err as NodeJS.ErrnoException).code;
     if (/Authentication failed|no accepted authentication/i.test(message)) {
@@ -467,5 +483,7 @@ async function viaProxy(o: SessionOptions): Promise<Socket> {
     // the socks package puts the socket's error code in the message only
     const why = code ?? /\bE[A-Z]{3,}\b/.exec(message)?.[0] ?? message.slice(0, 80);
     throw new SessionError('proxy', `cannot connect to it (${why})`);
+  } finally {
+    cancel();
   }
 }

@@ -1,4 +1,5 @@
-import { waitInLine } from '../../../delay.js';
+import { systemClock, type Clock } from '../../../time/clock.js';
+import { waitInLine } from '../../../time/waits.js';
 
 /**
  * The SMTP check's shared state, behind two small interfaces so that `serve
@@ -34,12 +35,12 @@ class ExpiringMap<V> {
   private readonly map = new Map<string, { value: V; expires: number }>();
   constructor(
     private readonly max: number,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
   get(key: string): V | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
-    if (e.expires <= this.now()) {
+    if (e.expires <= this.clock.now()) {
       this.map.delete(key);
       return undefined;
     }
@@ -48,17 +49,17 @@ class ExpiringMap<V> {
   set(key: string, value: V, ttlMs: number): void {
     this.map.delete(key);
     if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
-    this.map.set(key, { value, expires: this.now() + ttlMs });
+    this.map.set(key, { value, expires: this.clock.now() + ttlMs });
   }
 }
 
 export class MemorySmtpCache implements SmtpCache {
   private readonly catchAll: ExpiringMap<boolean>;
   private readonly mailbox: ExpiringMap<MailboxFinding>;
-  constructor(options: { maxDomains?: number; maxMailboxes?: number; now?: () => number } = {}) {
-    const now = options.now ?? Date.now;
-    this.catchAll = new ExpiringMap(options.maxDomains ?? 100_000, now);
-    this.mailbox = new ExpiringMap(options.maxMailboxes ?? 200_000, now);
+  constructor(options: { maxDomains?: number; maxMailboxes?: number; clock?: Clock } = {}) {
+    const clock = options.clock ?? systemClock;
+    this.catchAll = new ExpiringMap(options.maxDomains ?? 100_000, clock);
+    this.mailbox = new ExpiringMap(options.maxMailboxes ?? 200_000, clock);
   }
   async getCatchAll(domain: string) {
     return this.catchAll.get(domain);

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { abortable, delay, waitInLine, withDeadline } from '../../src/delay.js';
+import { systemClock } from '../../src/time/clock.js';
+import { abortable, sleep, waitInLine, withDeadline } from '../../src/time/waits.js';
 
-describe('delay and its kin', () => {
+const delay = (ms: number, signal?: AbortSignal) => sleep(systemClock, ms, signal);
+
+describe('the waits on a clock', () => {
   it('rejects with the signal’s own reason, at once when already aborted', async () => {
     const stop = new AbortController();
     const waiting = delay(60_000, stop.signal);
@@ -21,18 +24,18 @@ describe('delay and its kin', () => {
   });
 
   it('withDeadline: the value when in time, undefined when late', async () => {
-    expect(await withDeadline(Promise.resolve(7), 1000)).toBe(7);
-    expect(await withDeadline(new Promise(() => {}), 5)).toBeUndefined();
-    await expect(withDeadline(Promise.reject(new Error('bad')), 1000)).rejects.toThrow('bad');
+    expect(await withDeadline(systemClock, Promise.resolve(7), 1000)).toBe(7);
+    expect(await withDeadline(systemClock, new Promise(() => {}), 5)).toBeUndefined();
+    await expect(withDeadline(systemClock, Promise.reject(new Error('bad')), 1000)).rejects.toThrow('bad');
   });
 
   it('abortable: rejects on abort even when the work never settles', async () => {
     const stop = new AbortController();
-    const never = abortable(new Promise<number>(() => {}), stop.signal);
+    const never = abortable(systemClock, new Promise<number>(() => {}), stop.signal);
     setTimeout(() => stop.abort(new Error('ctrl-c')), 5);
     await expect(never).rejects.toThrow('ctrl-c');
-    expect(await abortable(Promise.resolve(3), new AbortController().signal)).toBe(3);
-    expect(await abortable(Promise.resolve(4), undefined)).toBe(4);
+    expect(await abortable(systemClock, Promise.resolve(3), new AbortController().signal)).toBe(3);
+    expect(await abortable(systemClock, Promise.resolve(4), undefined)).toBe(4);
   });
 
   it('waitInLine: a place at once when there is one, else when a freed place is offered and taken; an abort leaves the line', async () => {
