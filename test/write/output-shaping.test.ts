@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localDnsForFile } from '../support/local-dns.js';
 import { startFaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
-// --columns, --format txt and --split through the real binary, on the offline
+// --columns, --format txt and --split, run in-process (main(argv, io)), on the offline
 // engine against the loopback DNS server.
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-shape-'));
 const file = (name: string, content: string): string => {
@@ -27,7 +28,7 @@ const USERS =
 
 describe('output shaping', () => {
   it('--columns picks and orders the verdict columns after the input columns', async () => {
-    const r = await runCli(['validate', file('users.csv', USERS), '--columns', 'is_valid,status', ...local()]);
+    const r = await runInProcess(['validate', file('users.csv', USERS), '--columns', 'is_valid,status', ...local()]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(parseCsv(r.stdout)).toEqual([
@@ -41,28 +42,28 @@ describe('output shaping', () => {
 
   it('--columns places email anywhere for a text input, and first when not named: the address always comes out', async () => {
     const list = file('list.txt', 'Jane@mx.test\nnope\nann@mx.test\n');
-    const r = await runCli(['validate', list, '--columns', 'status,email', ...local()]);
+    const r = await runInProcess(['validate', list, '--columns', 'status,email', ...local()]);
     expect(r.code).toBe(0);
     expect(parseCsv(r.stdout)).toEqual([['status', 'email'], ['valid', 'Jane@mx.test'], ['invalid', 'nope'], ['valid', 'ann@mx.test']]);
-    const only = await runCli(['validate', list, '--columns', 'status,reason', ...local()]);
+    const only = await runInProcess(['validate', list, '--columns', 'status,reason', ...local()]);
     expect(only.code).toBe(0);
     expect(parseCsv(only.stdout)).toEqual([['email', 'status', 'reason'], ['Jane@mx.test', 'valid', ''], ['nope', 'invalid', 'syntax'], ['ann@mx.test', 'valid', '']]);
   });
 
   it('the README recipe: --column picks a quoted CSV cell, --format txt writes just the good addresses', async () => {
-    const r = await runCli(['validate', file('users2.csv', USERS), '--column', 'email', '--only', 'valid', '--format', 'txt', ...local()]);
+    const r = await runInProcess(['validate', file('users2.csv', USERS), '--column', 'email', '--only', 'valid', '--format', 'txt', ...local()]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('Jane@mx.test\n');
     // and by the output's extension
     const out = join(dir, 'good.txt');
-    const byName = await runCli(['validate', file('users3.csv', USERS), '--only', 'valid,risky', '-o', out, ...local()]);
+    const byName = await runInProcess(['validate', file('users3.csv', USERS), '--only', 'valid,risky', '-o', out, ...local()]);
     expect(byName.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe('Jane@mx.test\nadmin@mx.test\n');
   });
 
   it('--split writes one file per status in one run, columns and format as chosen', async () => {
     const out = join(dir, 'sorted');
-    const r = await runCli(['validate', file('users4.csv', USERS), '--split', out, '--columns', 'status', ...local()]);
+    const r = await runInProcess(['validate', file('users4.csv', USERS), '--split', out, '--columns', 'status', ...local()]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(readdirSync(out).sort()).toEqual(['invalid.csv', 'risky.csv', 'unknown.csv', 'valid.csv']);
@@ -73,7 +74,7 @@ describe('output shaping', () => {
     expect(rows('unknown')[1]).toEqual(['4', 'Zed', 'zed@servfail.test', 'unknown']);
 
     const txt = join(dir, 'sorted-txt');
-    const t = await runCli(['validate', file('users5.csv', USERS), '--split', txt, '--format', 'txt', '--only', 'valid,invalid', ...local()]);
+    const t = await runInProcess(['validate', file('users5.csv', USERS), '--split', txt, '--format', 'txt', '--only', 'valid,invalid', ...local()]);
     expect(t.code).toBe(0);
     expect(readdirSync(txt).sort()).toEqual(['invalid.txt', 'valid.txt']);
     expect(readFileSync(join(txt, 'valid.txt'), 'utf8')).toBe('Jane@mx.test\n');
@@ -91,7 +92,7 @@ describe('output shaping', () => {
         [['--split', input], /--split .*: cannot create the directory: a file is in the way/],
       ];
       for (const [flags, message] of cases) {
-        const r = await runCli(['validate', input, ...flags], { env });
+        const r = await runInProcess(['validate', input, ...flags], { env });
         expect(r.code, flags.join(' ')).toBe(2);
         expect(r.stderr).toMatch(message);
         expect(r.stderr.trim().split('\n')).toHaveLength(1);

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { startDnsServer } from '../../support/dns-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 // The README's main job on fixtures/contacts.csv, as on a machine with no
-// internet: a resolver that says NXDOMAIN to everything. Runs the compiled CLI.
+// internet: a resolver that says NXDOMAIN to everything. Run in-process.
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
-const run = (args: string[]) => runCli(args, { cwd: ROOT, timeoutMs: 20_000 });
+const run = (args: string[]) => runInProcess(args, { cwd: ROOT, timeoutMs: 20_000 });
 
 describe('mailsift validate fixtures/contacts.csv without working DNS', () => {
   it('reports syntax, role, disposable and suggestions; DNS-dependent rows unknown, never invalid', async () => {

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REASONS } from '../../src/reason.js';
 import { DEFAULT_ZONES, startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
-// What a list cleaner walks away with, through the real binary: a reason on
+// What a list cleaner walks away with, run in-process: a reason on
 // every row of every format, the filters, and the runs that must fail loudly
 // before anything is sent. The offline engine runs against a loopback DNS
 // server; the API engine against the fault server.
@@ -55,7 +56,7 @@ describe('a reason on every row', () => {
   it('CSV (with --bom) has reason right after status, and the summary counts reasons over every row', async () => {
     const out = join(dir, 'out.csv');
     const summary = join(dir, 'summary.json');
-    const r = await runCli(['validate', file('list.csv', LIST), ...offline(), '-o', out, '--bom', '--summary', summary], { env: noKey });
+    const r = await runInProcess(['validate', file('list.csv', LIST), ...offline(), '-o', out, '--bom', '--summary', summary], { env: noKey });
     expect(r.code).toBe(0);
     // stderr is not a terminal: the notice-free run prints its summary, and no spinner byte
     expect(r.stderr).not.toMatch(/[\r\x1b]/);
@@ -73,7 +74,7 @@ describe('a reason on every row', () => {
 
   it('JSON and NDJSON carry reason and the row\'s other cells under input; .xlsx has the column; --unique keeps first rows', async () => {
     const input = file('list2.csv', LIST);
-    const json = await runCli(['validate', input, ...offline(), '--format', 'json', '-q'], { env: noKey });
+    const json = await runInProcess(['validate', input, ...offline(), '--format', 'json', '-q'], { env: noKey });
     expect(json.code).toBe(0);
     const { results, summary } = JSON.parse(json.stdout);
     expect(results.map((x: { status: string; reason: string }) => [x.status, x.reason])).toEqual(EXPECTED);
@@ -81,7 +82,7 @@ describe('a reason on every row', () => {
     expect(results[2].input).toEqual({ id: '3', name: 'Ops', phone: ' =1+2 ' });
     expect([summary.reasons.syntax, summary.reasons.empty]).toEqual([1, 1]);
 
-    const nd = await runCli(['validate', input, ...offline(), '--format', 'ndjson', '--unique', '--summary', join(dir, 'u.json'), '-q'], {
+    const nd = await runInProcess(['validate', input, ...offline(), '--format', 'ndjson', '--unique', '--summary', join(dir, 'u.json'), '-q'], {
       env: noKey,
     });
     expect(nd.code).toBe(0);
@@ -92,7 +93,7 @@ describe('a reason on every row', () => {
     expect([u.total, u.written, u.duplicatesRemoved]).toEqual([10, 9, 1]);
 
     const xlsx = join(dir, 'out.xlsx');
-    expect((await runCli(['validate', input, ...offline(), '-o', xlsx, '-q'], { env: noKey })).code).toBe(0);
+    expect((await runInProcess(['validate', input, ...offline(), '-o', xlsx, '-q'], { env: noKey })).code).toBe(0);
     const book = new ExcelJS.Workbook();
     await book.xlsx.readFile(xlsx);
     const sheet = book.worksheets[0]!;
@@ -107,22 +108,22 @@ describe('a reason on every row', () => {
 
   it('--only and --except take statuses and reasons; the list-cleaning recipe; --no-dns; a bad token is exit 2', async () => {
     const input = file('list3.csv', LIST);
-    const clean = await runCli(['validate', input, ...offline(), '--only', 'valid,risky', '--except', 'disposable,typo,mailbox_full', '-q'], {
+    const clean = await runInProcess(['validate', input, ...offline(), '--only', 'valid,risky', '--except', 'disposable,typo,mailbox_full', '-q'], {
       env: noKey,
     });
     expect(clean.code).toBe(0);
     expect(parseCsv(clean.stdout).slice(1).map((row) => row[2])).toEqual(['Jane@mx.test', 'admin@mx.test', 'Jane@MX.test']);
-    const byReason = await runCli(['validate', input, ...offline(), '--only', 'syntax,empty,dns_error', '-q'], { env: noKey });
+    const byReason = await runInProcess(['validate', input, ...offline(), '--only', 'syntax,empty,dns_error', '-q'], { env: noKey });
     expect(parseCsv(byReason.stdout).slice(1).map((row) => row[0])).toEqual(['2', '4', '10']);
 
     const asked = dns.queries.length;
-    const nodns = await runCli(['validate', input, ...offline(), '--no-dns', '--format', 'ndjson', '-q'], { env: noKey });
+    const nodns = await runInProcess(['validate', input, ...offline(), '--no-dns', '--format', 'ndjson', '-q'], { env: noKey });
     expect(nodns.code).toBe(0);
     expect(dns.queries.length).toBe(asked);
     const statuses = nodns.stdout.trim().split('\n').map((l) => JSON.parse(l).status);
     expect(statuses).toEqual(['valid', 'invalid', 'risky', 'valid', 'risky', 'risky', 'valid', 'valid', 'valid', 'invalid']);
 
-    const bad = await runCli(['validate', input, ...offline(), '--except', 'disposible'], { env: noKey });
+    const bad = await runInProcess(['validate', input, ...offline(), '--except', 'disposible'], { env: noKey });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/"disposible" is neither a status \(valid, invalid, risky, unknown\) nor a reason \(syntax, .*disposable/);
   });
@@ -135,7 +136,7 @@ describe('loud where it used to be silent', () => {
     const env = { MAILSIFT_API_KEY: 'test-key', MAILSIFT_BASE_URL: api.url };
     const before = sent();
     // the header names an address column the export left unfilled: found, then refused, naming the column that holds them
-    const col = await runCli(['validate', file('people.csv', 'name,Email,contact\nAnn,n/a,ann@example.com\nBob,n/a,bob@example.com\n')], { env });
+    const col = await runInProcess(['validate', file('people.csv', 'name,Email,contact\nAnn,n/a,ann@example.com\nBob,n/a,bob@example.com\n')], { env });
     expect(col.code).toBe(2);
     expect(col.stderr.trim().split('\n').at(-1)).toBe('mailsift: column "Email" holds no addresses; column "contact" does: use --column contact');
     expect(col.stdout).toBe('');
@@ -145,11 +146,11 @@ describe('loud where it used to be silent', () => {
     book.addWorksheet('Leads').addRows([['name', 'mail'], ['Ann', 'ann@example.com']]);
     const xlsx = join(dir, 'book.xlsx');
     await book.xlsx.writeFile(xlsx);
-    const sheet = await runCli(['validate', xlsx], { env });
+    const sheet = await runInProcess(['validate', xlsx], { env });
     expect(sheet.code).toBe(2);
     expect(sheet.stderr.trim()).toBe('mailsift: sheet "Notes" holds no addresses; sheet "Leads" does: use --sheet Leads');
     expect(sent()).toBe(before);
-    const right = await runCli(['validate', xlsx, '--sheet', 'Leads', '-q'], { env });
+    const right = await runInProcess(['validate', xlsx, '--sheet', 'Leads', '-q'], { env });
     expect(right.code).toBe(0);
     expect(parseCsv(right.stdout)[1]!.slice(0, 4)).toEqual(['Ann', 'ann@example.com', 'valid', '']);
   });
@@ -157,7 +158,7 @@ describe('loud where it used to be silent', () => {
   it('a cron job without its key: exit 3 when the API is configured, the offline notice when nothing is', async () => {
     const input = file('cron.txt', 'a@example.com\n');
     const before = sent();
-    const configured = await runCli(['validate', input], { env: { ...noKey, MAILSIFT_BASE_URL: api.url } });
+    const configured = await runInProcess(['validate', input], { env: { ...noKey, MAILSIFT_BASE_URL: api.url } });
     expect(configured.code).toBe(3);
     expect(configured.stderr.trim().split('\n')).toEqual([
       'mailsift: no API key (MAILSIFT_BASE_URL is set): set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login" (or use --engine local)',
@@ -165,7 +166,7 @@ describe('loud where it used to be silent', () => {
     expect(configured.stdout).toBe('');
     expect(sent()).toBe(before);
     const summary = join(dir, 'cron-summary.json');
-    const nothing = await runCli(['validate', input, '--no-dns', '--summary', summary], { env: noKey });
+    const nothing = await runInProcess(['validate', input, '--no-dns', '--summary', summary], { env: noKey });
     expect(nothing.code).toBe(0);
     expect(nothing.stderr).toMatch(/^mailsift: no API key configured .*: using the offline engine$/m);
     expect(JSON.parse(readFileSync(summary, 'utf8')).engine).toBe('local');
@@ -175,7 +176,7 @@ describe('loud where it used to be silent', () => {
     const config = join(dir, 'config');
     const env = { XDG_CONFIG_HOME: config };
     const key = 'test-key'; // the one the fault server takes
-    const login = await runCli(['login', '--force'], { env, stdin: `${key}\n` }); // short: not what a real key looks like
+    const login = await runInProcess(['login', '--force'], { env, stdin: `${key}\n` }); // short: not what a real key looks like
     expect(login.code).toBe(0);
     const path = join(config, 'mailsift', 'credentials');
     expect(login.stderr).toBe(`mailsift: API key stored in ${path}\n`);
@@ -184,35 +185,35 @@ describe('loud where it used to be silent', () => {
 
     const input = file('login.txt', 'a@example.com\n');
     const auth = () => api.requests.at(-1)!.authorization;
-    const stored = await runCli(['validate', input, '-q'], { env: { ...env, MAILSIFT_BASE_URL: api.url } });
+    const stored = await runInProcess(['validate', input, '-q'], { env: { ...env, MAILSIFT_BASE_URL: api.url } });
     expect(stored.code).toBe(0);
     expect(auth()).toBe(`Bearer ${key}`);
     expect(stored.stdout + stored.stderr).not.toContain(key);
     // the others come first (the server refuses them: exit 3, and still no key in what is printed)
-    const fromEnv = await runCli(['validate', input, '-q'], { env: { ...env, MAILSIFT_BASE_URL: api.url, MAILSIFT_API_KEY: 'env-key-77' } });
+    const fromEnv = await runInProcess(['validate', input, '-q'], { env: { ...env, MAILSIFT_BASE_URL: api.url, MAILSIFT_API_KEY: 'env-key-77' } });
     expect(auth()).toBe('Bearer env-key-77');
     expect(fromEnv.stdout + fromEnv.stderr).not.toContain('env-key-77');
-    await runCli(['validate', input, '-q', '--api-key-file', file('key.txt', 'file-key-88\n')], {
+    await runInProcess(['validate', input, '-q', '--api-key-file', file('key.txt', 'file-key-88\n')], {
       env: { ...env, MAILSIFT_BASE_URL: api.url, MAILSIFT_API_KEY: 'env-key-77' },
     });
     expect(auth()).toBe('Bearer file-key-88');
 
-    const logout = await runCli(['logout'], { env });
+    const logout = await runInProcess(['logout'], { env });
     expect(logout.code).toBe(0);
     expect(existsSync(path)).toBe(false);
-    expect((await runCli(['validate', input], { env: { ...env, MAILSIFT_BASE_URL: api.url } })).code).toBe(3);
-    expect((await runCli(['login'], { env, stdin: 'two keys\n' })).code).toBe(2);
+    expect((await runInProcess(['validate', input], { env: { ...env, MAILSIFT_BASE_URL: api.url } })).code).toBe(3);
+    expect((await runInProcess(['login'], { env, stdin: 'two keys\n' })).code).toBe(2);
   });
 
   it('-o with an extension mailsift does not write is exit 2 unless --format says what to write', async () => {
     const input = file('ext.txt', 'a@example.com\n');
     for (const name of ['out.xls', 'out.docx']) {
-      const r = await runCli(['validate', input, '--no-dns', '-o', join(dir, name)], { env: noKey });
+      const r = await runInProcess(['validate', input, '--no-dns', '-o', join(dir, name)], { env: noKey });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`^mailsift: -o .*${name.replace('.', '\\.')}: mailsift does not write \\.\\w+ files`, 'm'));
       expect(existsSync(join(dir, name))).toBe(false);
     }
-    const said = await runCli(['validate', input, '--no-dns', '-q', '-o', join(dir, 'out.dat'), '--format', 'csv'], { env: noKey });
+    const said = await runInProcess(['validate', input, '--no-dns', '-q', '-o', join(dir, 'out.dat'), '--format', 'csv'], { env: noKey });
     expect(said.code).toBe(0);
     expect(readFileSync(join(dir, 'out.dat'), 'utf8')).toMatch(/^email,status,reason,/);
   });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 const KEY = 'sk_test_EXPLAIN_5e1f';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-explain-'));
@@ -21,7 +21,7 @@ const causeLines = (stderr: string) => stderr.split('\n').filter((l) => /without
 describe('failures explained', () => {
   it('nothing listening: names host, port and ECONNREFUSED, blames the variable that set the URL, no journal advice', async () => {
     const summary = join(dir, 'refused.json');
-    const r = await runCli(['validate', '--retries', '1', '--summary', summary, '--format', 'ndjson'], {
+    const r = await runInProcess(['validate', '--retries', '1', '--summary', summary, '--format', 'ndjson'], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'http://127.0.0.1:1' },
       stdin,
     });
@@ -41,7 +41,7 @@ describe('failures explained', () => {
 
   it('--format json carries the same summary as --summary: its failures included (issue 34.2: the summary is built whole before it is written)', async () => {
     const summary = join(dir, 'json-summary.json');
-    const r = await runCli(['validate', '--retries', '0', '--summary', summary, '--format', 'json'], {
+    const r = await runInProcess(['validate', '--retries', '0', '--summary', summary, '--format', 'json'], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: 'http://127.0.0.1:1' },
       stdin,
     });
@@ -55,7 +55,7 @@ describe('failures explained', () => {
 
   it('a base URL with a path: one 404 line with the full URL and "check --base-url"', async () => {
     server = await startFaultServer({ apiKey: KEY });
-    const r = await runCli(['validate', '--base-url', `${server.url}/v1`], { env: { MAILSIFT_API_KEY: KEY }, stdin });
+    const r = await runInProcess(['validate', '--base-url', `${server.url}/v1`], { env: { MAILSIFT_API_KEY: KEY }, stdin });
     expect(r.code).toBe(4);
     const lines = causeLines(r.stderr);
     expect(lines).toHaveLength(1);
@@ -68,7 +68,7 @@ describe('failures explained', () => {
       apiKey: KEY,
       fault: ({ emails }) => (emails.includes('a@example.com') ? { status: 503, code: 'SERVER_ERROR' } : emails.includes('b@example.com') ? { status: 422, code: 'NOPE' } : undefined),
     });
-    const r = await runCli(['validate', '--batch-size', '1', '--retries', '0', '--journal', join(dir, 'two.journal')], {
+    const r = await runInProcess(['validate', '--batch-size', '1', '--retries', '0', '--journal', join(dir, 'two.journal')], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url },
       stdin,
     });
@@ -81,14 +81,14 @@ describe('failures explained', () => {
 
   it('a timeout and a TLS handshake against a plain-HTTP server are named as such', async () => {
     server = await startFaultServer({ apiKey: KEY, fault: () => 'hang' });
-    const slow = await runCli(['validate', '--timeout', '0.3', '--retries', '0'], {
+    const slow = await runInProcess(['validate', '--timeout', '0.3', '--retries', '0'], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url },
       stdin,
     });
     expect(slow.code).toBe(4);
     expect(causeLines(slow.stderr)[0]).toMatch(/no answer within 0\.3 s to POST .* \(timed out\): .*--timeout/);
 
-    const tls = await runCli(['validate', '--retries', '0'], {
+    const tls = await runInProcess(['validate', '--retries', '0'], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url.replace('http:', 'https:') },
       stdin,
     });
@@ -98,7 +98,7 @@ describe('failures explained', () => {
 
   it('--verbose logs each request and answer with the key redacted', async () => {
     server = await startFaultServer({ apiKey: KEY, rateLimit: { limit: 100, windowMs: 60_000, resetFormat: 'epoch-s' } });
-    const r = await runCli(['validate', '-v'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url }, stdin });
+    const r = await runInProcess(['validate', '-v'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url }, stdin });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`> POST ${server.url}/api/validate/bulk \\(3 addresses\\) authorization: Bearer \\[redacted\\]`));
     expect(r.stderr).toMatch(/< HTTP 200 .*\/api\/validate\/bulk in \d+ ms · x-ratelimit-limit: 100 · x-ratelimit-remaining: 99/);
@@ -107,7 +107,7 @@ describe('failures explained', () => {
 
   it('--dry-run sends nothing and says the URL and key were not tried, and how to try them', async () => {
     server = await startFaultServer({ apiKey: KEY });
-    const r = await runCli(['validate', '--dry-run', '--base-url', server.url], { env: { MAILSIFT_API_KEY: KEY }, stdin });
+    const r = await runInProcess(['validate', '--dry-run', '--base-url', server.url], { env: { MAILSIFT_API_KEY: KEY }, stdin });
     expect(r.code).toBe(0);
     expect(server.requests).toHaveLength(0);
     expect(r.stdout).toContain(`the API at ${server.url} (--base-url) and the key (MAILSIFT_API_KEY) were not contacted`);
@@ -119,7 +119,7 @@ describe('failures explained', () => {
     server = await startFaultServer({ apiKey: KEY });
     const file = join(dir, 'wrong.key');
     writeFileSync(file, 'sk_wrong\n');
-    const refused = await runCli(['validate', '--api-key-file', file], { env: { MAILSIFT_BASE_URL: server.url }, stdin });
+    const refused = await runInProcess(['validate', '--api-key-file', file], { env: { MAILSIFT_BASE_URL: server.url }, stdin });
     expect(refused.code).toBe(3);
     expect(refused.stderr).toBe(`mailsift: the API refused the key (HTTP 401); check --api-key-file ${file}\n`);
   });

@@ -1,4 +1,4 @@
-// The real binary against the fault server: issue 3's promises as a user sees
+// The command (in-process: main(argv, io)) against the fault server: issue 3's promises as a user sees
 // them — every row once with the right verdict, the exit code, and how many
 // requests (and 429s) the server had to take.
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultVerdict, startFaultServer, type FaultServer, type FaultServerOptions, type ResetFormat } from '../../support/fault-server.js';
-import { parseCsv, runCli } from '../../support/run-cli.js';
+import { parseCsv } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 const KEY = 'sk_test_FAULTS_91c7';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-faults-'));
@@ -20,7 +21,7 @@ afterEach(async () => {
 async function run(options: FaultServerOptions, addresses: string[], flags: string[], key = KEY) {
   server = await startFaultServer({ apiKey: KEY, ...options });
   const summaryFile = join(dir, `summary-${runs++}.json`);
-  const r = await runCli(['validate', '--no-progress', '--summary', summaryFile, ...flags], {
+  const r = await runInProcess(['validate', '--no-progress', '--summary', summaryFile, ...flags], {
     env: { MAILSIFT_API_KEY: key, MAILSIFT_BASE_URL: server.url },
     stdin: addresses.join('\n') + '\n',
   });

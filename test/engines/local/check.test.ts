@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
-// Runs the compiled CLI: build with `npx tsc -p .` first.
+// Runs the command in-process (main(argv, io)).
 const KEY = 'sk-test-e2e-secret-0123456789';
 
-const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { env, timeoutMs: 20_000 });
+const run = (args: string[], env: Record<string, string> = {}) => runInProcess(args, { env, timeoutMs: 20_000 });
 
 let dnsServer: TestDnsServer;
 let api: Server;
@@ -53,7 +53,7 @@ afterAll(async () => {
   await new Promise((r) => api.close(r));
 });
 
-describe('mailsift check (spawned)', () => {
+describe('mailsift check', () => {
   it('--json with the local engine against a loopback DNS server', async () => {
     const r = await run(['check', '--json', '--engine', 'local', '--dns-server', dnsServer.address, 'Jane@MX.test']);
     expect(r.code).toBe(0);
@@ -111,7 +111,7 @@ describe('mailsift check (spawned)', () => {
     expect(r.stderr).not.toContain('wrong-key');
   });
 
-  // every usage error of check, in words: test/cli/plan.test.ts; here one through the binary
+  // every usage error of check, in words: test/cli/plan.test.ts; here one through main
   it.each([
     [['check', '--dns-server', 'dns.example', 'a@b.test'], /^mailsift: option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/],
   ])('exits 2 for %j', async (args, message) => {
