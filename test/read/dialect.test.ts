@@ -3,7 +3,7 @@
 // the European `;` CSV in Windows-1252 with CRLF, "CSV UTF-8" with its BOM,
 // "Text (Tab delimited)", the UTF-16 "Unicode Text", the old Mac's CR), files
 // edited on two systems, LibreOffice's own "Unicode" export — through the
-// real binary against the test API. Every case: output row N is input row N,
+// command (in-process) against the test API. Every case: output row N is input row N,
 // every input cell byte-identical in the input's encoding, only the addresses
 // sent; the wrong file is exit 2 with nothing sent.
 import { execFile } from 'node:child_process';
@@ -15,7 +15,8 @@ import { promisify } from 'node:util';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli, type CliResult } from '../support/run-cli.js';
+import { parseCsv, type CliResult } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { missingToolNow } from '../support/tools.js';
 
 const KEY = 'sk_test_dialect_7c1e';
@@ -93,7 +94,7 @@ async function validate(name: string, bytes: Buffer, args: string[] = []): Promi
   const output = join(dir, `${name}.out.csv`);
   rmSync(output, { force: true });
   const before = server.requests.length;
-  const r = await runCli(['validate', input, '-o', output, '-q', ...args], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
+  const r = await runInProcess(['validate', input, '-o', output, '-q', ...args], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
   const mine = server.requests.slice(before);
   return { r, out: existsSync(output) ? readFileSync(output) : undefined, sent: mine.flatMap((q) => q.emails), requests: mine.length };
 }
@@ -290,7 +291,7 @@ describe('the wrong file is exit 2, named as what it looks like, and nothing is 
 
   it('on stdin too', async () => {
     const before = server.requests.length;
-    const r = await runCli(['validate'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url }, stdin: '{"email":"a@example.com"}\n{"email":"b@example.com"}\n' });
+    const r = await runInProcess(['validate'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url }, stdin: '{"email":"a@example.com"}\n{"email":"b@example.com"}\n' });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^mailsift: stdin looks like NDJSON/);
     expect(r.stdout).toBe('');
@@ -310,7 +311,7 @@ describe('column names that collide', () => {
     expect(new Set(out[0]).size).toBe(out[0]!.length);
     expect(out.map((r) => r.slice(0, 5))).toEqual([out[0]!.slice(0, 5), ['a@example.com', 'customer', 'signed up', 'valid', ''], ['invalid.b@example.com', 'lead', '', 'invalid', 'no_mail_server']]);
     // -q silences notices: without it, the notice says why the names changed
-    const loud = await runCli(['validate', join(dir, 'crm.csv'), '--columns', 'status'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
+    const loud = await runInProcess(['validate', join(dir, 'crm.csv'), '--columns', 'status'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
     expect(loud.stderr).toMatch(/^mailsift: "status": the input already has a column of that name, so the appended columns are named mailsift_status \(prefix mailsift_\)$/m);
     expect(parseCsv(loud.stdout)[0]).toEqual(['email', 'status', 'Reason', 'mailsift_status']);
   });

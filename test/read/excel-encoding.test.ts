@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localDnsForFile } from '../support/local-dns.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
-// Excel workbooks and legacy encodings in, Excel out: the real binary on the
+// Excel workbooks and legacy encodings in, Excel out: the command (in-process) on the
 // offline engine, with workbooks written and read back by exceljs.
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-excel-'));
 const path = (name: string): string => join(dir, name);
@@ -43,7 +44,7 @@ async function readSheet(name: string): Promise<unknown[][]> {
 describe('Excel in and out', () => {
   it('reads the sheet asked for (by name or number), writes an .xlsx with typed cells', async () => {
     const input = await workbook('contacts.xlsx');
-    const r = await runCli(['validate', input, '--sheet', 'Leads', '-o', path('checked.xlsx'), '--columns', 'status,is_valid,confidence', ...local()]);
+    const r = await runInProcess(['validate', input, '--sheet', 'Leads', '-o', path('checked.xlsx'), '--columns', 'status,is_valid,confidence', ...local()]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const rows = await readSheet('checked.xlsx');
@@ -59,7 +60,7 @@ describe('Excel in and out', () => {
 
   it('knows a workbook by its content under a .csv name, and says so', async () => {
     const input = file('renamed.csv', readFileSync(await workbook('for-rename.xlsx')));
-    const r = await runCli(['validate', input, '--sheet', 'Leads', '--engine', 'local', '--dns-server', dns.address, '--columns', 'status']);
+    const r = await runInProcess(['validate', input, '--sheet', 'Leads', '--engine', 'local', '--dns-server', dns.address, '--columns', 'status']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('renamed.csv is an Excel workbook (.xlsx), not text: reading it as one');
     expect(parseCsv(r.stdout).map((row) => row.at(-1))).toEqual(['status', 'valid', 'invalid', 'risky']);
@@ -74,7 +75,7 @@ describe('Excel in and out', () => {
       [[file('plain.csv', 'email\na@mx.test\n'), '--sheet', '1'], /--sheet 1: .*plain\.csv is not an Excel workbook/],
     ];
     for (const [args, message] of cases) {
-      const r = await runCli(['validate', ...args, ...local()]);
+      const r = await runInProcess(['validate', ...args, ...local()]);
       // stderr in the message: one CI run saw exit 1 here once, not reproduced since
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(message);
@@ -90,7 +91,7 @@ describe('encodings', () => {
     const le16 = (t: string): Buffer => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(t, 'utf16le')]);
     const be16 = (t: string): Buffer => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(t, 'utf16le').swap16()]);
     for (const encode of [le16, be16]) {
-      const r = await runCli(['validate', file(`unicode-${encode.name}.csv`, encode(text)), '--columns', 'status', ...local()]);
+      const r = await runInProcess(['validate', file(`unicode-${encode.name}.csv`, encode(text)), '--columns', 'status', ...local()]);
       expect(r.code).toBe(0);
       expect(r.stdoutBytes!.equals(encode(out)), encode.name).toBe(true);
     }
@@ -111,7 +112,7 @@ describe('encodings', () => {
     ];
     for (const [name, bytes] of inputs) {
       // (the output in UTF-8 here: test/read/dialect-e2e.test.ts checks it comes back in the input's encoding)
-      const r = await runCli(['validate', file(name, bytes), '--columns', 'status', '--output-encoding', 'utf-8', '--no-bom', ...local()]);
+      const r = await runInProcess(['validate', file(name, bytes), '--columns', 'status', '--output-encoding', 'utf-8', '--no-bom', ...local()]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expect(parseCsv(r.stdout, '\t'), name).toEqual([['Name', 'Email', 'status'], ['Zoë', 'Jane@mx.test', 'valid']]);
     }
@@ -120,12 +121,12 @@ describe('encodings', () => {
   it('names the byte of invalid UTF-8 and suggests --encoding, which then reads a Windows-1252 export', async () => {
     // "José" and "Müller" in Windows-1252; the first bad byte is 0xE9 at offset 14
     const input = file('legacy.csv', Buffer.from('name,email\nJos\xe9,Jane@mx.test\nM\xfcller,admin@mx.test\n', 'latin1'));
-    const bad = await runCli(['validate', input, ...local()]);
+    const bad = await runInProcess(['validate', input, ...local()]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/legacy\.csv: invalid UTF-8 at byte 14; .*--encoding windows-1252/);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
 
-    const good = await runCli(['validate', input, '--encoding', 'windows-1252', '--columns', 'status', ...local()]);
+    const good = await runInProcess(['validate', input, '--encoding', 'windows-1252', '--columns', 'status', ...local()]);
     expect(good.code).toBe(0);
     // the output stays Windows-1252, as the input was
     expect(parseCsv(good.stdoutBytes!.toString('latin1'))).toEqual([['name', 'email', 'status'], ['José', 'Jane@mx.test', 'valid'], ['Müller', 'admin@mx.test', 'risky']]);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeBytes, firstInvalidUtf16, sniffUnicode } from '../../src/read/decode.js';
 import { binaryKind } from '../../src/read/file-kind.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
 // UTF-16 without a byte-order mark whose text is mostly Chinese (few zero
 // bytes), and a bad UTF-16 unit named where it is.
@@ -61,7 +62,7 @@ describe('a bad UTF-16 unit', () => {
   });
 });
 
-describe('end to end', () => {
+describe('the command, in-process', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mailsift-utf16-'));
@@ -71,7 +72,7 @@ describe('end to end', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('a BOM-less UTF-16 CSV of Chinese rows is read, every row', async () => {
-    const r = await runCli(['validate', 'cn.csv', ...LOCAL], { cwd: dir });
+    const r = await runInProcess(['validate', 'cn.csv', ...LOCAL], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     // written in the input's encoding, as a spreadsheet opened it
     const rows = parseCsv(r.stdoutBytes!.toString('utf16le'));
@@ -80,7 +81,7 @@ describe('end to end', () => {
   });
 
   it('a bad unit at byte 48 is reported at byte 48', async () => {
-    const r = await runCli(['validate', 'bad.csv', ...LOCAL], { cwd: dir });
+    const r = await runInProcess(['validate', 'bad.csv', ...LOCAL], { cwd: dir });
     expect([r.code, r.stderr]).toEqual([2, 'mailsift: bad.csv: invalid UTF-16LE at byte 48: a half of a surrogate pair alone (the file starts with its byte-order mark)\n']);
   });
 });
