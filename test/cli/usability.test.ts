@@ -1,13 +1,12 @@
-// Issue 17 item 7, through the real binary: keys list/revoke, serve's start
-// lines, one error prefix, plurals, validate --help, shell completion.
+// Issue 17 item 7, run in-process: keys list/revoke, one error prefix, validate
+// --help, shell completion (the bash script run by bash). Serve's start lines
+// are in test/serve/cli-e2e.test.ts.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startServe } from '../serve/spawn.js';
-import { runCli } from '../support/run-cli.js';
-import { waitFor } from '../support/wait.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { toCommand } from '../../src/cli/command.js';
 import { VALIDATE } from '../../src/cli/validate/options.js';
 
@@ -17,10 +16,10 @@ describe('keys', () => {
   it('list shows ids and hints, never a whole key; revoke removes one by id and keeps the rest', async () => {
     const file = join(dir, 'keys.txt');
     writeFileSync(file, '# team keys\n', { mode: 0o600 });
-    const a = (await runCli(['keys', 'create', '--keys-file', file])).stdout.trim();
-    const b = (await runCli(['keys', 'create', '--keys-file', file])).stdout.trim();
+    const a = (await runInProcess(['keys', 'create', '--keys-file', file])).stdout.trim();
+    const b = (await runInProcess(['keys', 'create', '--keys-file', file])).stdout.trim();
 
-    const list = await runCli(['keys', 'list', '--keys-file', file]);
+    const list = await runInProcess(['keys', 'list', '--keys-file', file]);
     expect(list.code).toBe(0);
     const lines = list.stdout.trim().split('\n');
     expect(lines).toEqual([`${lines[0]!.slice(0, 12)}  msk_…${a.slice(-4)}`, `${lines[1]!.slice(0, 12)}  msk_…${b.slice(-4)}`]);
@@ -28,15 +27,15 @@ describe('keys', () => {
     expect(list.stdout).not.toContain(b.slice(4, 40));
 
     const id = lines[0]!.slice(0, 8);
-    const revoke = await runCli(['keys', 'revoke', id, '--keys-file', file]);
+    const revoke = await runInProcess(['keys', 'revoke', id, '--keys-file', file]);
     expect(revoke.code, revoke.stderr).toBe(0);
     expect(revoke.stderr).toMatch(/^mailsift: key [0-9a-f]{12} revoked; 1 key left in .*restart a running mailsift serve/);
     expect(readFileSync(file, 'utf8')).toBe(`# team keys\n${b}\n`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
-    const again = await runCli(['keys', 'revoke', id, '--keys-file', file]);
+    const again = await runInProcess(['keys', 'revoke', id, '--keys-file', file]);
     expect([again.code, again.stderr]).toEqual([2, `mailsift: keys revoke: no key with id ${id} in ${file}\n`]);
-    const bad = await runCli(['keys', 'revoke', a, '--keys-file', file]); // a whole key is not an id, and is not echoed
+    const bad = await runInProcess(['keys', 'revoke', a, '--keys-file', file]); // a whole key is not an id, and is not echoed
     expect(bad.code).toBe(2);
     expect(bad.stderr).not.toContain(a.slice(4));
   });
@@ -44,13 +43,13 @@ describe('keys', () => {
 
 describe('keys revoke replaces the keys file whole (fs/replace.ts)', () => {
   const many = (n: number): string => Array.from({ length: n }, (_, i) => `msk_${String(i).padStart(43, 'k')}`).join('\n') + '\n';
-  const firstId = async (file: string): Promise<string> => (await runCli(['keys', 'list', '--keys-file', file])).stdout.slice(0, 12);
+  const firstId = async (file: string): Promise<string> => (await runInProcess(['keys', 'list', '--keys-file', file])).stdout.slice(0, 12);
 
   it('keeps the permissions of the file: one shared with the group serve runs as stays readable by it', async () => {
     const file = join(dir, 'shared-keys.txt');
     writeFileSync(file, many(3));
     chmodSync(file, 0o640);
-    const r = await runCli(['keys', 'revoke', await firstId(file), '--keys-file', file]);
+    const r = await runInProcess(['keys', 'revoke', await firstId(file), '--keys-file', file]);
     expect(r.code, r.stderr).toBe(0);
     expect(statSync(file).mode & 0o777).toBe(0o640);
   });
@@ -65,7 +64,7 @@ describe('keys revoke replaces the keys file whole (fs/replace.ts)', () => {
       // the disk filled, then 8 KiB freed: part of the new file is written before ENOSPC
       spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'fill')}`, 'bs=4k']);
       expect(spawnSync('truncate', ['-s', '-8K', join(disk, 'fill')]).status).toBe(0);
-      const r = await runCli(['keys', 'revoke', await firstId(file), '--keys-file', file]);
+      const r = await runInProcess(['keys', 'revoke', await firstId(file), '--keys-file', file]);
       expect([r.code, r.stderr]).toEqual([2, `mailsift: --keys-file: cannot write ${file}: no space left on the device (ENOSPC)\n`]);
       expect(readFileSync(file, 'utf8')).toBe(before);
       expect(readdirSync(disk).sort()).toEqual(['fill', 'keys.txt']);
@@ -75,30 +74,10 @@ describe('keys revoke replaces the keys file whole (fs/replace.ts)', () => {
   });
 });
 
-describe('serve start', () => {
-  it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
-    const s = await startServe(['--rate-limit', '1/60']);
-    try {
-      await waitFor(() => s.stderr().includes('MAILSIFT_API_KEY='), { what: 'the lines serve prints after "listening on"' });
-      const err = s.stderr();
-      expect(err).toContain('mailsift serve: rate limit 1 request per 60 s per key (--rate-limit); response shape a\n');
-      const url = /^export MAILSIFT_BASE_URL=(\S+)$/m.exec(err)?.[1];
-      expect(url).toBe(s.url);
-      const key = /API key for this run: (\S+)/.exec(err)![1]!;
-      const r = await runCli(['validate'], { env: { MAILSIFT_BASE_URL: url, MAILSIFT_API_KEY: key }, stdin: 'a@example.com\n' });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toMatch(/^mailsift: 1 row in /m); // and "1 row", not "1 rows"
-    } finally {
-      s.child.kill('SIGTERM');
-      await s.exit;
-    }
-  });
-});
-
 describe('messages', () => {
   it('every error line starts with "mailsift:", commander\'s included', async () => {
     for (const args of [['validate', '--bogus'], ['validate', '--batch-size', '0'], ['nope'], ['completion', 'tcsh']]) {
-      const r = await runCli(args);
+      const r = await runInProcess(args);
       expect(r.code).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(/^mailsift: /);
       expect(r.stderr).not.toMatch(/^error:/m);
@@ -107,10 +86,10 @@ describe('messages', () => {
 
   it('a key given as a flag is refused with where keys go, never echoed; a TTL without its unit asks for one (issues 31.5, 31.6)', async () => {
     const key = 'sk_live_9f8e7d6c5b4a3f2e1d0c';
-    const r = await runCli(['validate', '-', '--api-key', key], { stdin: 'a@example.com\n' });
+    const r = await runInProcess(['validate', '-', '--api-key', key], { stdin: 'a@example.com\n' });
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toBe('mailsift: --api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"\n');
-    const ttl = await runCli(['validate', '-', '--cache', join(dir, 'ttl.cache'), '--cache-ttl', '30'], { stdin: 'a@example.com\n' });
+    const ttl = await runInProcess(['validate', '-', '--cache', join(dir, 'ttl.cache'), '--cache-ttl', '30'], { stdin: 'a@example.com\n' });
     expect([ttl.code, ttl.stdout]).toEqual([2, '']);
     expect(ttl.stderr).toMatch(/^mailsift: option '--cache-ttl <duration>' argument '30' is invalid\. a number alone is ambiguous: add a unit, e\.g\. 30d/);
     expect(readdirSync(dir)).not.toContain('ttl.cache');
@@ -130,7 +109,7 @@ describe('completion', () => {
   };
 
   it('bash: completes commands, every option of a command, and choices, from the CLI\'s own table', async () => {
-    const r = await runCli(['completion', 'bash']);
+    const r = await runInProcess(['completion', 'bash']);
     expect(r.code).toBe(0);
     const script = join(dir, 'mailsift.bash');
     writeFileSync(script, r.stdout);
@@ -147,10 +126,10 @@ describe('completion', () => {
   });
 
   it('zsh and fish scripts come from the same table', async () => {
-    const zsh = (await runCli(['completion', 'zsh'])).stdout;
+    const zsh = (await runInProcess(['completion', 'zsh'])).stdout;
     expect(zsh).toMatch(/^#compdef mailsift\n/);
     expect(zsh).toContain('bashcompinit');
-    const fish = (await runCli(['completion', 'fish'])).stdout;
+    const fish = (await runInProcess(['completion', 'fish'])).stdout;
     expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from validate' -l journal -r -F");
     expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list revoke' -a list");
     expect(fish).toContain("-l engine -x -a 'api local offline'");
