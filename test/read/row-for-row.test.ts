@@ -2,7 +2,7 @@
 // real producer: LibreOffice makes the workbooks (from hand-written FODS) and
 // exports them "as shown" (the CSV filter's 9th token), and mailsift's reader
 // must give the same cells — the same rounding, the same blank rows in the
-// same places, the same width. Then the binary end to end: output row N is
+// same places, the same width. Then the command (in-process): output row N is
 // input row N, the wrong file is exit 2, a header alone is exit 0.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { columnLetters } from '../../src/read/table-shape.js';
 import { readTable } from '../support/contacts.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { missingToolNow } from '../support/tools.js';
 import { excelParts, zip } from '../support/workbook.js';
 
@@ -142,12 +143,11 @@ describe('workbooks from LibreOffice, cell for cell against its own "as shown" C
   });
 });
 
-// each spawn of the binary is about 0.3 s of CPU, and many seconds of wall time on a loaded 2-core machine
-describe('the binary, row for row', { timeout: 180_000 }, () => {
+describe('the command, row for row', () => {
   it('a workbook with blank rows and a note past the header: output row N is input row N, verdicts after the widest row', async () => {
     const path = join(dir, 'gaps.xlsx');
     writeFileSync(path, handMade());
-    const r = await runCli(['validate', path, ...local, '--columns', 'status,reason', '-q']);
+    const r = await runInProcess(['validate', path, ...local, '--columns', 'status,reason', '-q']);
     expect(r.code, r.stderr).toBe(0);
     const out = parseCsv(r.stdout);
     expect(out[0]).toEqual(['email', 'amount', 'C', 'D', 'status', 'reason']);
@@ -159,7 +159,7 @@ describe('the binary, row for row', { timeout: 180_000 }, () => {
   it('a blank line inside a CSV comes out in place, and a short row is padded', async () => {
     const path = join(dir, 'blank.csv');
     writeFileSync(path, 'email,name,phone\na@mx.test,A,1\n\nb@mx.test\n');
-    const r = await runCli(['validate', path, ...local, '--columns', 'status', '-q']);
+    const r = await runInProcess(['validate', path, ...local, '--columns', 'status', '-q']);
     expect(r.code, r.stderr).toBe(0);
     expect(parseCsv(r.stdout)).toEqual([
       ['email', 'name', 'phone', 'status'],
@@ -175,7 +175,7 @@ describe('the binary, row for row', { timeout: 180_000 }, () => {
     const path = join(dir, 'late.csv');
     writeFileSync(path, `email,n\n${rows.join('\n')}\n`);
     const out = join(dir, 'late-out.csv');
-    const r = await runCli(['validate', path, ...local, '-o', out, '-q'], { timeoutMs: 150_000 });
+    const r = await runInProcess(['validate', path, ...local, '-o', out, '-q'], { timeoutMs: 150_000 });
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/^mailsift: .*late\.csv: row 19502 has a cell in column C \(3\), past the 2 columns/);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -185,13 +185,13 @@ describe('the binary, row for row', { timeout: 180_000 }, () => {
   it('the wrong file: a README is exit 2 (not 150 invalid rows), a PNG is named as one', async () => {
     const readme = join(dir, 'README.md');
     writeFileSync(readme, `# A project\n\n${'Prose about the project, nothing to mail.\n'.repeat(150)}Contact: someone@example.com\n`);
-    const text = await runCli(['validate', readme, ...local]);
+    const text = await runInProcess(['validate', readme, ...local]);
     expect(text.code).toBe(2);
     expect(text.stdout).toBe('');
     expect(text.stderr).toMatch(/README\.md looks like prose or a document, not a list \(1 of its 152 non-blank lines holds an address/);
     const png = join(dir, 'logo.png');
     writeFileSync(png, Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex'));
-    const image = await runCli(['validate', png, ...local]);
+    const image = await runInProcess(['validate', png, ...local]);
     expect(image.code).toBe(2);
     expect(image.stderr.trim()).toMatch(/^mailsift: .*logo\.png is a PNG image, not a list of addresses or a CSV file$/);
   });
@@ -199,16 +199,16 @@ describe('the binary, row for row', { timeout: 180_000 }, () => {
   it('a header and no rows (a quiet day) is exit 0 with a notice; an empty file is exit 2', async () => {
     const path = join(dir, 'quiet-day.csv');
     writeFileSync(path, 'name,email\n');
-    const r = await runCli(['validate', path, ...local, '--columns', 'status']);
+    const r = await runInProcess(['validate', path, ...local, '--columns', 'status']);
     expect(r.code, r.stderr).toBe(0);
     expect(parseCsv(r.stdout)).toEqual([['name', 'email', 'status']]);
     expect(r.stderr).toMatch(/quiet-day\.csv: a header and no rows below it, nothing to validate/);
-    const quiet = await runCli(['validate', path, ...local, '-q']);
+    const quiet = await runInProcess(['validate', path, ...local, '-q']);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
     const empty = join(dir, 'empty.csv');
     writeFileSync(empty, '');
-    const e = await runCli(['validate', empty, ...local]);
+    const e = await runInProcess(['validate', empty, ...local]);
     expect(e.code).toBe(2);
     expect(e.stderr).toMatch(/empty input/);
   });

@@ -2,7 +2,7 @@
 // them (the header rows below are those the services write): a CRM's Twitter
 // handles beside Work Email, Google Contacts' E-mail N - Value columns and
 // their `:::` cells, a sparse column named with --column, Shopify customers
-// without an email, pasted name-addrs and mailto: links. Through the binary,
+// without an email, pasted name-addrs and mailto: links. The command in-process,
 // against the test API, whose request log says what was paid for; output row
 // N is input row N and every input cell comes out byte-identical.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { readTable } from '../support/contacts.js';
 
 const KEY = 'sk_test_columns_7c1e';
@@ -65,9 +66,9 @@ describe('the column checked is the one the header names (6)', () => {
   it('Work Email is checked, not the handles: 80 addresses paid, none of them a handle, said on stderr and in the summary', async () => {
     const input = file('crm.csv', text);
     const summary = join(dir, 'crm-summary.json');
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--summary', summary], { env: env() });
+      r = await runInProcess(['validate', input, '--summary', summary], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid.filter((a) => a.startsWith('@'))).toEqual([]);
@@ -84,7 +85,7 @@ describe('the column checked is the one the header names (6)', () => {
   it('--dry-run names the column too, and sends nothing', async () => {
     const input = file('crm-dry.csv', text);
     const paid = await paidFor(async () => {
-      const r = await runCli(['validate', input, '--dry-run'], { env: env() });
+      const r = await runInProcess(['validate', input, '--dry-run'], { env: env() });
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/\n {2}column {5}"Work Email" \(4\), found by its name\n/);
       expect(r.stdout).toMatch(/\n {2}to send {4}80 addresses in 1 bulk request/);
@@ -96,7 +97,7 @@ describe('the column checked is the one the header names (6)', () => {
   it('a file of handles alone has no address column: exit 2, nothing paid', async () => {
     const input = file('handles.csv', csv([['Name', 'Twitter'], ...rows.slice(0, 20).map((row) => [row[0]!, row[2]!])]));
     const paid = await paidFor(async () => {
-      const r = await runCli(['validate', input], { env: env() });
+      const r = await runInProcess(['validate', input], { env: env() });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/no address column found/);
     });
@@ -135,9 +136,9 @@ describe('several address columns and cells that list several addresses (7)', ()
 
   it('by default E-mail 1 - Value is checked, each address of a ::: cell once, and a notice names E-mail 2 - Value', async () => {
     const input = file('google.csv', text);
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--columns', 'status,reason'], { env: env() });
+      r = await runInProcess(['validate', input, '--columns', 'status,reason'], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid.sort()).toEqual(['ann@home.example', 'ann.archer@work.example', 'bob@home.example', 'cy@home.example', 'invalid.cy@old.example', 'eve@home.example'].sort());
@@ -154,9 +155,9 @@ describe('several address columns and cells that list several addresses (7)', ()
 
   it('--column names both: verdict columns for each, every address paid once across rows and columns', async () => {
     const input = file('google-both.csv', text);
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--column', 'E-mail 1 - Value,E-mail 2 - Value', '--columns', 'status,reason,domain', '-q'], { env: env() });
+      r = await runInProcess(['validate', input, '--column', 'E-mail 1 - Value,E-mail 2 - Value', '--columns', 'status,reason,domain', '-q'], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid.sort()).toEqual([...distinct].sort());
@@ -176,7 +177,7 @@ describe('several address columns and cells that list several addresses (7)', ()
       ['valid', '', 'home.example', 'risky', 'role', 'firm.example'],
     ]);
     // the same by numbers, as NDJSON: each column's result, each address's verdict for a cell that lists several
-    const nd = await runCli(['validate', input, '--column', '19,21', '--format', 'ndjson', '-q'], { env: env() });
+    const nd = await runInProcess(['validate', input, '--column', '19,21', '--format', 'ndjson', '-q'], { env: env() });
     expect(nd.code).toBe(0);
     const results = nd.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(results).toHaveLength(rows.length);
@@ -194,7 +195,7 @@ describe('several address columns and cells that list several addresses (7)', ()
 
     // an .xlsx output has the same groups, row for row
     const xlsx = join(dir, 'google-both.xlsx');
-    const book = await runCli(['validate', input, '--column', '19,21', '--columns', 'status,reason', '-o', xlsx, '-q'], { env: env() });
+    const book = await runInProcess(['validate', input, '--column', '19,21', '--columns', 'status,reason', '-o', xlsx, '-q'], { env: env() });
     expect(book.code).toBe(0);
     const sheet = await readTable(xlsx);
     expect(sheet[0]!.slice(header.length)).toEqual(['E-mail 1 - Value status', 'E-mail 1 - Value reason', 'E-mail 2 - Value status', 'E-mail 2 - Value reason']);
@@ -217,9 +218,9 @@ describe('a column named with --column is checked however sparse (8)', () => {
   it('--column Email: every row checked, exit 0, the 84 addresses paid and nothing else', async () => {
     expect(addresses).toHaveLength(84);
     const input = file('hubspot.csv', text);
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--column', 'Email', '-q'], { env: env() });
+      r = await runInProcess(['validate', input, '--column', 'Email', '-q'], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid.sort()).toEqual([...addresses].sort());
@@ -231,7 +232,7 @@ describe('a column named with --column is checked however sparse (8)', () => {
   it('found by its name alone, the same column stops the run before any request and says how to check it anyway', async () => {
     const input = file('hubspot-found.csv', text);
     const paid = await paidFor(async () => {
-      const r = await runCli(['validate', input], { env: env() });
+      const r = await runInProcess(['validate', input], { env: env() });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('(--column Email checks it as it is)');
       expect(r.stdout).toBe('');
@@ -259,9 +260,9 @@ describe('an empty cell is its own reason, left out of --fail-on shares (9)', ()
     const input = file('shopify.csv', text);
     const summaryPath = join(dir, 'shopify-summary.json');
     const report = join(dir, 'shopify-report.html');
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--fail-on', 'invalid>5%', '--summary', summaryPath, '--report', report], { env: env() });
+      r = await runInProcess(['validate', input, '--fail-on', 'invalid>5%', '--summary', summaryPath, '--report', report], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid).toHaveLength(150);
@@ -274,7 +275,7 @@ describe('an empty cell is its own reason, left out of --fail-on shares (9)', ()
     expect(reasons.filter((x) => x === 'empty')).toHaveLength(50);
 
     // the share is of the rows with an address; the empty rows have a rule of their own
-    const strict = await runCli(['validate', input, '--fail-on', 'invalid>1%,empty>20%', '-q'], { env: env() });
+    const strict = await runInProcess(['validate', input, '--fail-on', 'invalid>1%,empty>20%', '-q'], { env: env() });
     expect(strict.code).toBe(5);
     expect(strict.stderr).toContain('mailsift: --fail-on invalid>1% holds: invalid is 2.0% (3 of 150 rows with an address)\n');
     expect(strict.stderr).toContain('mailsift: --fail-on empty>20% holds: empty is 25.0% (50 of 200 rows)\n');
@@ -297,9 +298,9 @@ describe('pasted addresses are checked by the address inside (10)', () => {
 
   it('each cell is checked by its address (what the API was sent) and comes out as it was', async () => {
     const input = file('mailchimp.csv', text);
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '-q'], { env: env() });
+      r = await runInProcess(['validate', input, '-q'], { env: env() });
     });
     expect(r.code).toBe(0);
     expect(paid.sort()).toEqual(['jane@news.example', 'john@news.example', 'max@news.example', 'mia@news.example', 'invalid.old@news.example', 'plain@news.example'].sort());
@@ -308,7 +309,7 @@ describe('pasted addresses are checked by the address inside (10)', () => {
     expect(out.map((row) => row[0])).toEqual(pasted);
     expect(out.map((row) => row[header.length])).toEqual(['valid', 'valid', 'valid', 'valid', 'invalid', 'valid']);
     // JSON keeps the cell as it was beside the address checked
-    const json = await runCli(['validate', input, '--format', 'json', '-q'], { env: env() });
+    const json = await runInProcess(['validate', input, '--format', 'json', '-q'], { env: env() });
     const results = JSON.parse(json.stdout).results;
     expect(results[1]).toMatchObject({ email: 'john@news.example', cell: '"Doe, John" <john@news.example>', status: 'valid' });
     expect(results[5].cell).toBeUndefined();
@@ -316,7 +317,7 @@ describe('pasted addresses are checked by the address inside (10)', () => {
 
   it('a text list of pasted addresses too', async () => {
     const paid = await paidFor(async () => {
-      const r = await runCli(['validate', '--format', 'txt', '-q'], { env: env(), stdin: 'Ann <ann@list.example>\nmailto:bo@list.example\n' });
+      const r = await runInProcess(['validate', '--format', 'txt', '-q'], { env: env(), stdin: 'Ann <ann@list.example>\nmailto:bo@list.example\n' });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe('ann@list.example\nbo@list.example\n');
     });
