@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { missingToolNow } from '../support/tools.js';
 
-// .xlsx output end to end (issue 30.8, 29.11): what a user's spreadsheet gets
+// .xlsx output, the command in-process (issue 30.8, 29.11): what a user's spreadsheet gets
 // back from `-o out.xlsx`, read by LibreOffice and by mailsift itself; and an
 // output past the format's limits refused with exit 2, the old file kept.
 const root = mkdtempSync(join(tmpdir(), 'mailsift-xlsx-out-'));
@@ -31,7 +32,7 @@ const csvField = (s: string): string => (/[",\r\n]|^\s|\s$/.test(s) ? `"${s.repl
 /** The rows as a CSV file with CRLF line ends, as Excel saves one; the workbook mailsift makes of it. */
 async function workbook(dir: string): Promise<string> {
   writeFileSync(join(dir, 'in.csv'), ROWS.map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n');
-  const r = await runCli(['validate', 'in.csv', '-o', 'out.xlsx', ...OFFLINE], { cwd: dir });
+  const r = await runInProcess(['validate', 'in.csv', '-o', 'out.xlsx', ...OFFLINE], { cwd: dir });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return join(dir, 'out.xlsx');
@@ -73,7 +74,7 @@ describe('.xlsx output read back', () => {
   it('mailsift reads its own .xlsx output back: every input cell byte for byte, CR included', async () => {
     const dir = mkdtempSync(join(root, 'self-'));
     await workbook(dir);
-    const r = await runCli(['validate', 'out.xlsx', '-o', 'back.csv', '--column', 'email', ...OFFLINE], { cwd: dir });
+    const r = await runInProcess(['validate', 'out.xlsx', '-o', 'back.csv', '--column', 'email', ...OFFLINE], { cwd: dir });
     expect(r.code).toBe(0);
     const back = parseCsv(readFileSync(join(dir, 'back.csv'), 'utf8'));
     expect(back.map((row) => row.slice(0, 5))).toEqual(ROWS);
@@ -85,7 +86,7 @@ describe('.xlsx output past the format\'s limits: exit 2, one line naming the li
     const dir = mkdtempSync(join(root, `${name}-`));
     writeFileSync(join(dir, name), input);
     writeFileSync(join(dir, 'old.xlsx'), 'the previous workbook');
-    const r = await runCli(['validate', name, '-o', 'old.xlsx', ...OFFLINE, ...args], { cwd: dir, timeoutMs: 180_000 });
+    const r = await runInProcess(['validate', name, '-o', 'old.xlsx', ...OFFLINE, ...args], { cwd: dir, timeoutMs: 180_000 });
     expect(r.code).toBe(2);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1); // one line, no stack trace
     expect(readFileSync(join(dir, 'old.xlsx'), 'utf8')).toBe('the previous workbook');

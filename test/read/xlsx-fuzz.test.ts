@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MailsiftError } from '../../src/errors.js';
 import { contacts, exceljsContacts, readTable } from '../support/contacts.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { excelParts, zip } from '../support/workbook.js';
 import { seeded } from '../support/fault-server.js';
 
@@ -15,7 +16,7 @@ import { seeded } from '../support/fault-server.js';
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 const IN_PROCESS = Number(process.env.FUZZ_COUNT ?? 300);
 const XML_MUTANTS = Math.round((IN_PROCESS * 2) / 3);
-const THROUGH_BINARY = 6;
+const THROUGH_MAIN = 6;
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-fuzz-'));
 
 type Mutation = (b: Buffer, r: () => number) => { bytes: Buffer; what: string };
@@ -141,12 +142,12 @@ describe('mutated workbooks', () => {
     }
   }, 60_000);
 
-  it(`${THROUGH_BINARY} mutants through the binary: exit 0 with every row, or exit 2 with one line; no stack trace`, async () => {
-    for (let k = IN_PROCESS; k < IN_PROCESS + THROUGH_BINARY; k++) {
+  it(`${THROUGH_MAIN} mutants through the whole command (main): exit 0 with every row, or exit 2 with one line; no stack trace`, async () => {
+    for (let k = IN_PROCESS; k < IN_PROCESS + THROUGH_MAIN; k++) {
       const { bytes, label, base } = mutant(k);
       const path = join(dir, `b${k}.xlsx`);
       writeFileSync(path, bytes);
-      const r = await runCli(['validate', path, '--engine', 'local', '--no-dns', '--columns', 'status', '-q'], {
+      const r = await runInProcess(['validate', path, '--engine', 'local', '--no-dns', '--columns', 'status', '-q'], {
         timeoutMs: 20_000,
       });
       expect([0, 2], `${label}: exit ${r.code} ${r.stderr}`).toContain(r.code);

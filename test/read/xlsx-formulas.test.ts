@@ -6,7 +6,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { missingTool } from '../support/tools.js';
 
 // A formula whose value the workbook does not hold: openpyxl writes the
@@ -58,7 +59,7 @@ describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot impor
     // far below the rows looked at to find the column (and the 1,000 cells checked for "@")
     const book = write('address', contacts((r) => r === 1200 || (r >= 1300 && r <= 1302)));
     for (const extra of [[], ['--dry-run']]) {
-      const r = await runCli(['validate', book, '-o', join(dir, 'out.csv'), ...extra], { env: env() });
+      const r = await runInProcess(['validate', book, '-o', join(dir, 'out.csv'), ...extra], { env: env() });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toContain('4 cells of the address column "email" hold formulas with no saved value (B1200, B1300:B1302)');
@@ -71,7 +72,7 @@ describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot impor
 
   it('an address column made only of such formulas, under no header that names it: the formulas are named, not "no address column"', async () => {
     const book = write('unnamed', contacts(() => true, ['name', 'contact', 'domain']));
-    const r = await runCli(['validate', book], { env: env() });
+    const r = await runInProcess(['validate', book], { env: env() });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('3,000 cells hold formulas with no saved value (B2:B1501, C2:C1501)');
     expect(r.stderr).toMatch(/open the workbook in a spreadsheet program/);
@@ -85,7 +86,7 @@ describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot impor
     });
 
     it('the cell is empty and a notice counts them; every row is checked', async () => {
-      const r = await runCli(['validate', book, '--columns', 'status'], { env: env() });
+      const r = await runInProcess(['validate', book, '--columns', 'status'], { env: env() });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain('1,500 cells hold formulas with no saved value (C2:C1501), read as empty');
       const rows = parseCsv(r.stdout);
@@ -98,7 +99,7 @@ describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot impor
       const saved = join(dir, 'saved');
       const profile = pathToFileURL(join(dir, 'lo-profile')).href;
       await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', saved, book], { timeout: 150_000 });
-      const r = await runCli(['validate', join(saved, 'openpyxl.xlsx'), '--columns', 'status'], { env: env() });
+      const r = await runInProcess(['validate', join(saved, 'openpyxl.xlsx'), '--columns', 'status'], { env: env() });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).not.toContain('formulas');
       expect(parseCsv(r.stdout)[1]).toEqual(['person2', 'person2@example.com', 'example.com', 'valid']);

@@ -7,7 +7,7 @@ import { XlsxError } from '../../src/errors.js';
 import { validateFile } from '../../src/library/validate.js';
 import { xlsxRecords } from '../../src/read/xlsx.js';
 import { contacts } from '../support/contacts.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { excelParts, zip, type ZipPart } from '../support/workbook.js';
 
 // Corrupt and hostile workbooks, built here byte by byte: each is refused with
@@ -91,10 +91,10 @@ describe('a corrupt .xlsx', () => {
     await validator.close();
   });
 
-  it('the binary: exit 2 and one line, for each', async () => {
+  it('the command: exit 2 and one line, for each', async () => {
     for (const [name, bytes, message] of corrupt) {
       const path = file(`cli-${name.replace(/\W+/g, '-')}.xlsx`, bytes);
-      const r = await runCli(['validate', path, '--engine', 'local', '--dns-server', '127.0.0.1:9', '--dns-timeout', '50']);
+      const r = await runInProcess(['validate', path, '--engine', 'local', '--dns-server', '127.0.0.1:9', '--dns-timeout', '50']);
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(message);
       expect(r.stderr).toMatch(/^mailsift: .*: not a readable \.xlsx: /);
