@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
 // For a file input, whatever would end the run in exit 2 is found before the
 // first request (a pre-flight pass over the file), and --dry-run reports it:
@@ -45,14 +45,14 @@ describe('a file input that would end in exit 2 is refused before the first requ
     writeFileSync(join(dir, name), content);
     const env = { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url };
     const before = api.requests.length;
-    const r = await runCli(['validate', name, '--batch-size', '100', ...args], { cwd: dir, env });
+    const r = await runInProcess(['validate', name, '--batch-size', '100', ...args], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(why);
     expect(r.stdout).toBe('');
     expect(api.requests.length - before).toBe(0);
     if (args.includes('-o')) expect(existsSync(join(dir, args[args.indexOf('-o') + 1]!))).toBe(false);
 
-    const dry = await runCli(['validate', name, '--dry-run', ...args], { cwd: dir, env });
+    const dry = await runInProcess(['validate', name, '--dry-run', ...args], { cwd: dir, env });
     expect(dry.code, dry.stderr).toBe(2);
     expect(dry.stderr).toMatch(why);
     expect(api.requests.length - before).toBe(0);
@@ -64,7 +64,7 @@ describe('a file the quick scan is unsure of, which the reader reads', () => {
     const api = await startFaultServer({ apiKey: KEY });
     try {
       writeFileSync(join(dir, 'inch.csv'), csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,5" screen` : undefined)));
-      const r = await runCli(['validate', 'inch.csv', '-o', 'inch-out.csv'], { cwd: dir, env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
+      const r = await runInProcess(['validate', 'inch.csv', '-o', 'inch-out.csv'], { cwd: dir, env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
       expect(r.code, r.stderr).toBe(0);
       expect(api.requests.flatMap((q) => q.emails)).toHaveLength(ROWS);
     } finally {

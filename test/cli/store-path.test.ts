@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
 // A journal or cache that is no regular file: the advice is to give a file's
 // path, never to delete what is there ("delete /dev/null to start over").
@@ -20,7 +20,7 @@ describe('--journal and --cache that are no regular file', () => {
     ['--cache', '/dev/null'],
     ['--journal', 'folder'],
   ])('%s %s: exit 2, one line that says what to give, not to delete it', async (flag, path) => {
-    const r = await runCli(['validate', 'in.txt', flag, path, '--engine', 'local', '--no-dns', '-q'], { cwd: dir });
+    const r = await runInProcess(['validate', 'in.txt', flag, path, '--engine', 'local', '--no-dns', '-q'], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`mailsift: ${flag} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier ${flag})\n`);
     expect(r.stderr).not.toContain('delete');

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
 // A gateway in front of the API that echoes the request's headers in its error
 // body (and even in its error code): the key must appear nowhere mailsift
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 describe('the API key echoed by a gateway', () => {
   it('-v shows the error body with the key redacted; stderr, the output and the summary never hold it', async () => {
-    const r = await runCli(['validate', 'in.txt', '-v', '--retries', '0', '-o', 'out.csv', '--summary', 's.json'], {
+    const r = await runInProcess(['validate', 'in.txt', '-v', '--retries', '0', '-o', 'out.csv', '--summary', 's.json'], {
       cwd: dir,
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: url },
     });
