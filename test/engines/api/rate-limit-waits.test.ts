@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 let server: FaultServer | undefined;
 afterEach(async () => server?.close());
@@ -15,7 +15,7 @@ it('paced by the headers: waits counted, no 429 drawn, both in the summary and i
   server = await startFaultServer({ apiKey: 'k', rateLimit: { limit: 2, windowMs: 1000, resetFormat: 'epoch-s' } });
   const summary = join(mkdtempSync(join(tmpdir(), 'mailsift-waits-')), 's.json');
   const stdin = Array.from({ length: 5 }, (_, i) => `u${i}@example.com`).join('\n') + '\n';
-  const r = await runCli(['validate', '--batch-size', '1', '--concurrency', '1', '--summary', summary], {
+  const r = await runInProcess(['validate', '--batch-size', '1', '--concurrency', '1', '--summary', summary], {
     env: { MAILSIFT_API_KEY: 'k', MAILSIFT_BASE_URL: server.url },
     stdin,
   });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { API_KEY, apiEnv, sentEmails } from '../stores/helpers.js';
 
 // What one address is: the address key (src/codec/address-key.ts). Spellings
@@ -39,7 +40,7 @@ describe('KELVIN SIGN', () => {
     const kelvin = 'a@\u212aelvin.com';
     const local = ['--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '10000', '-q', '--cache', 'verdicts.cache'];
     await writeFile(join(dir, 'pair.txt'), `${kelvin}\na@kelvin.com\n`);
-    const first = await runCli(['validate', 'pair.txt', ...local], { cwd: dir });
+    const first = await runInProcess(['validate', 'pair.txt', ...local], { cwd: dir });
     expect(first.code, first.stderr).toBe(0);
     expect(rowsOf(first.stdout)).toEqual([
       [kelvin, 'invalid', 'syntax'],
@@ -48,7 +49,7 @@ describe('KELVIN SIGN', () => {
 
     // the next run, with the real address alone: never the invalid spelling's verdict from the cache
     await writeFile(join(dir, 'real.txt'), 'a@kelvin.com\n');
-    const second = await runCli(['validate', 'real.txt', ...local, '--summary', 'second.json'], { cwd: dir });
+    const second = await runInProcess(['validate', 'real.txt', ...local, '--summary', 'second.json'], { cwd: dir });
     expect(second.code, second.stderr).toBe(0);
     expect(rowsOf(second.stdout)).toEqual([['a@kelvin.com', 'valid', '']]);
     expect(JSON.parse(await readFile(join(dir, 'second.json'), 'utf8')).fromCache).toBe(1);
@@ -68,7 +69,7 @@ describe('case variants of one mailbox', () => {
     const spellings = ['Jane.Doe@gmail.com', 'JANE.DOE@gmail.com', 'jane.doe@GMAIL.com'];
     await writeFile(join(dir, 'list.csv'), `id,email\n${spellings.map((e, i) => `${i + 1},${e}`).join('\n')}\n2b,other@gmail.com\n`);
     const args = ['validate', 'list.csv', '--journal', 'run.journal', '--cache', 'verdicts.cache', '--summary', 'summary.json'];
-    const run = await runCli(args, { cwd: dir, env: apiEnv(server) });
+    const run = await runInProcess(args, { cwd: dir, env: apiEnv(server) });
     expect(run.code, run.stderr).toBe(0);
     // the test API's request log: one address for the three spellings
     expect(sentEmails(server).sort()).toEqual(['Jane.Doe@gmail.com', 'other@gmail.com']);
@@ -79,14 +80,14 @@ describe('case variants of one mailbox', () => {
     expect(await recorded('run.journal')).toHaveLength(2);
     expect(await recorded('verdicts.cache')).toHaveLength(2);
 
-    const unique = await runCli([...args, '--unique'], { cwd: dir, env: apiEnv(server) });
+    const unique = await runInProcess([...args, '--unique'], { cwd: dir, env: apiEnv(server) });
     expect(unique.code, unique.stderr).toBe(0);
     expect(rowsOf(unique.stdout).map((r) => r[0])).toEqual(['Jane.Doe@gmail.com', 'other@gmail.com']);
 
     // a later run with another spelling: answered from the cache, nothing sent
     const before = server.requests.length;
     await writeFile(join(dir, 'later.txt'), 'jane.doe@gmail.com\n');
-    const later = await runCli(['validate', 'later.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+    const later = await runInProcess(['validate', 'later.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
     expect(later.code, later.stderr).toBe(0);
     expect(server.requests.length).toBe(before);
     expect(rowsOf(later.stdout)).toEqual([['jane.doe@gmail.com', 'valid', '']]);
@@ -96,7 +97,7 @@ describe('case variants of one mailbox', () => {
     await server.close();
     server = await startFaultServer({ apiKey: API_KEY, lowercaseEcho: true });
     await writeFile(join(dir, 'list.txt'), 'Jane.Doe@Gmail.com\njane.doe@gmail.com\n');
-    const run = await runCli(['validate', 'list.txt'], { cwd: dir, env: apiEnv(server) });
+    const run = await runInProcess(['validate', 'list.txt'], { cwd: dir, env: apiEnv(server) });
     expect(run.code, run.stderr).toBe(0);
     expect(sentEmails(server)).toEqual(['Jane.Doe@Gmail.com']);
     expect(rowsOf(run.stdout)).toEqual([

@@ -1,4 +1,4 @@
-// The real binary with no --concurrency (auto, the default) against the fault
+// validate (in-process) with no --concurrency (auto, the default) against the fault
 // server: what the adaptive limit promises a user — it probes first, spends no
 // more than the plan, backs off a failing server, and says what it did.
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer, type FaultServerOptions } from '../../support/fault-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 const KEY = 'sk_test_ADAPTIVE_5d2e';
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-adaptive-'));
@@ -21,7 +21,7 @@ async function run(options: FaultServerOptions, count: number, flags: string[], 
   server = await startFaultServer({ apiKey: KEY, ...options });
   const summaryFile = join(dir, `summary-${runs++}.json`);
   const addresses = Array.from({ length: count }, (_, i) => `u${i}@example${i % 5}.com`);
-  const r = await runCli(['validate', '--no-progress', '--format', 'ndjson', '--summary', summaryFile, ...flags], {
+  const r = await runInProcess(['validate', '--no-progress', '--format', 'ndjson', '--summary', summaryFile, ...flags], {
     env: { MAILSIFT_API_KEY: key, MAILSIFT_BASE_URL: server.url },
     stdin: addresses.join('\n') + '\n',
   });

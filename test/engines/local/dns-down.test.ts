@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 // Issue 31.1: the run's own DNS failing is not a verdict about the addresses.
 // A nightly job (no terminal, --quiet) with the resolver down must fail loudly
@@ -31,7 +31,7 @@ describe('DNS down in a cron job', () => {
     const args = ['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '--quiet', '--journal', journal, '--summary', summaryFile, '--format', 'json'];
 
     dns.down = true;
-    const night1 = await runCli([...args, '--report', report]);
+    const night1 = await runInProcess([...args, '--report', report]);
     expect(night1.code).toBe(4);
     expect(night1.stderr).toMatch(/^mailsift: DNS failed: .*3 rows could not be checked \(unknown, dns_error\)/m);
     expect(night1.stderr.trim().split('\n')).toHaveLength(1);
@@ -48,7 +48,7 @@ describe('DNS down in a cron job', () => {
 
     dns.down = false;
     const asked = dns.queries.length;
-    const night2 = await runCli(args);
+    const night2 = await runInProcess(args);
     expect(night2.stderr).toBe('');
     expect(night2.code).toBe(0);
     const rows2 = JSON.parse(night2.stdout).results as { email: string; status: string }[];
@@ -60,7 +60,7 @@ describe('DNS down in a cron job', () => {
     expect(summary2).not.toHaveProperty('outage');
 
     // and now they are final: a third run answers them from the journal
-    const night3 = await runCli(args);
+    const night3 = await runInProcess(args);
     expect(night3.code).toBe(0);
     expect(JSON.parse(readFileSync(summaryFile, 'utf8')).fromJournal).toBe(3);
   }, 60_000);
