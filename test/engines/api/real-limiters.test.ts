@@ -1,37 +1,37 @@
-// The real binary behind the de facto Node rate limiters (express-rate-limit 8,
+// validate (in-process) behind the de facto Node rate limiters (express-rate-limit 8,
 // @fastify/rate-limit 11: test/support/limiter-server.mjs) and behind the fault
 // server's lying headers: however the headers are stacked, disagree, change or
 // cannot be placed in time, no run sends more in a window than the strictest
 // allows. A 429 counted by the server is a request sent past it. (Speed against
-// the ideal is `npm run bench pacing`'s, not a test's.)
-import { afterEach, describe, expect, it } from 'vitest';
+// the ideal is `npm run bench pacing`'s, not a test's.) The cases wait for real
+// windows to pass, and each has its own server: they wait side by side
+// (concurrent: the tests of both groups at once), not one after the other.
+import { describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServerOptions } from '../../support/fault-server.js';
 import { startLimiterServer, type LimiterServerOptions } from '../../support/limiter-server.mjs';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 interface Server {
   url: string;
   count429(): number;
   close(): Promise<void>;
 }
-let server: Server | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
 
 const KEY = 'sk_test_PACING_41';
 const addresses = (n: number) => Array.from({ length: n }, (_, i) => `u${i}@example${i % 3}.com`).join('\n') + '\n';
 
-/** `n` addresses, one request each, through `started`; the server's 429s and the run. */
+/** `n` addresses, one request each, through `started` (closed after); the server's 429s and the run. */
 async function run(started: Server, n: number, flags: string[]) {
-  server = started;
-  const r = await runCli(['validate', '--batch-size', '1', '--no-progress', ...flags], {
-    env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: started.url },
-    stdin: addresses(n),
-    timeoutMs: 90_000,
-  });
-  return { ...r, count429: started.count429() };
+  try {
+    const r = await runInProcess(['validate', '--batch-size', '1', '--no-progress', ...flags], {
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: started.url },
+      stdin: addresses(n),
+      timeoutMs: 90_000,
+    });
+    return { ...r, count429: started.count429() };
+  } finally {
+    await started.close();
+  }
 }
 
 const limiters = (options: LimiterServerOptions) => startLimiterServer(options);
@@ -40,7 +40,7 @@ const fault = (options: FaultServerOptions) => startFaultServer({ apiKey: KEY, .
 // A day's quota listed first, as express-rate-limit's docs stack them: the limit is the
 // q of the policy whose remaining and reset count (5), not the first q= (it was 100,000:
 // every window opened with 100,000 allowed, 12 429s at --concurrency 8 and 50 at 32 here).
-describe('stacked draft-8 policies (express-rate-limit, a quota before 5 per second)', () => {
+describe('stacked draft-8 policies (express-rate-limit, a quota before 5 per second)', { concurrent: true }, () => {
   const stacked: LimiterServerOptions = {
     library: 'express',
     limiters: [
@@ -65,7 +65,7 @@ describe('stacked draft-8 policies (express-rate-limit, a quota before 5 per sec
   }, 90_000);
 });
 
-describe('the stricter header wins, whatever its format', () => {
+describe('the stricter header wins, whatever its format', { concurrent: true }, () => {
   // X-RateLimit-Remaining: 999 beside RateLimit: remaining=4 — the X- header won: 62 429s here
   it('a generous X-RateLimit-* beside a strict draft-7 RateLimit: no 429', async () => {
     const server = await limiters({
