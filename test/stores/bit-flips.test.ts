@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { API_KEY, apiEnv, seeded } from './helpers.js';
 
 // Records that cannot lie: a single bit flipped anywhere in a record of the
@@ -36,7 +36,7 @@ describe('single-bit flips in a journal and a cache', () => {
     await writeFile(join(dir, 'list.txt'), ADDRESSES.join('\n') + '\n');
     const store = join(dir, file);
     await rm(store, { force: true });
-    const first = await runCli(['validate', 'list.txt', flag, file], { cwd: dir, env: apiEnv(server) });
+    const first = await runInProcess(['validate', 'list.txt', flag, file], { cwd: dir, env: apiEnv(server) });
     expect(first.code, first.stderr).toBe(0);
     const pristine = await readFile(store);
     const recordsFrom = pristine.indexOf(0x0a) + 1;
@@ -49,7 +49,7 @@ describe('single-bit flips in a journal and a cache', () => {
       const flipped = Buffer.from(pristine);
       flipped[at]! ^= 1 << Math.floor(random() * 8);
       await writeFile(store, flipped);
-      const run = await runCli(['validate', 'list.txt', flag, file, '-q'], { cwd: dir, env: apiEnv(server) });
+      const run = await runInProcess(['validate', 'list.txt', flag, file, '-q'], { cwd: dir, env: apiEnv(server) });
       const what = `flip of byte ${at} (${JSON.stringify(String.fromCharCode(pristine[at]!))})`;
       expect(run.code, `${what}: ${run.stderr}`).toBe(0);
       expect(run.stdout, what).toBe(first.stdout);
