@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startFaultServer } from '../support/fault-server.js';
-import { parseCsv, runCli } from '../support/run-cli.js';
+import { parseCsv } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { API_KEY, apiEnv, sentEmails } from './helpers.js';
 
@@ -37,7 +38,7 @@ function rowsOf(csv: string): string[][] {
 async function run(list: string[], extra: string[], env?: Record<string, string>) {
   await writeFile(join(dir, 'list.txt'), list.join('\n') + '\n');
   const args = ['validate', 'list.txt', '--journal', 'run.journal', '--cache', 'verdicts.cache', '--summary', 'summary.json', '-q', ...extra];
-  const r = await runCli(args, { cwd: dir, env, timeoutMs: 45_000 });
+  const r = await runInProcess(args, { cwd: dir, env, timeoutMs: 45_000 });
   const summary = r.code === 0 || r.code === 4 ? JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) : undefined;
   return { ...r, rows: rowsOf(r.stdout), summary };
 }
@@ -158,15 +159,15 @@ describe('no unknown row is ever served from --cache by a later run', () => {
     try {
       const list = ['ann@example.com', 'unknown.bob@example.com'];
       await writeFile(join(dir, 'list.txt'), list.join('\n') + '\n');
-      const first = await runCli(['validate', 'list.txt', '--journal', 'run.journal', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+      const first = await runInProcess(['validate', 'list.txt', '--journal', 'run.journal', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
       expect(first.code, first.stderr).toBe(0);
       expect(rowsOf(first.stdout).map((r) => r[1])).toEqual(['valid', 'unknown']);
       // resuming the job: nothing sent again
-      const resumed = await runCli(['validate', 'list.txt', '--journal', 'run.journal'], { cwd: dir, env: apiEnv(server) });
+      const resumed = await runInProcess(['validate', 'list.txt', '--journal', 'run.journal'], { cwd: dir, env: apiEnv(server) });
       expect(resumed.stdout).toBe(first.stdout);
       expect(sentEmails(server)).toEqual(list);
       // a later job on the cache: the unknown is asked again
-      const later = await runCli(['validate', 'list.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+      const later = await runInProcess(['validate', 'list.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
       expect(later.stdout).toBe(first.stdout);
       expect(sentEmails(server)).toEqual([...list, 'unknown.bob@example.com']);
     } finally {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { API_KEY, apiEnv, cachedVerdict, sentEmails } from './helpers.js';
 
 let dir: string;
@@ -23,7 +23,7 @@ const addresses = (from: number, to: number): string[] => Array.from({ length: t
 
 async function validate(name: string, emails: string[], extra: string[] = []) {
   await writeFile(join(dir, `${name}.txt`), emails.join('\n') + '\n');
-  const r = await runCli(['validate', `${name}.txt`, '-o', `${name}.csv`, '--summary', `${name}.json`, '--cache', 'verdicts.cache', ...extra], {
+  const r = await runInProcess(['validate', `${name}.txt`, '-o', `${name}.csv`, '--summary', `${name}.json`, '--cache', 'verdicts.cache', ...extra], {
     cwd: dir,
     env: apiEnv(server),
   });
@@ -44,7 +44,7 @@ describe('--cache across runs and input files', () => {
     expect(b.stderr).toMatch(/10 from cache/);
     expect(sentEmails(server, before).sort()).toEqual(addresses(30, 50).sort());
 
-    const fresh = await runCli(['validate', 'tuesday.txt'], { cwd: dir, env: apiEnv(server) });
+    const fresh = await runInProcess(['validate', 'tuesday.txt'], { cwd: dir, env: apiEnv(server) });
     expect(b.csv).toBe(fresh.stdout);
     expect(await readFile(join(dir, 'verdicts.cache'), 'utf8')).not.toContain(API_KEY);
   });

@@ -8,7 +8,7 @@ import { VerdictEncoder } from '../../src/codec/verdict-encoding.js';
 import { CACHE_KEY_PREFIX } from '../../src/stores/redis-verdict-cache.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { freePort, NO_REDIS, noRedis, REDIS_SERVER, startRedis, type TestRedis } from '../support/redis-server.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { API_KEY, apiEnv, cachedVerdict, sentEmails } from './helpers.js';
 
 // `--cache redis://…`: cron jobs on several machines sharing verdicts through one
@@ -44,7 +44,7 @@ async function validate(emails: string[], extra: string[] = [], api: FaultServer
   const dir = await mkdtemp(join(tmpdir(), 'mailsift-redis-cache-'));
   dirs.push(dir);
   await writeFile(join(dir, 'in.txt'), emails.join('\n') + '\n');
-  const r = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'sum.json', '--cache', `${redis.url}/3`, ...extra], {
+  const r = await runInProcess(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'sum.json', '--cache', `${redis.url}/3`, ...extra], {
     cwd: dir,
     env: apiEnv(api),
   });
@@ -63,7 +63,7 @@ describe.skipIf(noRedis())(`--cache redis://${NO_REDIS}`, () => {
     expect(b.code, b.stderr).toBe(0);
     expect(b.summary.fromCache).toBe(10);
     expect(sentEmails(server, before).sort()).toEqual(addresses(30, 50).sort());
-    const fresh = await runCli(['validate', 'in.txt'], { cwd: b.dir, env: apiEnv(server) });
+    const fresh = await runInProcess(['validate', 'in.txt'], { cwd: b.dir, env: apiEnv(server) });
     expect(b.csv).toBe(fresh.stdout);
 
     const keys = await client.keys('*');
@@ -125,7 +125,7 @@ describe.skipIf(noRedis())(`--cache redis://${NO_REDIS}`, () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailsift-redis-cache-'));
     dirs.push(dir);
     await writeFile(join(dir, 'in.txt'), 'a@example.com\n');
-    const r = await runCli(['validate', 'in.txt', '--cache', `redis://:pw-hidden@127.0.0.1:${port}`], { cwd: dir, env: apiEnv(server) });
+    const r = await runInProcess(['validate', 'in.txt', '--cache', `redis://:pw-hidden@127.0.0.1:${port}`], { cwd: dir, env: apiEnv(server) });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([`mailsift: --cache: cannot use redis://:***@127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`]);
     expect(server.requests).toHaveLength(0);
