@@ -5,7 +5,8 @@
 //   one domain    300 addresses of one domain (one MX host)
 //   300 domains   one address each of 300 domains, each with its own MX host
 //                 at a loopback address of its own (politeness is per address)
-// For each: every request must be answered (200, within --smtp-deadline), the
+// For each: every request must be answered (200, within --smtp-deadline, as
+// not determined: UNDETERMINED smtp_timeout, since a tarpit never answers), the
 // serve process's peak RSS over its idle baseline (and per pending check),
 // the tarpit connections opened, and how long the leftover background checks
 // go on dialling after the last answer (bounded by --smtp-budget).
@@ -112,7 +113,10 @@ async function run(name, emailOf) {
     const answers = await Promise.all(Array.from({ length: N }, (_, i) => post(url, emailOf(i))));
     const answeredMs = performance.now() - t;
     const pendingRss = rssKiB(child.pid);
-    const ok = answers.filter((a) => a.status === 200 && a.body.status === 'valid').length;
+    // a tarpit never answers: every answer comes at the deadline, not determined (UNDETERMINED, smtp_timeout)
+    const atDeadline = answers.filter((a) => a.status === 200 && a.body.status === 'unknown' && a.body.error?.details === 'smtp_timeout').length;
+    const dnsErrors = answers.filter((a) => a.body.error?.details === 'dns_error').length;
+    const ok = atDeadline;
     const answeredAt = Date.now();
     // leftover background checks: wait (bounded) until no tarpit connection is open and none opened for 2 s
     const until = answeredAt + (BUDGET_S + 70) * 1000;
@@ -122,7 +126,7 @@ async function run(name, emailOf) {
     const quietS = (Date.now() - answeredAt) / 1000;
     const growth = peak - baseline;
     console.log(
-      `${name.padEnd(12)} ${ok}/${N} answered 200 valid in ${(answeredMs / 1000).toFixed(1)} s; RSS baseline ${(baseline / 1024).toFixed(1)} MiB, ` +
+      `${name.padEnd(12)} ${ok}/${N} answered 200 at the deadline (not determined: smtp_timeout), ${dnsErrors} DNS errors, in ${(answeredMs / 1000).toFixed(1)} s; RSS baseline ${(baseline / 1024).toFixed(1)} MiB, ` +
         `peak +${(growth / 1024).toFixed(1)} MiB (${(growth / N).toFixed(1)} KiB per pending check), at the last answer +${((pendingRss - baseline) / 1024).toFixed(1)} MiB; ` +
         `${opened} tarpit connections; last one opened ${leftoverS.toFixed(1)} s after the last answer, all closed ${quietS.toFixed(1)} s after it (budget ${BUDGET_S} s)`,
     );

@@ -111,7 +111,7 @@ export const SMTP_DEADLINE_OPTION = {
   /** milliseconds */
   smtpDeadline: option<number | undefined>({
     flags: '--smtp-deadline <seconds>',
-    help: 'answer from DNS and the lists when the mailbox check takes longer; it goes on to fill the cache',
+    help: 'answer without the mailbox check (not determined: smtp_timeout) when it takes longer; it goes on to fill the cache',
     parse: parseDeadline,
     default: SMTP_DEFAULTS.deadlineMs,
     defaultShown: String(SMTP_DEFAULTS.deadlineMs / 1000),

@@ -6,7 +6,8 @@
  * and accepts symbols and punctuation (currency signs, arrows, dingbats) that
  * IDNA2008 disallows. The only mappings applied to a non-ASCII label are lower
  * casing and NFC (RFC 5895 steps 1 and 3: case is not significant in a domain,
- * and a canonically equivalent spelling is the same name). Full-width letters,
+ * and a canonically equivalent spelling is the same name), and never to a
+ * character NFC replaces on its own, such as KELVIN SIGN (duplicateCodePoint). Full-width letters,
  * ideographic full stops as dots and other compatibility forms are refused, not
  * mapped: a mail server would receive them as written.
  *
@@ -396,6 +397,22 @@ function lowerCase(label: string): string {
 }
 
 /**
+ * The first code point of `label` that NFC replaces on its own (KELVIN SIGN by
+ * K, OHM SIGN by Ω, ANGSTROM SIGN by Å, a CJK compatibility ideograph by its
+ * unified one), or undefined. Such a character is a second spelling of a letter,
+ * never NFC and so never PVALID (RFC 5892 §2.7): RFC 5895's NFC and lower casing
+ * would make `a@` + KELVIN SIGN + `ö.com` the address `a@kö.com`, an invalid
+ * spelling with a valid address's key. Combining sequences are not affected:
+ * each of their code points is NFC on its own.
+ */
+function duplicateCodePoint(label: string): number | undefined {
+  for (const ch of label) {
+    if (ch.charCodeAt(0) >= 0x80 && ch.normalize('NFC') !== ch) return ch.codePointAt(0);
+  }
+  return undefined;
+}
+
+/**
  * Why an ASCII `xn--` label is not an A-label: not Punycode, decodes to
  * something that is no U-label (or to plain ASCII), or does not encode back to
  * itself. `label` is lower case.
@@ -429,6 +446,8 @@ export function domainToAscii(domain: string): { ascii: string } | { error: stri
       continue;
     }
     if (RE_SURROGATE.test(label)) return { error: 'a lone UTF-16 surrogate' };
+    const twin = duplicateCodePoint(label);
+    if (twin !== undefined) return { error: `${hex(twin)} is disallowed by IDNA2008: NFC replaces it with another code point` };
     label = lowerCase(label).normalize('NFC');
     const why = uLabelError(label);
     if (why !== undefined) return { error: why };

@@ -344,8 +344,10 @@ class Pipeline {
     // Written at once, not when the reader next looks up: rows and verdicts
     // held longer would outlive the young generation and cost a full GC.
     this.write();
-    // While the input pauses, nothing else would pass these rows on.
-    if (this.inputIdle) await this.options.writer.drain(true);
+    // Passed on now while the input pauses (nothing else would), else once there
+    // are enough: the read loop may be waiting for a free slot, not draining; a
+    // pipe's reader gets them at once (Sink's `live`), and its leaving is seen here.
+    await this.options.writer.drain(this.inputIdle);
   }
 
   /** Hands the rows answered, in order, to the writer (those --only keeps), and reports progress. */

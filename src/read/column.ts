@@ -41,6 +41,19 @@ const QUALIFIERS: ReadonlySet<string> = new Set([
   'privat', 'privee', 'prive', 'geschaftlich', 'dienstlich', 'trabajo', 'lavoro', 'werk', 'zakelijk',
 ]);
 
+/**
+ * The address columns of Outlook's contact export in its other languages, as
+ * it spells them (Microsoft's own table of Outlook CSV headers, in Exchange's
+ * contact import): its French and Italian users export these, not `E-mail
+ * Address`, and each has a second and third such column. Spelled as Outlook
+ * writes them and compared as headerWords has them, below.
+ */
+const OUTLOOK_NAMES = [
+  'Adresse de messagerie', 'Indirizzo posta elettronica', 'E-mailová adresa', 'E-poštni naslov', 'E-adresa', 'El. pašto adresas',
+  '2-as el. pašto adresas', '3-ias el. pašto adresas', 'Имейл адрес', 'عنوان البريد الإلكتروني', '電子メール アドレス', '전자 메일 주소',
+  '电子邮件地址', '电子邮件 2 地址', '電子郵件地址', '電子郵件 2 地址',
+];
+
 /** A header as words: `E-mail 1 - Value` → `e mail value` (numbers and qualifiers dropped). */
 function headerWords(name: string): string {
   return name
@@ -53,9 +66,12 @@ function headerWords(name: string): string {
     .join(' ');
 }
 
-/** Whether a header names an address column (see ADDRESS_NAMES). */
+const OUTLOOK_WORDS: ReadonlySet<string> = new Set(OUTLOOK_NAMES.map(headerWords));
+
+/** Whether a header names an address column (see ADDRESS_NAMES and OUTLOOK_NAMES). */
 export function isAddressHeader(name: string): boolean {
-  return ADDRESS_NAMES.has(headerWords(name));
+  const words = headerWords(name);
+  return ADDRESS_NAMES.has(words) || OUTLOOK_WORDS.has(words);
 }
 
 
@@ -82,8 +98,10 @@ export function chooseColumns(
   const named = header.flatMap((name, col) => (isAddressHeader(name) ? [col] : []));
   /** a column most of whose cells hold an address (more than one: a note that quotes one address is no address column) */
   const holding = (col: number): boolean => counts[col]! >= Math.min(2, sample.length) && counts[col]! > 0 && counts[col]! * 2 >= filled[col]!;
+  // a column named like one but empty in every sampled row (Outlook's E-mail 3 Address, nearly
+  // always) is not said to hold addresses: the notice would be false, and its advice add empty groups
   const others = (chosen: readonly number[]): number[] =>
-    header.flatMap((_, col) => (!chosen.includes(col) && (named.includes(col) || holding(col)) ? [col] : []));
+    header.flatMap((_, col) => (!chosen.includes(col) && ((named.includes(col) && counts[col]! > 0) || holding(col)) ? [col] : []));
 
   if (requested !== undefined) {
     const columns = requestedColumns(header, requested);

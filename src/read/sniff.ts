@@ -1,4 +1,5 @@
 import type { Eol } from '../dialect.js';
+import { addressList } from './cell-addresses.js';
 
 /** The candidate CSV delimiters, in order of preference on a tie. */
 const DELIMITERS = [',', ';', '\t'] as const;
@@ -38,12 +39,70 @@ function recordCounts(head: string, max: number, complete: boolean): Counts[] {
   return records;
 }
 
-/** The delimiter used most often (outside quotes) in the first record; `,` by default. */
+/**
+ * The delimiter used most often (outside quotes) in the first record, `,` by
+ * default — unless another one of the first record splits more of the first
+ * records into a cell that holds an address. A header may hold a delimiter
+ * inside its names: German exports head a `;` table with `Name, Vorname`, as
+ * many commas as semicolons, and Excel's "Text (Tab delimited)" a `Last,
+ * First` column; counting alone split them at the commas, and every row's
+ * "address" was `anna@x.de;Müller` (or no address column was found at all).
+ */
 export function detectDelimiter(head: string): Delimiter {
   const counts = recordCounts(head, 1, true)[0] ?? { ',': 0, ';': 0, '\t': 0 };
   let best: Delimiter = ',';
   for (const d of DELIMITERS) if (counts[d] > counts[best]) best = d;
+  const others = DELIMITERS.filter((d) => d !== best && counts[d] > 0);
+  if (others.length === 0) return best;
+  let most = rowsWithAddress(head, best);
+  for (const d of others) {
+    const n = rowsWithAddress(head, d);
+    if (n > most) [best, most] = [d, n];
+  }
   return best;
+}
+
+/**
+ * How many of the first records, split at `delimiter` (RFC 4180 quotes), have
+ * a cell that holds addresses and nothing else, and no more cells than the
+ * first record (a split inside the names of a name-addr widens the row).
+ */
+function rowsWithAddress(head: string, delimiter: string): number {
+  let rows = 0;
+  let records = 0;
+  let found = false;
+  let cells = 0;
+  let width = 0;
+  let cell = '';
+  let quoted = false;
+  const end = (): void => {
+    cells++;
+    if (!found) {
+      // one address, or a list of them: `anna@x.de;Müller` is neither
+      const addresses = addressList(cell);
+      found = addresses.length > 0 && addresses.every(isAddressLine);
+    }
+    cell = '';
+  };
+  for (let i = 0; i < head.length && records < SAMPLE_RECORDS; i++) {
+    const c = head[i]!;
+    if (quoted) {
+      if (c !== '"') cell += c;
+      else if (head[i + 1] === '"') cell += head[++i];
+      else quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === delimiter) end();
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && head[i + 1] === '\n') i++;
+      end();
+      if (records === 0) width = cells;
+      if (found && cells <= width) rows++;
+      found = false;
+      cells = 0;
+      records++;
+    } else cell += c;
+  }
+  return rows;
 }
 
 /** The line ending of the first line (outside quotes): what a CSV output ends its lines with. LF when there is none. */

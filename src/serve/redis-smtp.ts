@@ -20,7 +20,7 @@ import { delay } from '../delay.js';
  * briefly getting perHost sessions from each instance, never a failed request.
  */
 
-const FINDINGS: readonly MailboxFinding[] = ['accepted', 'refused', 'full'];
+const FINDINGS: readonly MailboxFinding[] = ['accepted', 'refused', 'disabled', 'full'];
 
 /**
  * Memory first, then Redis (`<prefix>smtp-catchall:<domain>`,

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { fstatSync, promises as fs } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fileTrouble } from '../fs/errno.js';
@@ -121,13 +121,13 @@ async function openOne(
   try {
     if (format === 'xlsx') {
       // stdout is the run's, not the writer's to end
-      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined });
+      const writer = await createXlsxWriter(dest, label, header, columns, { keepOpen: file === undefined, ...(plan.split ? { instead: '--format csv' } : {}) });
       return { writer: noting(writer), gone: writer.gone, label, close: () => writer.close(), file, started: () => rows };
     }
     // JSON is UTF-8 (RFC 8259), and so is a list of addresses; a CSV is in its dialect's encoding
     const encoding = text.dialect?.encoding ?? 'utf-8';
     const encoder = format === 'csv' && unicodeEncoding(encoding) !== 'utf-8' ? await encoderFor(encoding) : undefined;
-    const sink = new Sink(dest, label, encoder);
+    const sink = new Sink(dest, label, encoder, file === undefined && isPipe(open.std!.stdout.fd));
     const writer = noting(createRowWriter(format, sink, header, columns, text));
     return { writer, gone: sink.gone, label, close: () => sink.end(file !== undefined), file, started: () => rows, ...(encoder ? { encoder } : {}) };
   } catch (err) {
@@ -204,5 +204,16 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
 async function removeEmptyDirs(top: string, dir: string): Promise<void> {
   for (let d = resolve(dir); d.startsWith(resolve(top)); d = dirname(d)) {
     if (!(await fs.rmdir(d).then(() => true, () => false))) return;
+  }
+}
+
+/** `fd` is a pipe (`| head`, `| jq`) or a socket: its reader takes rows as they come, and may leave. */
+function isPipe(fd: number | undefined): boolean {
+  if (fd === undefined) return false; // an in-process run's buffer
+  try {
+    const st = fstatSync(fd);
+    return st.isFIFO() || st.isSocket();
+  } catch {
+    return false;
   }
 }

@@ -33,6 +33,14 @@ export class Sink {
     label: string,
     /** another encoding than UTF-8 (a CSV in its input's encoding) */
     private readonly encoder?: CharsetEncoder,
+    /**
+     * a reader takes the rows as they come (stdout is a pipe): each drain()
+     * passes them on. `| head -1` then has its line after the first answer
+     * and leaves, and the next write finds it gone (EPIPE: the run stops
+     * sending); held until 64 KiB, rows reached it a dozen answers later, each
+     * paid for. A write per finished batch costs nothing beside its request.
+     */
+    private readonly live = false,
   ) {
     // A reader that went away (`| head -1`) ends the run quietly, not with EPIPE.
     stream.on('error', (err: NodeJS.ErrnoException) => {
@@ -76,9 +84,9 @@ export class Sink {
     this.buffer = next;
   }
 
-  /** Passes buffered text on once there is enough of it, honouring backpressure (`flush` passes it on now). */
+  /** Passes buffered text on once there is enough of it (any, when `live`), honouring backpressure (`flush` passes it on now). */
   async drain(): Promise<void> {
-    if (this.used + this.text.length >= CHUNK_SIZE) await this.flush();
+    if (this.used + this.text.length >= (this.live ? 1 : CHUNK_SIZE)) await this.flush();
   }
 
   async flush(): Promise<void> {
@@ -93,6 +101,9 @@ export class Sink {
     this.buffer = Buffer.allocUnsafe(BUFFER_SIZE);
     this.used = 0;
     if (!this.stream.write(bytes)) await waitDrain(this.stream, () => this.readerGone.signal.aborted || this.failure !== undefined);
+    // A reader gone fails the write at once, but says so (EPIPE) a tick later: heard
+    // before the caller goes on, no batch is sent in between.
+    else if (this.live) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /**

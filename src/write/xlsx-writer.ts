@@ -29,6 +29,8 @@ export interface XlsxWriterOptions {
   level?: number;
   /** `dest` is the run's stdout: its buffered writes are waited for, but it is never ended */
   keepOpen?: boolean;
+  /** what to write instead, in the advice past a limit: `-o out.csv` by default; a --split file is told `--format csv` (it takes no -o) */
+  instead?: string;
 }
 
 /**
@@ -55,9 +57,10 @@ export async function createXlsxWriter(
 ): Promise<RowWriter & { gone: AbortSignal; close(): Promise<void> }> {
   const limits = { ...XLSX_WRITE_LIMITS, ...options.limits };
   limits.bytes = Math.min(limits.bytes, ZIP32_MAX);
+  const instead = options.instead ?? csvInstead(label);
   const names = columnNames(columns, header);
   // the header is as wide as the widest row (read/), so this is known before anything is sent
-  if (names.length > limits.columns) throw tooWide(label, names.length, header.length, limits.columns);
+  if (names.length > limits.columns) throw tooWide(label, names.length, header.length, limits.columns, instead);
   const appended = names.length - header.length;
   const keepOpen = options.keepOpen === true;
   const gone = new AbortController();
@@ -85,14 +88,14 @@ export async function createXlsxWriter(
     const ref = letter(col) + rowNumber;
     if (typeof value === 'number') return out + numberCell(ref, value);
     if (typeof value === 'boolean') return out + booleanCell(ref, value);
-    if (value.length > limits.cellChars) throw tooLong(label, ref, value.length, limits.cellChars);
+    if (value.length > limits.cellChars) throw tooLong(label, ref, value.length, limits.cellChars, instead);
     return out + textCell(ref, value);
   };
 
   const addRow = (cells: (col: number) => string): void => {
     if (failure) return;
     if (rowNumber > limits.rows) {
-      failure = tooManyRows(label, limits.rows);
+      failure = tooManyRows(label, limits.rows, instead);
       return;
     }
     try {
@@ -113,7 +116,7 @@ export async function createXlsxWriter(
     text = '';
     // deflate makes XML smaller, so the sheet's own size bounds the archive's too (beside what is written already)
     if (zip.written + bytes.length > limits.bytes || sheet.size + bytes.length > limits.bytes) {
-      throw (failure = tooBig(label, limits.bytes));
+      throw (failure = tooBig(label, limits.bytes, instead));
     }
     await sheet.write(bytes);
     if (failure) throw failure;
@@ -130,7 +133,7 @@ export async function createXlsxWriter(
     },
     row: (fields, v, reason, cells) => {
       if (fields.length + appended > limits.columns) {
-        failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, rowNumber);
+        failure ??= tooWide(label, fields.length + appended, fields.length, limits.columns, instead, rowNumber);
         return;
       }
       addRow(() => {
@@ -167,7 +170,7 @@ export async function createXlsxWriter(
       await sheet.end();
       if (failure) throw failure;
       // the central directory: 46 bytes and a short name per part, 22 for its end
-      if (zip.written + 1024 > limits.bytes) throw (failure = tooBig(label, limits.bytes));
+      if (zip.written + 1024 > limits.bytes) throw (failure = tooBig(label, limits.bytes, instead));
       await zip.finish();
       if (gone.signal.aborted) return;
       if (!keepOpen) {
@@ -193,59 +196,61 @@ async function finishedQuietly(stream: Writable): Promise<void> {
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
 
-/** `out.xlsx` → `out.csv`, for the advice */
-const csvName = (label: string): string => (label === 'stdout' ? 'out.csv' : label.replace(/\.xlsx$/i, '') + '.csv');
+/** `out.xlsx` → `-o out.csv`, for the advice */
+const csvInstead = (label: string): string => `-o ${label === 'stdout' ? 'out.csv' : label.replace(/\.xlsx$/i, '') + '.csv'}`;
 
-function tooWide(label: string, width: number, inputWidth: number, most: number, row?: number): UsageError {
+function tooWide(label: string, width: number, inputWidth: number, most: number, instead: string, row?: number): UsageError {
   const where = row === undefined ? '' : ` in row ${row}`;
   const hint = width - inputWidth > 0 ? ' or fewer verdict columns (--columns status,reason)' : '';
   return new UsageError(
-    `${label}: ${fmt(width)} columns${where}, past the ${fmt(most)} an .xlsx sheet holds (column ${columnLetters(most - 1)}); write CSV instead (-o ${csvName(label)})${hint}`,
+    `${label}: ${fmt(width)} columns${where}, past the ${fmt(most)} an .xlsx sheet holds (column ${columnLetters(most - 1)}); write CSV instead (${instead})${hint}`,
   );
 }
 
 /**
  * The check of the pre-flight pass (pipeline/preflight.ts) for an .xlsx output
- * that every input row reaches (no --only, --except, --unique or --split): the
- * input's cells against the format's limits, with the writer's own words, so
- * that a cell or a row count past them is found before the first request
- * rather than after most of the list was paid for. Called with each row's
- * cells in input order (blank rows included: they are written too); throws.
+ * that every input row reaches (no --only, --except or --unique): the input's
+ * cells against the format's limits, with the writer's own words, so that a
+ * cell or a row count past them is found before the first request rather than
+ * after most of the list was paid for. Called with each row's cells in input
+ * order (blank rows included: they are written too); throws. (For --split's
+ * files, each row reaching one of them, the caller lifts the row limit.)
  */
 export function xlsxRowCheck(
   label: string,
   header: readonly string[],
   columns: Columns,
-  limits: Pick<typeof XLSX_WRITE_LIMITS, 'rows' | 'cellChars'> = XLSX_SHEET_LIMITS,
+  limits: { rows: number; cellChars: number } = XLSX_SHEET_LIMITS,
+  instead = csvInstead(label),
 ): ((fields: readonly string[]) => void) & { cellChars: number; rows: number } {
   // where the input's cells start in an output row (--columns may put a text list's email after verdicts)
   const first = columns.order.indexOf('input');
   const check = (fields: readonly string[], row: number): void => {
     for (let i = 0; i < fields.length; i++) {
-      if (fields[i]!.length > limits.cellChars) throw tooLong(label, `${columnLetters(first + i)}${row}`, fields[i]!.length, limits.cellChars);
+      if (fields[i]!.length > limits.cellChars) throw tooLong(label, `${columnLetters(first + i)}${row}`, fields[i]!.length, limits.cellChars, instead);
     }
   };
   check(header, 1);
   let row = 1;
   const each = (fields: readonly string[]): void => {
-    if (++row > limits.rows) throw tooManyRows(label, limits.rows);
+    if (++row > limits.rows) throw tooManyRows(label, limits.rows, instead);
     check(fields, row);
   };
   return Object.assign(each, { cellChars: limits.cellChars, rows: limits.rows });
 }
 
-function tooManyRows(label: string, most: number): UsageError {
-  return new UsageError(`${label}: more than ${fmt(most)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o ${csvName(label)})`);
+function tooManyRows(label: string, most: number, instead: string): UsageError {
+  return new UsageError(`${label}: more than ${fmt(most)} rows (the header included), the most an .xlsx sheet holds; write CSV instead (${instead})`);
 }
 
-function tooLong(label: string, ref: string, chars: number, most: number): UsageError {
+function tooLong(label: string, ref: string, chars: number, most: number, instead: string): UsageError {
   return new UsageError(
-    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (-o ${csvName(label)})`,
+    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (${instead})`,
   );
 }
 
-function tooBig(label: string, maxBytes: number): UsageError {
+function tooBig(label: string, maxBytes: number, instead: string): UsageError {
   return new UsageError(
-    `${label}: the workbook passes ${fmt(maxBytes)} bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64); write CSV instead (-o ${csvName(label)})`,
+    `${label}: the workbook passes ${fmt(maxBytes)} bytes, the most an .xlsx that mailsift writes holds (a zip without ZIP64); write CSV instead (${instead})`,
   );
 }

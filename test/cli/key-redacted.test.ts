@@ -45,3 +45,48 @@ describe('the API key echoed by a gateway', () => {
     expect(written).not.toContain(KEY.slice(0, 12));
   });
 });
+
+describe('the API key echoed inside a 200 answer', () => {
+  // A gateway (or an API) that answers and repeats the key in an address's
+  // texts — its error message, its provider: those are written to the
+  // output, the journal and the report, which must not hold the key either.
+  let echo: Server;
+  let echoUrl: string;
+  beforeAll(async () => {
+    echo = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+        const { emails } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { emails: string[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            results: emails.map((email, i) =>
+              i === 0
+                ? { email, isValid: true, status: 'valid', confidence: 0.9, provider: `gateway (${key})`, details: {} }
+                : { email, isValid: false, status: 'unknown', error: { code: 'UPSTREAM', message: `upstream refused the key ${key}` }, details: {} },
+            ),
+          }),
+        );
+      });
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => echo.close(r)));
+
+  it.each(['ndjson', 'csv'])('neither the %s output nor the journal, the summary, the report or -v holds it', async (format) => {
+    const journal = join(dir, `j-${format}.journal`);
+    const r = await runCli(['validate', 'in.txt', '-v', '--retries', '0', '--format', format, '-o', `echo.${format}`, '--summary', `echo-${format}.json`, '--report', `echo-${format}.html`, '--journal', journal], {
+      cwd: dir,
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: echoUrl },
+    });
+    expect(r.code, r.stderr).toBe(4);
+    const output = await readFile(join(dir, `echo.${format}`), 'utf8');
+    expect(output).toContain('[redacted]');
+    const written = [r.stderr, r.stdout, output, await readFile(journal, 'utf8'), await readFile(join(dir, `echo-${format}.json`), 'utf8'), await readFile(join(dir, `echo-${format}.html`), 'utf8')].join('\n');
+    expect(written).not.toContain(KEY);
+    expect(written).not.toContain(KEY.slice(0, 12));
+  });
+});

@@ -27,6 +27,9 @@ const CASES: [string, string, string | Buffer, string[], RegExp][] = [
     /^mailsift: stray\.csv: row 20001 has a cell in column D \(4\), past the 3 columns of the header and the first rows/],
   ['a 40,000-character cell with -o out.xlsx', 'long.csv', csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)), ['-o', 'out.xlsx'],
     /^mailsift: out\.xlsx: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(-o out\.csv\)\n$/],
+  // every row reaches one of the --split files, so a cell no .xlsx holds ends the run as surely as with -o
+  ['a 40,000-character cell with --split DIR --format xlsx', 'long-split.csv', csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)), ['--split', 'by-status', '--format', 'xlsx'],
+    /^mailsift: --split by-status: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(--format csv\)\n$/],
   ['a byte that is not UTF-8 in row 25,001', 'latin1.csv', latin1At(25_000), [], /^mailsift: latin1\.csv: invalid UTF-8 at byte \d+; for a legacy export give its encoding/],
   ['a quote never closed at the end', 'quote.csv', csvRows((i) => (i === ROWS - 1 ? `${i},"user${i}@example.com,ok` : undefined)), [],
     /^mailsift: quote\.csv: malformed CSV: /],
@@ -51,6 +54,7 @@ describe('a file input that would end in exit 2 is refused before the first requ
     expect(r.stdout).toBe('');
     expect(api.requests.length - before).toBe(0);
     if (args.includes('-o')) expect(existsSync(join(dir, args[args.indexOf('-o') + 1]!))).toBe(false);
+    if (args.includes('--split')) expect(existsSync(join(dir, args[args.indexOf('--split') + 1]!))).toBe(false);
 
     const dry = await runInProcess(['validate', name, '--dry-run', ...args], { cwd: dir, env });
     expect(dry.code, dry.stderr).toBe(2);

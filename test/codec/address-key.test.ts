@@ -45,6 +45,19 @@ describe('the address key', () => {
     expect(addressKey(`${KELVIN}@kelvin.com`)).not.toBe(addressKey('k@kelvin.com'));
   });
 
+  it('refuses KELVIN SIGN and its kind wherever they stand in a domain: never the key of the letter they stand for', () => {
+    // beside another letter outside ASCII, lower casing and NFC made KELVIN SIGN a k: the key of a@kö.com
+    for (const [spelling, valid] of [
+      [`a@${KELVIN}ö.com`, 'a@kö.com'],
+      ['a@\u2126mega.com', 'a@ωmega.com'],
+      ['a@\u212bngström.se', 'a@ångström.se'],
+      ['a@\uf900.jp', 'a@\u8c48.jp'],
+    ]) {
+      expect(parseAddress(spelling!), spelling).toBeUndefined();
+      expect(addressKey(spelling!)).not.toBe(addressKey(valid!));
+    }
+  });
+
   const all = samples();
 
   it('keeps an address the syntax refuses as written, and a key of a valid one is valid itself: no invalid spelling shares a key with a valid address', () => {

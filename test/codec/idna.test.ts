@@ -62,6 +62,13 @@ const REFUSED: [string, string, RegExp][] = [
   ['full-width letter (not mapped)', 'ｅxample.com', /U\+FF45 is disallowed/],
   ['ideographic full stop as a dot (not mapped)', '例子。广告', /U\+3002 is disallowed/],
   ['compatibility ligature ﬁ', 'ﬁle.com', /U\+FB01 is disallowed/],
+  // characters NFC replaces on their own: mapped, each would be the letter it stands for
+  ['KELVIN SIGN', '\u212aelvin.com', /U\+212A is disallowed/],
+  ['KELVIN SIGN beside a letter outside ASCII', '\u212aö.com', /U\+212A is disallowed/],
+  ['OHM SIGN', '\u2126mega.com', /U\+2126 is disallowed/],
+  ['ANGSTROM SIGN', '\u212bngström.se', /U\+212B is disallowed/],
+  ['a CJK compatibility ideograph', '\uf900.jp', /U\+F900 is disallowed/],
+  ['Greek question mark (NFC makes it a semicolon)', 'a\u037eb.gr', /U\+037E is disallowed/],
   ['Roman numeral Ⅻ', 'Ⅻ.com', /disallowed/],
   ['Arabic tatweel (exception F)', 'ممـم.com', /U\+0640 is disallowed/],
   ['vertical kana repeat mark (exception F)', 'あ〱.jp', /U\+3031 is disallowed/],

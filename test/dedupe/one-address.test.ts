@@ -93,6 +93,24 @@ describe('case variants of one mailbox', () => {
     expect(rowsOf(later.stdout)).toEqual([['jane.doe@gmail.com', 'valid', '']]);
   }, 30_000);
 
+  it('a server that echoes lower case and refuses the KELVIN SIGN spelling: each row keeps its own answer, and the cache the real one', async () => {
+    await server.close();
+    const kelvin = 'a@\u212aelvin.com';
+    // it judges the address as sent, then echoes it lower-cased: KELVIN SIGN lower-cased is k
+    server = await startFaultServer({ apiKey: API_KEY, lowercaseEcho: true, verdictFor: (e) => (e.includes('\u212a') ? { status: 'invalid', confidence: 0.99, mx: false } : { status: 'valid' }) });
+    await writeFile(join(dir, 'pair.txt'), `${kelvin}\na@kelvin.com\n`);
+    const run = await runCli(['validate', 'pair.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(sentEmails(server)).toEqual([kelvin, 'a@kelvin.com']);
+    expect(rowsOf(run.stdout)).toEqual([
+      [kelvin, 'invalid', 'no_mail_server'],
+      ['a@kelvin.com', 'valid', ''],
+    ]);
+    await writeFile(join(dir, 'real.txt'), 'a@kelvin.com\n');
+    const later = await runCli(['validate', 'real.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+    expect(rowsOf(later.stdout)).toEqual([['a@kelvin.com', 'valid', '']]);
+  }, 30_000);
+
   it('the answer reaches every spelling when the server echoes the address in another case', async () => {
     await server.close();
     server = await startFaultServer({ apiKey: API_KEY, lowercaseEcho: true });

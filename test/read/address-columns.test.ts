@@ -8,6 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { parseCsv } from '../support/run-cli.js';
@@ -201,6 +202,47 @@ describe('several address columns and cells that list several addresses (7)', ()
     expect(sheet[0]!.slice(header.length)).toEqual(['E-mail 1 - Value status', 'E-mail 1 - Value reason', 'E-mail 2 - Value status', 'E-mail 2 - Value reason']);
     expect(sheet.slice(1).map((row) => row.slice(0, header.length))).toEqual(rows);
     expect(sheet[3]!.slice(header.length)).toEqual(['invalid', 'no_mail_server', 'invalid', 'empty']);
+  });
+});
+
+describe("Outlook's export in the user's language (6, 7)", () => {
+  // French Outlook writes its 92 columns in French, every field quoted, in Windows-1252
+  const header = ['Prénom', 'Nom', 'Société', 'Adresse de messagerie', 'Type de messagerie', 'Nom complet de l’adresse de messagerie',
+    'Adresse de messagerie 2', 'Type de messagerie 2', 'Nom complet de l’adresse de messagerie 2', 'Notes', 'Sexe'];
+  const contact = (first: string, last: string, e1: string, e2 = ''): string[] => [first, last, '', e1, e1 ? 'SMTP' : '', e1 ? `${first} ${last} (${e1})` : '',
+    e2, e2 ? 'SMTP' : '', e2 ? `${first} ${last} (${e2})` : '', '', 'Non spécifié'];
+  const rows = [contact('Amélie', 'Dupré', 'amelie@dupre.example', 'a.dupre@perso.example'), contact('Éric', 'Noël', ''), contact('Hélène', 'Gâté', 'invalid.helene@gate.example')];
+  const text = [header, ...rows].map((r) => r.map((c) => `"${c}"`).join(',')).join('\r\n') + '\r\n';
+
+  it('the address column is found by its name, and the second one is named in a notice', async () => {
+    const input = join(dir, 'outlook-fr.csv');
+    writeFileSync(input, iconv.encode(text, 'windows-1252'));
+    let r!: Awaited<ReturnType<typeof runCli>>;
+    const paid = await paidFor(async () => {
+      r = await runCli(['validate', input, '--encoding', 'windows-1252', '--columns', 'status'], { env: env() });
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(paid.sort()).toEqual(['amelie@dupre.example', 'invalid.helene@gate.example']);
+    expect(r.stderr).toContain('mailsift: checking column "Adresse de messagerie" (4) for addresses (found by its name)\n');
+    expect(r.stderr).toContain(`mailsift: column "Adresse de messagerie 2" (7) holds addresses too, not checked; to check both: --column 'Adresse de messagerie,Adresse de messagerie 2'\n`);
+  });
+});
+
+describe('a column headed like an address column but empty is not said to hold addresses (7)', () => {
+  // Outlook writes E-mail 2 Address and E-mail 3 Address for every contact, empty for most
+  const header = ['First Name', 'Last Name', 'E-mail Address', 'E-mail Type', 'E-mail Display Name', 'E-mail 2 Address', 'E-mail 2 Type', 'E-mail 3 Address', 'E-mail 3 Type'];
+  const rows = [
+    ['Jürgen', 'Weiß', 'jw@weiss.example', 'SMTP', 'Jürgen Weiß (jw@weiss.example)', 'juergen@home.example', 'SMTP', '', ''],
+    ['Nina', 'Noemail', '', '', '', '', '', '', ''],
+    ['Olaf', 'Ørsted', 'olaf@orsted.example', 'SMTP', 'Olaf Ørsted (olaf@orsted.example)', '', '', '', ''],
+  ];
+
+  it('the notice names E-mail 2 Address, which holds one, and not E-mail 3 Address, empty in every row', async () => {
+    const input = file('outlook-empty-third.csv', csv([header, ...rows]));
+    const r = await runCli(['validate', input, '--columns', 'status'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`mailsift: column "E-mail 2 Address" (6) holds addresses too, not checked; to check both: --column 'E-mail Address,E-mail 2 Address'\n`);
+    expect(r.stderr).not.toContain('"E-mail 3 Address"');
   });
 });
 

@@ -60,6 +60,13 @@ describe('address column detection', () => {
     ['a CRM', ['Name', 'Twitter', 'Work Email', 'Personal E-mail', 'Mailing Address'], [2, 3]],
     ['German Excel', ['Vorname', 'Nachname', 'E-Mail-Adresse', 'E-Mail (privat)', 'Telefon'], [2, 3]],
     ['French, Spanish, Dutch, Italian', ['Nom', 'Courriel', 'Correo electrónico', 'E-mailadres', 'Indirizzo email', 'Adresse e-mail'], [1, 2, 3, 4, 5]],
+    // Outlook's export in the user's language: its three address columns, never their type or display name
+    ['Outlook in French', ['Prénom', 'Adresse de messagerie', 'Type de messagerie', 'Nom complet de l’adresse de messagerie', 'Adresse de messagerie 2', 'Adresse de messagerie 3'], [1, 4, 5]],
+    ['Outlook in Italian', ['Nome', 'Indirizzo posta elettronica', 'Tipo posta elettronica', 'Nome visualizzato posta elettronica', 'Indirizzo posta elettronica 2'], [1, 4]],
+    ['Outlook in Czech, Slovak, Slovenian, Serbian', ['Jméno', 'E-mailová adresa', 'Typ e-mailu', 'E-mailová adresa 2', 'E-poštni naslov', 'E-poštno ime za prikaz', 'E-adresa 2'], [1, 3, 4, 6]],
+    ['Outlook in Lithuanian', ['Vardas', 'El. pašto adresas', 'El. pašto tipas', 'Rodomas el. pašto vardas', '2-as el. pašto adresas', '3-ias el. pašto adresas'], [1, 4, 5]],
+    ['Outlook in Bulgarian and Arabic', ['Име', 'Имейл адрес', 'Показвано име в имейл', 'Имейл адрес 2', 'عنوان البريد الإلكتروني', 'نوع البريد الإلكتروني', 'عنوان البريد الإلكتروني 2'], [1, 3, 4, 6]],
+    ['Outlook in Japanese, Korean, Chinese', ['名', '電子メール アドレス', '電子メール 2 アドレス', '電子メール表示名', '전자 메일 주소', '전자 메일 2 주소', '전자 메일 표시 이름', '电子邮件地址', '电子邮件 2 地址', '电子邮件显示名称', '電子郵件地址', '電子郵件 3 地址'], [1, 2, 4, 5, 7, 8, 10, 11]],
   ])('%s: the address columns are known by their headers', (_name, header, expected) => {
     expect(header.flatMap((h, i) => (isAddressHeader(h) ? [i] : []))).toEqual(expected);
   });

@@ -272,6 +272,25 @@ describe('a table named .txt is a table', () => {
   }, 320_000);
 });
 
+describe('a header that holds another delimiter inside its names', () => {
+  // German CRMs head a column "Name, Vorname": as many commas as semicolons in the
+  // first record, so counting them alone split the file on its commas and paid for
+  // "anna@…;Müller, Anna" — every row invalid, exit 0.
+  const german = [['E-Mail', 'Name, Vorname'], ['anna@example.de', 'Müller, Anna'], ['invalid.bob@example.de', 'Meier, Bob'], ['', 'Schulz, Carla'], ['dora@example.de', 'Wagner, Dora']];
+  const names = [['Firma, Abteilung, Team', 'E-Mail'], ['Acme, Vertrieb, Nord', 'anna@example.de'], ['Acme, Einkauf, Süd', 'invalid.bob@example.de']];
+  const lastFirst = [['Last, First', 'Email'], ['Müller, Anna', 'anna@example.com'], ['Meier, Bob', 'invalid.bob@example.org']];
+  it.each<[string, string, string[][], Producer, string[]]>([
+    ['German Excel: ";" and a "Name, Vorname" header (Windows-1252, CRLF)', 'crm.csv', german, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid', 'invalid', 'valid']],
+    ['";" and a header with more commas than semicolons', 'teams.csv', names, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+    ['Excel\'s "Text (Tab delimited)" with a "Last, First" header, saved as .txt', 'people.txt', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+    ['the same named .tsv', 'people.tsv', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+  ])('%s: split on the delimiter that gives address cells, the addresses alone paid for', async (_what, name, rows, p, status) => {
+    const run = await validate(name, made(rows, p), ['--encoding', 'windows-1252']);
+    expectRowForRow(run, rows, p, status);
+    expect(run.sent.sort()).toEqual(rows.slice(1).map((r) => r.find((c) => c.includes('@'))).filter((a) => a !== undefined).sort());
+  });
+});
+
 describe('the wrong file is exit 2, named as what it looks like, and nothing is sent', () => {
   // the issue's README: 2 addresses in 14 lines passed the old "1 line in 10 holds @" rule
   const readme = `# Contacts tool\n\nA small tool to keep our contact list tidy.\nIt reads the CRM export and writes it back.\n\n## Usage\n\nRun it on the export, then import the result.\nQuestions go to help@example.com.\nBugs go to bugs@example.com.\n\n## Licence\n\nMIT, see LICENSE.\nWritten in 2024.\nMaintained by the ops team.\nThanks to everyone who helped.\nMore to come.\nThe end.\n`;

@@ -8,6 +8,13 @@ describe('the delimiter of a table', () => {
     ['id\temail\n', '\t'],
     ['"a,b";c;d\n', ';'],
     ['a@example.com\n', ','],
+    // a delimiter inside the header's names: the one that splits the rows into address cells wins
+    ['E-Mail;Name, Vorname\r\nanna@x.de;Müller, Anna\r\n', ';'],
+    ['Firma, Abteilung, Team;E-Mail\nAcme, Vertrieb, Nord;anna@x.de\n', ';'],
+    ['Last, First\tEmail\r\nMüller, Anna\tanna@x.com\r\n', '\t'],
+    ['Last, First\tEmail\r\nDoe, Jane\tDoe, Jane <jane@x.com>\r\n', '\t'],
+    ['id,emails\n1,a@x.com;b@y.com\n', ','],
+    ['name,email\n"Doe; Jane",jane@x.com\n', ','],
   ])('%j: %j', (head, delimiter) => {
     expect(detectDelimiter(head)).toBe(delimiter);
   });

@@ -92,4 +92,23 @@ describe('serve with a dead resolver, and a validate client in front of it', () 
     const ready = await get(`${served.url}/readyz`);
     expect([ready.status, JSON.parse(ready.text)]).toEqual([200, { status: 'ready', redis: 'not configured', dns: 'ok' }]);
   }, 60_000);
+
+  it('a client sending only dead domains does not take it out of service: their rows are undetermined, /readyz stays ready', async () => {
+    // forty domains whose servers fail, after one that answered: the resolver still answers about that one
+    dns.zones = { ...dns.zones, ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`dead${i}.test`, { servfail: true }])) };
+    served = await startServe(['--keys-file', join(dir, 'keys'), '--dns-server', dns.address, '--dns-timeout', '10000'], { dns: true });
+    const bulk = (emails: string[]) =>
+      fetch(`${served!.url}/api/validate/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ emails }),
+      }).then((r) => r.json() as Promise<{ results: { status: string; error?: { code: string; message: string } }[] }>);
+    expect((await bulk(['ann@a.test'])).results[0]).toMatchObject({ status: 'valid' });
+    const dead = await bulk(Array.from({ length: 40 }, (_, i) => `x@dead${i}.test`));
+    expect(new Set(dead.results.map((r) => `${r.status} ${r.error?.code} ${r.error?.message}`))).toEqual(
+      new Set(['unknown UNDETERMINED not determined, for a temporary reason; ask again later']),
+    );
+    const ready = await get(`${served.url}/readyz`);
+    expect([ready.status, JSON.parse(ready.text)]).toEqual([200, { status: 'ready', redis: 'not configured', dns: 'ok' }]);
+  }, 60_000);
 });

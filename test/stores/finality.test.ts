@@ -153,6 +153,49 @@ describe('a temporary condition is never recorded as final', () => {
   }, 60_000);
 });
 
+describe('DNS that stops answering mid-run', () => {
+  // The resolver answers the first 20 questions about the list's domains, then fails every
+  // question but the root zone's (cached): with 40 domains, the last 32 lookups are 12
+  // answers and 20 failures, short of the 90% that makes an outage of a list's dead domains.
+  it.each([
+    ['SERVFAILs', { servfail: true }, '300'],
+    ['goes silent', { silent: true }, '500'],
+  ] as const)('%s: exit 4, said under -q, the rows after it not kept; then DNS back, they are asked again', async (_how, failure, timeout) => {
+    let answered = 0;
+    let down = true;
+    const resolver = await startDnsServer({
+      fallback: (name) => {
+        if (down && answered >= 20) return failure;
+        if (!/^d\d+\.test$/.test(name)) return undefined;
+        answered++;
+        return mx(`mx.${name}`);
+      },
+    });
+    try {
+      const list = Array.from({ length: 40 }, (_, i) => `user${i}@d${i}.test`);
+      const flags = ['--engine', 'local', '--dns-server', resolver.address, '--dns-timeout', timeout, '--batch-size', '10'];
+      const cut = await run(list, flags);
+      expect(cut.code, cut.stderr).toBe(4);
+      expect(cut.stderr).toMatch(/^mailsift: DNS failed: .*rows could not be checked/m);
+      const valid = cut.rows.filter((r) => r[1] === 'valid').length;
+      expect(cut.rows.filter((r) => r[1] !== 'valid').every((r) => r[1] === 'unknown' && r[2] === 'dns_error')).toBe(true);
+      expect(valid).toBeGreaterThanOrEqual(10);
+      expect(valid).toBeLessThanOrEqual(20);
+      const recorded = async (file: string) => (await readFile(join(dir, file), 'utf8')).split('\n').slice(1).filter(Boolean);
+      expect(await recorded('run.journal')).toHaveLength(valid);
+      expect(await recorded('verdicts.cache')).toHaveLength(valid);
+
+      down = false;
+      const back = await run(list, flags);
+      expect(back.code, back.stderr).toBe(0);
+      expect(back.rows.every((r) => r[1] === 'valid')).toBe(true);
+      expect(back.summary.fromJournal).toBe(valid);
+    } finally {
+      await resolver.close();
+    }
+  }, 60_000);
+});
+
 describe('no unknown row is ever served from --cache by a later run', () => {
   it('the API’s own unknown is journaled for the job, but a later run with the cache asks again', async () => {
     const server = await startFaultServer({ apiKey: API_KEY });

@@ -24,6 +24,8 @@ export interface Zone {
   silent?: boolean;
   /** answer only when the test calls releaseHeld(): shows how many queries are in flight */
   hold?: boolean;
+  /** answer after this long (a resolver slowed down by a burst, a far server) */
+  delayMs?: number;
 }
 
 /** Zones every test server serves unless told otherwise (all under `.test`, RFC 6761). */
@@ -76,6 +78,8 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     zones: { ...DEFAULT_ZONES, ...options.zones },
   };
   const held: (() => void)[] = [];
+  /** answers of `delayMs` zones not sent yet: dropped at close */
+  const delayed = new Set<NodeJS.Timeout>();
   let maxHeld = 0;
   const server = createUDPServer((request, send) => {
     const response: Reply = Packet.createResponseFromRequest(request);
@@ -114,6 +118,14 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
       maxHeld = Math.max(maxHeld, held.length);
       return;
     }
+    if (zone?.delayMs) {
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        void send(response as DnsPacket);
+      }, zone.delayMs);
+      delayed.add(timer);
+      return;
+    }
     void send(response as DnsPacket);
   });
   await server.listen(0, '127.0.0.1');
@@ -148,6 +160,9 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Te
     releaseHeld() {
       for (const answer of held.splice(0)) answer();
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const timer of delayed) clearTimeout(timer);
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +65,40 @@ export const REPLIES = {
   strictSender: '127.0.20.15',
 };
 
+/**
+ * The listeners of the harder lab (test/engines/local/smtp-lab-e2e.test.ts),
+ * configured as hosting providers and companies configure Postfix:
+ *   127.0.20.30 a gateway that verifies each recipient (reject_unverified_recipient,
+ *               550): "undeliverable address: unknown user" for a dead mailbox
+ *   127.0.20.31 `sleep` before every RCPT reply (`delaySeconds`): a server
+ *               slower than the checker's reply timeout (as Exim's `delay`)
+ *   127.0.20.32 offers STARTTLS, and its TLS handshake fails (its only cipher
+ *               is one no client offers): MTAs then go on in plain text
+ *   127.0.20.33 a dead mailbox refused with a 450 (unknown_virtual_mailbox_reject_code)
+ *   127.0.20.34 a relay-only backup MX: accepts every address of `relayDomains`
+ *   127.0.20.35 a gateway that knows its recipients (relay_recipient_maps:
+ *               `relayRecipients`), for a domain of `relayDomains`
+ *   127.0.20.36 opportunistic STARTTLS (smtpd_tls_security_level = may)
+ *   127.0.20.37 an error tarpit: from the first error on, each error reply
+ *               waits a second (smtpd_soft_error_limit = 1, smtpd_error_sleep_time)
+ *   127.0.20.38 refuses the sender's domain by an access map (5.7.1 Sender
+ *               address rejected: Access denied)
+ *   127.0.20.39 at most 3 connections a minute from one client
+ *               (smtpd_client_connection_rate_limit): the next get a 421
+ */
+export const HARD = {
+  gateway: '127.0.20.30',
+  delay: '127.0.20.31',
+  tlsBroken: '127.0.20.32',
+  softUnknown: '127.0.20.33',
+  backupRelay: '127.0.20.34',
+  recipientList: '127.0.20.35',
+  tlsMay: '127.0.20.36',
+  errorSleep: '127.0.20.37',
+  senderBlock: '127.0.20.38',
+  connRate: '127.0.20.39',
+};
+
 /** the domain whose addresses 127.0.20.10 verifies as senders: it has no mailbox, so every one is undeliverable */
 export const PROBED_DOMAIN = 'sender.lab.test';
 
@@ -91,14 +126,51 @@ export interface PostfixLab {
 }
 
 export interface LabOptions {
-  /** local@domain addresses that exist; domains are taken from them */
+  /** local@domain addresses that exist; domains are taken from them; `@domain` makes a catch-all domain */
   mailboxes: readonly string[];
+  /** domains every listener relays (accepts any address of) without knowing its mailboxes: a backup MX's */
+  relayDomains?: readonly string[];
+  /** how long 127.0.20.31 sleeps before each RCPT reply */
+  delaySeconds?: number;
+  /** the addresses of `relayDomains` 127.0.20.35 knows (any other is refused) */
+  relayRecipients?: readonly string[];
   greyDelaySeconds?: number;
   greetWaitSeconds?: number;
   holdSeconds?: number;
 }
 
+/**
+ * The suite's files that start a lab take turns (vitest runs files at once,
+ * and a lab binds fixed addresses): the kernel lock on this file, taken by
+ * flock(1) on a descriptor kept open until the lab stops, as src/owner.ts
+ * takes its locks. Released by the kernel however the holder dies. (Runs of
+ * other worktrees are kept apart by the outer `flock /tmp/postfix-lab.lock`.)
+ */
+const TURN = join(tmpdir(), 'mailsift-postfix-lab.turn');
+
+async function takeTurn(waitSeconds: number): Promise<() => Promise<void>> {
+  writeFileSync(TURN, '', { flag: 'a' });
+  const fh = await open(TURN, 'r');
+  const locked = await new Promise<boolean>((resolve) => {
+    // the descriptor is the child's fd 3: the lock is on our open file description, not the child's
+    const child = spawn('flock', ['-x', '-w', String(waitSeconds), '3'], { stdio: ['ignore', 'ignore', 'ignore', fh.fd] });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+  if (!locked) {
+    await fh.close();
+    throw new Error(`another Postfix lab of this suite held ${TURN} for ${waitSeconds} s (or flock(1) is missing)`);
+  }
+  let ended = false;
+  return async () => {
+    if (ended) return;
+    ended = true;
+    await fh.close();
+  };
+}
+
 export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
+  const endTurn = await takeTurn(45);
   const dir = mkdtempSync(join(tmpdir(), 'mailsift-postfix-'));
   // Postfix's and postgrey's own users must reach their directories inside
   chmodSync(dir, 0o755);
@@ -132,11 +204,12 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
     if (!process.env.MAILSIFT_KEEP_LAB) rmSync(dir, { recursive: true, force: true });
+    await endTurn();
   };
 
   try {
     // a lab still running (an earlier run's, another worktree's) would answer in this one's place
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES)]) {
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES), ...Object.values(HARD)]) {
       if (await listening(addr, 25)) throw new Error(`${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`);
     }
     // postgrey first: Postfix asks it for every RCPT on the greylisting host
@@ -159,8 +232,10 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     });
 
     const replies = replyListeners(etc);
+    const hard = hardListeners(etc, o);
     const domains = [...new Set(o.mailboxes.map((m) => m.slice(m.lastIndexOf('@') + 1)))];
-    writeFileSync(join(etc, 'vmailbox'), o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@'))}/\n`).join(''));
+    // `@domain`: every local part of it goes to one mailbox (a catch-all)
+    writeFileSync(join(etc, 'vmailbox'), o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@')) || 'all'}/\n`).join(''));
     writeFileSync(
       join(etc, 'main.cf'),
       [
@@ -199,6 +274,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         // a client that waited once is let straight through for this long: each session waits again
         'postscreen_greet_ttl = 1s',
         ...replies.mainCf,
+        ...hard.mainCf,
         '',
       ].join('\n'),
     );
@@ -234,6 +310,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         'scache unix - - n - 1 scache',
         'postlog unix-dgram n - n - 1 postlogd',
         ...replies.masterCf,
+        ...hard.masterCf,
         '',
       ].join('\n'),
     );
@@ -241,7 +318,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
     children.push(master);
     started = true;
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES)]) {
+    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES), ...Object.values(HARD)]) {
       await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
         throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
       });
@@ -290,6 +367,36 @@ function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
       svc(REPLIES.strictSender, ' -o smtpd_sender_restrictions=$strict_sender_restrictions -o unverified_sender_reject_code=550'),
       'smtp unix - - n - - smtp',
       'tlsmgr unix - - n 1000? 1 tlsmgr',
+    ],
+  };
+}
+
+/** The main.cf and master.cf lines of the HARD listeners (see above). */
+function hardListeners(etc: string, o: LabOptions): { mainCf: string[]; masterCf: string[] } {
+  writeFileSync(join(etc, 'relay-recipients'), (o.relayRecipients ?? []).map((r) => `${r} OK\n`).join(''));
+  writeFileSync(join(etc, 'sender-block'), `${PROBED_DOMAIN} REJECT Access denied\n`);
+  const svc = (addr: string, extra: string) => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
+  return {
+    mainCf: [
+      `relay_domains = ${(o.relayDomains ?? []).join(' ')}`,
+      `delay_restrictions = sleep ${o.delaySeconds ?? 5}, reject_unauth_destination`,
+      'verify_restrictions = reject_unauth_destination, reject_unverified_recipient',
+      // no client offers a NULL cipher, and TLS 1.3's suites are not offered: every handshake fails
+      'broken_tls_ciphers = eNULL',
+      `known_recipients = texthash:${join(etc, 'relay-recipients')}`,
+      `block_sender_restrictions = check_sender_access texthash:${join(etc, 'sender-block')}`,
+    ],
+    masterCf: [
+      svc(HARD.gateway, ' -o smtpd_reject_unlisted_recipient=no -o smtpd_recipient_restrictions=$verify_restrictions -o unverified_recipient_reject_code=550'),
+      svc(HARD.delay, ' -o smtpd_recipient_restrictions=$delay_restrictions'),
+      svc(HARD.tlsBroken, ' -o smtpd_tls_security_level=may -o smtpd_tls_loglevel=1 -o smtpd_tls_protocols=<=TLSv1.2 -o smtpd_tls_ciphers=high -o tls_high_cipherlist=$broken_tls_ciphers'),
+      svc(HARD.softUnknown, ' -o unknown_virtual_mailbox_reject_code=450'),
+      svc(HARD.backupRelay, ''),
+      svc(HARD.recipientList, ' -o relay_recipient_maps=$known_recipients'),
+      svc(HARD.tlsMay, ' -o smtpd_tls_security_level=may -o smtpd_tls_loglevel=1'),
+      svc(HARD.errorSleep, ' -o smtpd_soft_error_limit=1 -o smtpd_error_sleep_time=1s'),
+      svc(HARD.senderBlock, ' -o smtpd_sender_restrictions=$block_sender_restrictions'),
+      svc(HARD.connRate, ' -o smtpd_client_connection_rate_limit=3'),
     ],
   };
 }

@@ -16,6 +16,7 @@ import type { AddressInfo, Socket } from 'node:net';
  *
  * Local parts (any domain of the scripted server):
  *   unknown*   550 5.1.1 user unknown          full*    552 5.2.2 mailbox full
+ *   disabled*  550 5.2.1 (Gmail's disabled)     moved*   551 5.1.6 user has moved
  *   full4*     452 4.2.2 over quota            grey*    451 4.7.1 greylisted, then 250
  *   longgrey*  451 4.7.1 greylisted twice (past the checker's one retry), then 250
  *   closing*   421 4.3.2 closing               policy*  554 5.7.1 blocked (spamhaus)
@@ -46,6 +47,8 @@ export interface TestSmtpServer {
 const BEHAVIOURS: [RegExp, number, string][] = [
   [/^unknown/, 550, '5.1.1 <%s>: Recipient address rejected: User unknown in local recipient table'],
   [/^full4/, 452, '4.2.2 Mailbox over quota'],
+  [/^disabled/, 550, '5.2.1 The email account that you tried to reach is disabled.'],
+  [/^moved/, 551, '5.1.6 User has moved; please try <elsewhere@example.org>'],
   [/^full/, 552, '5.2.2 Mailbox full'],
   [/^closing/, 421, '4.3.2 Service shutting down, closing transmission channel'],
   [/^policy/, 554, '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org'],

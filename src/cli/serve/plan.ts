@@ -10,8 +10,8 @@ import { SERVE, type ServeFlags } from './options.js';
 
 /**
  * Addresses whose mailbox check may be pending at once in `serve --smtp`.
- * Past it a request is answered from DNS and the lists (smtp empty), as at
- * the deadline. A pending check to a tarpit holds 66-97 KiB of RSS
+ * Past it a request is answered without the check (smtp empty, unknown with
+ * smtp_timeout: not determined, ask again later), as at the deadline. A pending check to a tarpit holds 66-97 KiB of RSS
  * (bench/smtp-serve.bench.mjs), so this bounds the check's memory to
  * about 100 MiB.
  */

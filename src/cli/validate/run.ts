@@ -29,6 +29,7 @@ import { interruptedReading } from '../../read/spool.js';
 import { checkedColumns, type Input } from '../../read/input-row.js';
 import { describeChoice } from '../../read/column.js';
 import { xlsxRowCheck } from '../../write/xlsx-writer.js';
+import { XLSX_SHEET_LIMITS } from '../../write/xlsx-xml.js';
 import { ReportFile } from './report-file.js';
 import { plural, printable } from '../../format.js';
 import type { Unused } from '../../stores/unused.js';
@@ -410,15 +411,20 @@ function sayUnused(r: Run, flag: string, store: { path: string; unused: Unused }
 }
 
 /**
- * The check of each input row against the output's limits, when there is one
- * to make before the run: an .xlsx output that every row reaches. (With
- * --only, --except, --unique or --split, which rows reach a file depends on
- * the verdicts: the writer checks them as they come.)
+ * The check of each input row against the .xlsx output's limits, made before
+ * the run. Every row's cells are checked, whatever --only, --except, --unique
+ * or --split will keep: refusing a row that would have been dropped costs a
+ * re-run with CSV, finding it after paying costs the list. The row count is
+ * checked here only when every row reaches one file; otherwise the writer
+ * counts them as they come.
  */
 function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
   const { output, filter } = plan;
-  if (output.format !== 'xlsx' || output.split || filter.only || filter.except || filter.unique) return undefined;
-  return xlsxRowCheck(output.file ?? 'stdout', input.header, resolveColumns(output.columns, input.kind));
+  if (output.format !== 'xlsx') return undefined;
+  const columns = resolveColumns(output.columns, input.kind);
+  if (output.split) return xlsxRowCheck(`--split ${output.split.dir}`, input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity }, '--format csv');
+  if (filter.only || filter.except || filter.unique) return xlsxRowCheck(output.file ?? 'stdout', input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity });
+  return xlsxRowCheck(output.file ?? 'stdout', input.header, columns);
 }
 
 /** Whether the input can be read a second time from its start: a regular file (not stdin, a FIFO or a device). */

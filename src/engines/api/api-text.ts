@@ -2,8 +2,9 @@
  * Text that comes from the API is the server's to choose: unbounded and raw.
  * Every string taken from a response is capped here, at normalisation, so a
  * 10 MB `provider` never reaches a CSV cell (nor past Excel's 32,767 characters)
- * and a 10 MB `error.code` never becomes a stderr line or a summary field
- * (issue 29.12). The caps are documented in docs/output.md.
+ * and a 10 MB `error.code` never becomes a stderr line or a summary field: a
+ * server's bug or hostility must not make our outputs unreadable. The caps are
+ * documented in docs/output.md.
  */
 export const API_TEXT_CAPS = {
   /** `provider`: a service's name */
@@ -49,4 +50,17 @@ export function redactKey(text: string, key: string): string {
   let out = text;
   for (const form of new Set([key, encodeURIComponent(key)])) if (out.includes(form)) out = out.split(form).join('[redacted]');
   return out;
+}
+
+/**
+ * An answer's bytes without the key (see redactKey): a server may echo it in
+ * an address's texts (an error message, the provider), which go to the output,
+ * the journal and the report. One native search of the bytes when it is not
+ * there, the common case.
+ */
+export function redactKeyBytes(bytes: Uint8Array, key: string): Uint8Array {
+  if (key.length < 4) return bytes;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!buf.includes(key) && !buf.includes(encodeURIComponent(key))) return bytes;
+  return Buffer.from(redactKey(buf.toString('utf8'), key), 'utf8');
 }

@@ -283,7 +283,8 @@ export class AdaptiveLimit implements ConcurrencyLimit {
       this.pushedBack = true;
       // A server at capacity refuses what comes past it: what it took at once is
       // its ceiling. Backing off by 0.9 alone went back over it round after round
-      // (5.7% of requests refused against a server that refuses past 12, issue 33).
+      // (5.7% of requests refused, each a retry and a wait, against a server that
+      // refuses past 12 in flight).
       // Refusals with answers above them, or far below the limit, are faults or an
       // outage, not the capacity (slow start overshoots it at most twofold).
       const took = r.lowestRefusedAt - 1;

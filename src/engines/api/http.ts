@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../../verdict.js';
-import { API_TEXT_CAPS, cleanText, redactKey } from './api-text.js';
+import { API_TEXT_CAPS, cleanText, redactKey, redactKeyBytes } from './api-text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { apiDispatcher } from './proxy.js';
 import type { Failure } from '../failure.js';
@@ -167,9 +167,11 @@ export class ApiHttp {
       // socket closed mid-body: the headers still count for the rate limit
       return failed(err, true, info, firstByteMs);
     }
-    // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody)
+    // read as bytes, not text: a bulk answer is parsed in pieces (see parseJsonBody); whatever of
+    // it is kept (an address's error message, its provider) is kept without the key
+    bytes = redactKeyBytes(bytes, apiKey);
     const attempt = withoutKey(describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url), apiKey);
-    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, redactKey(Buffer.from(bytes).toString('utf8'), apiKey))}`);
+    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
     return { attempt, answered: true, info, status: res.statusCode, firstByteMs };
   }
 

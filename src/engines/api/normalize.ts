@@ -134,12 +134,17 @@ function isVerdict(v: Verdict | undefined): v is Verdict {
   return v !== undefined;
 }
 
+/** An address and its spellings in another case (any letters), or with the domain as its A-label, alike. */
+const looseKey = (email: string): string => addressKey(email).toLowerCase();
+
 /**
  * Matches the verdicts of a response to the addresses asked, by address — exact
  * first, then as the same address in another spelling (some servers echo
  * addresses lower-cased, or the domain as its A-label: compared by the address
- * key, lower-cased) — never by position. Returns the verdicts re-addressed to the asked spelling and
- * the addresses the response left out.
+ * key, lower-cased) — never by position alone: a response in the order asked
+ * whose every address is its own in another spelling is matched where it
+ * stands. Returns the verdicts re-addressed to the asked spelling and the
+ * addresses the response left out.
  */
 export function matchResults(
   asked: readonly string[],
@@ -152,6 +157,12 @@ export function matchResults(
     let i = 0;
     while (i < asked.length && got[i]!.email === asked[i]) got[i]!.email = asked[i++]!;
     if (i === asked.length) return { matched: got.slice(), missing: [] };
+    // In the order asked, each in another spelling of its own address (a server that echoes
+    // addresses lower-cased): matched where they stand. By spelling, one address's echo could
+    // take another's answer: a@ + KELVIN SIGN + elvin.com lower-cased is a@kelvin.com.
+    let j = i;
+    while (j < asked.length && looseKey(got[j]!.email) === looseKey(asked[j]!)) j++;
+    if (j === asked.length) return { matched: got.map((v, k) => (k < i ? v : { ...v, email: asked[k]! })), missing: [] };
   }
   const exact = new Map<string, Verdict>();
   const extra: Verdict[] = []; // a second result for the same address
@@ -171,7 +182,6 @@ export function matchResults(
   if (unmatched.length === 0) return { matched, missing: unmatched };
 
   // Only now the case-insensitive pass, over what is left: most responses never need it.
-  const looseKey = (email: string): string => addressKey(email).toLowerCase();
   const loose = new Map<string, Verdict[]>();
   for (const v of [...exact.values(), ...extra]) {
     const k = looseKey(v.email);

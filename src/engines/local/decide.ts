@@ -30,9 +30,9 @@
  *     either way. `smtpFailure` says why (unreachable, timeout, greylisted,
  *     blocked, sender-refused, no-utf8), so the row can carry the reason; a
  *     provider that accepts everything has none (the reason is then
- *     `unverifiable`). Serve's answers past `--smtp-deadline`,
- *     or past its queue of pending checks, were not checked at all: they
- *     stay what DNS and the lists decided.
+ *     `unverifiable`). Serve's answers at `--smtp-deadline`, or past its
+ *     queue of pending checks, have no finding yet: they are undetermined
+ *     too (`timeout`), so that no client keeps them as final.
  *
  * Confidence is how sure the engine is of that status, from 0 to 1:
  *   invalid: syntax 1.00 · null MX 0.99 · NXDOMAIN / no mail host 0.95

@@ -16,7 +16,17 @@ import { parseDnsServer } from './dns-server.js';
  * Node's `{ timeout, tries }` is coarse: measured on Node 20 against a silent
  * server, timeout 500 ms/1 try gives up after ~980 ms, 500/2 after 2000 ms,
  * 200/3 after 1800 ms. So we ask c-ares for one try and enforce `timeoutMs`
- * with our own timer; the late answer, if any, is ignored.
+ * with our own timer; the late answer, if any, is ignored. And c-ares (1.32
+ * on, 1.34 in Node 20.20) keeps its own time: once a resolver has had a few
+ * answers, a question times out after 5 times the latency it measured lately
+ * (at least 250 ms), whatever timeout it was given — `maxTimeout` only caps
+ * that. A burst of our own questions that slows the server down (the first
+ * lookups of a `serve` burst) then timed out after ~1 s with --dns-timeout
+ * 5000: our own doing, not the domains'. So when c-ares gives up on a
+ * question before our timeout, the resolver is replaced by a new one, which
+ * has measured nothing and so waits for our timeout, and the question is
+ * asked again on it (test/engines/local/dns.test.ts: 40 lookups answered in
+ * 1.2 s after 4 fast ones were all unanswered; now all are answered).
  *
  * Broken DNS is not evidence: on a machine without internet the system
  * resolver answers NXDOMAIN for every name. Before a negative answer counts,
@@ -68,8 +78,21 @@ export const UNANSWERED_TTL_MS = 30_000;
  * resolver's trouble. A domain whose servers fail shows no sooner than three.
  */
 const RECENT_LOOKUPS = 32;
+/** a question c-ares gave up on with less than this left of our timeout is not asked again */
+const MIN_ASK_AGAIN_MS = 50;
 const MIN_UNANSWERED = 3;
 const UNUSABLE_SHARE = 0.9;
+/**
+ * DNS that stops answering mid-run shows as lookups in a row that got no
+ * answer while none came (a list's dead domains are scattered among answers):
+ * after this many, or once the ring above says nearly all failed, the resolver
+ * is asked about a domain that answered before, under a fresh name no cache
+ * holds (see witnessed()). DNS is unusable only if that gets no answer either:
+ * dead domains in a row — a list of them, or a client of `serve` sending
+ * nothing else — never make it so while the resolver answers about a domain
+ * that works. Before any domain answered, the ring alone decides.
+ */
+const WITNESS_AFTER = MIN_UNANSWERED;
 
 interface Cached<T> {
   value: Promise<T>;
@@ -105,7 +128,10 @@ export interface DomainAnswer {
 const NO_HOSTS: string[] = [];
 
 export class DomainDns {
-  private readonly resolver: dns.Resolver;
+  /** replaced when c-ares gives up on a question before our timeout (see ask) */
+  private resolver: dns.Resolver;
+  /** questions in flight per resolver: a replaced one is kept (for close) until its last is through */
+  private readonly inFlight = new Map<dns.Resolver, number>();
   private readonly cache = new Map<string, Cached<DomainAnswer>>();
   private readonly hostAddresses = new Map<string, Cached<string[]>>();
   private readonly limit: ReturnType<typeof pLimit>;
@@ -121,6 +147,16 @@ export class DomainDns {
   private recentAt = 0;
   /** the domain a lookup last got no answer for: what retest() asks again */
   private lastUnanswered: string | undefined;
+  /** lookups that got an answer, so far */
+  private answers = 0;
+  /** the domain that exists a lookup last got an answer for: the witness of an outage (see WITNESS_AFTER) */
+  private lastAnswered: string | undefined;
+  /** lookups in a row that got no answer while no other lookup got one */
+  private unansweredRun = 0;
+  /** the witness asked since the last answer came, and when (epoch ms); witnessFailed: it got no answer either */
+  private witness: Promise<boolean> | undefined;
+  private witnessAt = 0;
+  private witnessFailed = false;
   /** epoch ms before which retest() does nothing */
   private nextRetest = 0;
   private readonly now: () => number;
@@ -129,10 +165,15 @@ export class DomainDns {
   queries = 0;
 
   constructor(private readonly options: DnsOptions) {
-    this.resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: 1 });
-    if (options.server !== undefined) this.resolver.setServers([parseDnsServer(options.server)]);
+    this.resolver = this.newResolver(options.timeoutMs);
     this.limit = pLimit(options.concurrency);
     this.now = options.now ?? Date.now;
+  }
+
+  private newResolver(timeoutMs: number): dns.Resolver {
+    const resolver = new dns.Resolver({ timeout: Math.max(1, Math.round(timeoutMs)), tries: 1 });
+    if (this.options.server !== undefined) resolver.setServers([parseDnsServer(this.options.server)]);
+    return resolver;
   }
 
   /** `domain` in ASCII, lower case. Never rejects. */
@@ -175,8 +216,8 @@ export class DomainDns {
       () =>
         this.limit(async () => {
           const [a, aaaa] = await Promise.all([
-            this.ask(() => this.resolver.resolve4(host)),
-            this.ask(() => this.resolver.resolve6(host)),
+            this.ask((r) => r.resolve4(host)),
+            this.ask((r) => r.resolve6(host)),
           ]);
           return [...('ok' in a ? a.ok : []), ...('ok' in aaaa ? aaaa.ok : [])];
         }),
@@ -218,26 +259,29 @@ export class DomainDns {
     this.closed = true;
     this.limit.clearQueue();
     this.resolver.cancel();
+    for (const r of this.inFlight.keys()) r.cancel();
   }
 
   private async lookupUncached(domain: string): Promise<DomainAnswer> {
     if (this.closed) return { outcome: 'unanswered', hosts: NO_HOSTS };
     const probe = this.runProbe();
+    const answersBefore = this.answers;
     const raw = await this.classify(domain);
-    this.noteLookup(domain, raw.outcome !== 'unanswered');
+    this.noteLookup(domain, raw.outcome, answersBefore);
     const only = (outcome: DnsOutcome): DomainAnswer => ({ outcome, hosts: NO_HOSTS });
     if (raw.outcome === 'mx') this.answeredMx = true;
     if (raw.outcome === 'mx' || raw.outcome === 'null-mx') return raw;
     // an unanswered lookup waits for the probe too, so that usable() has its verdict by the end of the batch
     const { usable, invents } = await probe;
-    if (raw.outcome === 'unanswered') return raw;
+    // and for the witness, when answers have stopped coming
+    if (raw.outcome === 'unanswered') return this.witnessed().then(() => raw);
     if (!usable && !this.answeredMx) return only('unanswered');
     if (raw.outcome === 'implicit-mx' && invents) return only('unanswered');
     return raw;
   }
 
   private async classify(domain: string): Promise<DomainAnswer> {
-    const mx = await this.ask(() => this.resolver.resolveMx(domain));
+    const mx = await this.ask((r) => r.resolveMx(domain));
     if ('ok' in mx) {
       if (mx.ok.length === 0) return this.implicit(domain);
       // RFC 7505: a lone MX of "." says the domain accepts no mail
@@ -255,8 +299,8 @@ export class DomainDns {
   /** RFC 5321 §5.1: no MX, but an A or AAAA record is the implicit MX. */
   private async implicit(domain: string): Promise<DomainAnswer> {
     const [a, aaaa] = await Promise.all([
-      this.ask(() => this.resolver.resolve4(domain)),
-      this.ask(() => this.resolver.resolve6(domain)),
+      this.ask((r) => r.resolve4(domain)),
+      this.ask((r) => r.resolve6(domain)),
     ]);
     const has = (r: Answer<string[]>) => 'ok' in r && r.ok.length > 0;
     if (has(a) || has(aaaa)) return { outcome: 'implicit-mx', hosts: [domain] };
@@ -274,8 +318,8 @@ export class DomainDns {
   private async probeNow(): Promise<Probe> {
     const nonce = Math.random().toString(36).slice(2, 10);
     const [root, bogus] = await Promise.all([
-      this.ask(() => this.resolver.resolveNs('.')),
-      this.ask(() => this.resolver.resolve4(`mailsift-probe-${nonce}.invalid`)),
+      this.ask((r) => r.resolveNs('.')),
+      this.ask((r) => r.resolve4(`mailsift-probe-${nonce}.invalid`)),
     ]);
     const usable = 'ok' in root && root.ok.length > 0;
     const invents = 'ok' in bogus && bogus.ok.length > 0;
@@ -291,11 +335,52 @@ export class DomainDns {
     return this.options.server ?? 'the system resolver';
   }
 
-  private noteLookup(domain: string, answered: boolean): void {
+  /** `answersBefore`: the answers counted when the lookup began (none since: it is part of a run without answers) */
+  private noteLookup(domain: string, outcome: DnsOutcome, answersBefore: number): void {
+    const answered = outcome !== 'unanswered';
     if (this.recent.length < RECENT_LOOKUPS) this.recent.push(answered);
     else this.recent[this.recentAt] = answered;
     this.recentAt = (this.recentAt + 1) % RECENT_LOOKUPS;
-    if (!answered) this.lastUnanswered = domain;
+    if (answered) {
+      this.answers++;
+      // not a domain that does not exist: a resolver may answer for any name under it from its cache (RFC 8020)
+      if (outcome !== 'nxdomain') this.lastAnswered = domain;
+      this.unansweredRun = 0;
+      this.witness = undefined;
+      this.witnessFailed = false;
+      return;
+    }
+    this.lastUnanswered = domain;
+    if (answersBefore === this.answers) this.unansweredRun++;
+  }
+
+  /** Lookups got no answer as an outage would have them (see WITNESS_AFTER). */
+  private suspect(): boolean {
+    return this.unansweredRun >= WITNESS_AFTER || this.failing() > 0;
+  }
+
+  /**
+   * While lookups fail as an outage would have them (suspect()), asks about a
+   * name under the domain that last answered — a fresh name, which no
+   * resolver's cache can answer for it — once until an answer comes (or
+   * UNANSWERED_TTL_MS has passed); resolves when that is told.
+   */
+  private witnessed(): Promise<unknown> {
+    const domain = this.lastAnswered;
+    if (domain === undefined || this.closed || !this.suspect()) return Promise.resolve();
+    if (this.witness === undefined || this.now() - this.witnessAt >= UNANSWERED_TTL_MS) this.witness = this.askWitness(domain);
+    return this.witness;
+  }
+
+  private async askWitness(domain: string): Promise<boolean> {
+    this.witnessAt = this.now();
+    const answers = this.answers;
+    const nonce = Math.random().toString(36).slice(2, 10);
+    const r = await this.ask(() => this.resolver.resolveMx(`mailsift-probe-${nonce}.${domain}`));
+    const failed = 'code' in r && r.code !== dns.NOTFOUND && r.code !== dns.NODATA && r.code !== dns.CANCELLED;
+    // an answer that came meanwhile has said it already
+    if (answers === this.answers) this.witnessFailed = failed;
+    return failed;
   }
 
   /** Of the last lookups, how many got no answer, when nearly all did (see RECENT_LOOKUPS); else 0. */
@@ -307,7 +392,9 @@ export class DomainDns {
 
   /**
    * Whether DNS works, by the answers the run got: not when nearly all of the
-   * last lookups got no answer; else when the probe passed, or a real MX
+   * last lookups got no answer, or those since the last answer got none, and
+   * neither did the witness (see WITNESS_AFTER; without one, the first alone
+   * decides); else when the probe passed, or a real MX
    * answer came since it began. Undefined before any probe ended. Ask after a
    * batch's lookups (each waits for the probe): says once when DNS is found
    * unusable, and once when it works again.
@@ -315,12 +402,17 @@ export class DomainDns {
   usable(): boolean | undefined {
     const probe = this.lastProbe;
     const failing = this.failing();
-    const usable = failing > 0 ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
+    const witness = this.lastAnswered;
+    const outage = this.suspect() && (witness === undefined ? failing > 0 : this.witnessFailed);
+    const usable = outage ? false : this.answeredMx || probe?.usable === true ? true : probe ? false : undefined;
     if (usable === false && this.judged !== false) {
+      const noAnswer = failing > 0 ? `${failing} of the last ${this.recent.length}` : `the last ${this.unansweredRun}`;
       this.options.onWarning(
-        failing > 0
-          ? `DNS is unusable (${this.where} gave no answer to ${failing} of the last ${this.recent.length} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
-          : `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`,
+        !outage
+          ? `DNS is unusable (${this.where} gave ${probe!.why} for the root zone and no MX answer): DNS-dependent statuses are unknown`
+          : witness === undefined
+            ? `DNS is unusable (${this.where} gave no answer to ${noAnswer} domains looked up: SERVFAIL or time-outs${probe?.usable ? ', though it answers for the root zone' : ''}): DNS-dependent statuses are unknown`
+            : `DNS is unusable (${this.where} gave no answer to ${noAnswer} domains looked up, nor about ${witness}, which answered before: SERVFAIL or time-outs): DNS-dependent statuses are unknown`,
       );
     } else if (usable === true && this.judged === false) this.options.onWarning(`DNS at ${this.where} works again`);
     if (usable !== undefined) this.judged = usable;
@@ -329,8 +421,9 @@ export class DomainDns {
 
   /**
    * While DNS is judged unusable, asks it again, at most every
-   * UNANSWERED_TTL_MS: the domain that last got no answer (past the cache), or
-   * the probe; before anything was asked, the probe. A server that says it is
+   * UNANSWERED_TTL_MS: the witness (see WITNESS_AFTER), or without one the
+   * domain that last got no answer (past the cache), or the probe; before
+   * anything was asked, the probe. A server that says it is
    * not ready gets no traffic, hence no lookups of its own that would show DNS
    * back: its readiness probe calls this.
    */
@@ -343,6 +436,10 @@ export class DomainDns {
     }
     if (this.judged !== false || this.now() < this.nextRetest) return;
     this.nextRetest = this.now() + UNANSWERED_TTL_MS;
+    if (this.lastAnswered !== undefined && this.witnessFailed) {
+      this.witness = this.askWitness(this.lastAnswered);
+      return;
+    }
     const domain = this.lastUnanswered;
     if (domain === undefined) {
       void this.runProbe();
@@ -352,10 +449,20 @@ export class DomainDns {
     void this.answer(domain);
   }
 
-  private ask<T>(query: () => Promise<T>): Promise<Answer<T>> {
+  /**
+   * One question, answered within `timeoutMs` (our own timer). When c-ares
+   * gives up on it sooner (its adaptive timeout, see above), it has measured
+   * a server faster than this one is now: the resolver is replaced by a new
+   * one, which has measured nothing and so waits for our timeout, and the
+   * question is asked again on it for the time left. Questions already sent
+   * on the old resolver finish there.
+   */
+  private ask<T>(query: (resolver: dns.Resolver) => Promise<T>): Promise<Answer<T>> {
     this.queries++;
+    const started = performance.now();
     return new Promise((resolve) => {
       let settled = false;
+      let again = false;
       const settle = (answer: Answer<T>): void => {
         if (settled) return; // the late answer after our own time-out
         settled = true;
@@ -367,10 +474,34 @@ export class DomainDns {
         resolve(answer);
       };
       const timer = setTimeout(() => settle({ code: dns.TIMEOUT }), this.options.timeoutMs);
-      query().then(
-        (ok) => settle({ ok }),
-        (err: NodeJS.ErrnoException) => settle({ code: err.code ?? 'EUNKNOWN' }),
-      );
+      const run = (resolver: dns.Resolver): void => {
+        this.inFlight.set(resolver, (this.inFlight.get(resolver) ?? 0) + 1);
+        const done = (): void => {
+          const left = this.inFlight.get(resolver)! - 1;
+          // a replaced resolver is let go of once its last question is through
+          if (left > 0 || resolver === this.resolver) this.inFlight.set(resolver, left);
+          else this.inFlight.delete(resolver);
+        };
+        query(resolver).then(
+          (ok) => {
+            done();
+            settle({ ok });
+          },
+          (err: NodeJS.ErrnoException) => {
+            done();
+            const left = this.options.timeoutMs - (performance.now() - started);
+            if (err.code === dns.TIMEOUT && !again && !settled && !this.closed && left >= MIN_ASK_AGAIN_MS) {
+              again = true;
+              this.queries++;
+              if (resolver === this.resolver) this.resolver = this.newResolver(this.options.timeoutMs);
+              run(this.resolver);
+              return;
+            }
+            settle({ code: err.code ?? 'EUNKNOWN' });
+          },
+        );
+      };
+      run(this.resolver);
     });
   }
 }

@@ -58,6 +58,8 @@ export async function askMailServers(
   // waiting at its deadline and answers the rest from DNS and the lists,
   // while their check goes on and fills the cache for the next request.
   let open = true;
+  /** the batch's indexes whose finding has been applied */
+  const applied = new Set<number>();
   // serve: a check that outlives its answer goes on to fill the cache, but for
   // one host budget at most — leftover work is bounded, whatever the tarpit
   const limit =
@@ -66,12 +68,28 @@ export async function askMailServers(
       : AbortSignal.any([AbortSignal.timeout(Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), 2 ** 31 - 1)), ...(signal ? [signal] : [])]);
   const work = smtp.checkDomains(jobs, limit, (found) => {
     if (!open) return;
-    for (const [email, f] of found) for (const i of byEmail.get(email) ?? []) apply(checks[i]!, f);
+    for (const [email, f] of found) {
+      for (const i of byEmail.get(email) ?? []) {
+        apply(checks[i]!, f);
+        applied.add(i);
+      }
+    }
     o.onChecked?.([...found.keys()].flatMap((email) => byEmail.get(email) ?? []));
   });
-  if (o.deadlineMs === undefined) await work;
-  else await withDeadline(work.catch(() => undefined), o.deadlineMs);
+  if (o.deadlineMs === undefined) {
+    await work;
+    return;
+  }
+  await withDeadline(work.catch(() => undefined), o.deadlineMs);
   open = false;
+  // Answered before the check: nothing is known of the mailbox yet. Said as a
+  // timeout (smtp_timeout, never final), so that the answer carries serve's
+  // UNDETERMINED and no client keeps it; the check goes on, and a later
+  // request gets its finding from the cache.
+  for (const i of asked) {
+    if (applied.has(i)) continue;
+    apply(checks[i]!, { failure: 'timeout', note: `the mailbox check takes longer than --smtp-deadline (${o.deadlineMs / 1000} s); it goes on: ask again later` });
+  }
 }
 
 function apply(c: Checks, f: SmtpFinding): void {

@@ -81,4 +81,12 @@ describe('response normalisation', () => {
     expect(matched.map((m) => `${m.email}:${m.status}`).sort()).toEqual(['A@x.com:invalid', 'B@X.com:risky', 'a@x.com:valid']);
     expect(missing).toEqual(['c@x.com']);
   });
+
+  it('matches an answer in the order asked, echoed lower-cased, where it stands: one spelling lower-cased is never another address', () => {
+    const v = (email: string, status: Verdict['status']): Verdict => ({ email, status, isValid: undefined, confidence: undefined, provider: '', details: {} });
+    // KELVIN SIGN lower-cased is k: by spelling, the first answer would go to a@kelvin.com
+    const { matched, missing } = matchResults(['a@\u212aelvin.com', 'a@kelvin.com'], [v('a@kelvin.com', 'invalid'), v('a@kelvin.com', 'valid')]);
+    expect(matched.map((m) => `${m.email}:${m.status}`)).toEqual(['a@\u212aelvin.com:invalid', 'a@kelvin.com:valid']);
+    expect(missing).toEqual([]);
+  });
 });

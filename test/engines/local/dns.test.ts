@@ -83,6 +83,24 @@ describe('DNS outcomes against a loopback server', () => {
     expect(server.maxHeld).toBeLessThanOrEqual(3);
   });
 
+  it('a resolver slowed down by a burst is waited for up to the DNS timeout, however fast it answered before', async () => {
+    // c-ares (1.34, Node 20.20) times a question out after 5x the latency it measured lately (at least 250 ms),
+    // whatever timeout it was given: fast answers, then a burst the server takes 1.2 s to answer
+    const slow = await startDnsServer({ fallback: (name) => (/^burst\d+\.test$/.test(name) ? { mx: [{ exchange: `mx.${name}`, priority: 10 }], delayMs: 1200 } : undefined) });
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: slow.address, dnsTimeoutMs: 4000, onWarning: (w) => warnings.push(w) });
+    try {
+      const warm = await v.validate(['a@mx.test', 'b@aonly.test', 'c@nullmx.test', 'd@gmail.com'], signal);
+      expect(warm.map((x) => x.status)).toEqual(['valid', 'valid', 'invalid', 'valid']);
+      const burst = await v.validate(Array.from({ length: 40 }, (_, i) => `x@burst${i}.test`), signal);
+      expect(burst.filter((x) => x.status !== 'valid').map((x) => `${x.email}: ${x.status} ${x.details.dnsFailure ?? ''}`)).toEqual([]);
+      expect(warnings).toEqual([]);
+    } finally {
+      await v.close();
+      await slow.close();
+    }
+  });
+
   it('looks up IDN domains in their ASCII form', async () => {
     server.zones['xn--bcher-kva.test'] = { mx: [{ exchange: 'mx.xn--bcher-kva.test', priority: 10 }] };
     const { v } = engine();
@@ -200,6 +218,27 @@ describe('DNS that does not work is not evidence', () => {
     } finally {
       delete server.zones['dead1.test'];
       delete server.zones['dead2.test'];
+      await v.close();
+    }
+  });
+
+  it('dead domains in a row after answers, the resolver still answering about a domain that answered: the list’s own, DNS stays usable', async () => {
+    const warnings: string[] = [];
+    const v = createLocalValidator({ dnsServer: server.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w) });
+    const dead = ['dead1.test', 'dead2.test', 'dead3.test', 'dead4.test'];
+    try {
+      for (const d of dead) server.zones[d] = { servfail: true };
+      const before = server.queries.length;
+      const verdicts = [];
+      // one lookup after another: nothing answers while the dead ones fail
+      for (const email of ['a@mx.test', ...dead.map((d) => `b@${d}`)]) verdicts.push(...(await v.validate([email], signal)));
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['valid', undefined], ...dead.map(() => ['unknown', undefined])]);
+      // the witness: a name under the domain that answered, which no cache holds
+      expect(server.queries.slice(before)).toContainEqual(expect.stringMatching(/^MX mailsift-probe-[a-z0-9]+\.mx\.test$/));
+      expect(warnings).toEqual([]);
+      expect(v.dnsState()).toBe('ok');
+    } finally {
+      for (const d of dead) delete server.zones[d];
       await v.close();
     }
   });

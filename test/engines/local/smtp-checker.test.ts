@@ -377,11 +377,11 @@ describe('real-server behaviour', () => {
     expect(rcpts).toHaveLength(2); // and one catch-all probe
   });
 
-  it('keeps at most maxPending checks; past it an address is answered without one', async () => {
+  it('keeps at most maxPending checks; past it an address is answered without one, as not determined', async () => {
     const { c } = checker({ maxPending: 2 });
     const found = await c.checkDomain({ domain: 'q.test', hosts: ['mx1.test'], emails: ['a@q.test', 'b@q.test', 'c@q.test'] });
     expect(found.get('a@q.test')?.mailbox).toBe('accepted');
-    expect(found.get('c@q.test')).toEqual({ note: expect.stringMatching(/2 addresses pending/) });
+    expect(found.get('c@q.test')).toEqual({ failure: 'timeout', note: expect.stringMatching(/2 addresses pending/) });
     expect(c.pending).toBe(0);
   });
 
@@ -519,12 +519,29 @@ describe('protocol discipline', () => {
  *   failLimit   Exim's anti-harvest ACL: once more than N RCPTs failed, the
  *               next RCPT gets `550 Too many failed recipients` and the connection drops
  *   dropAtOnce  closes the connection at the first RCPT, unanswered
+ *   rcptDelayMs each RCPT reply held this long
+ *   errorSleep  Postfix's smtpd_soft_error_limit/smtpd_error_sleep_time: once
+ *               `after` RCPTs failed, every reply waits `ms` (counted in `held`)
+ *   sleeps      the delay is a sleep (Postfix's `sleep`, Exim's `delay`): the
+ *               server reads nothing meanwhile, so it sees the client leave only
+ *               after it, and counts the session until then
  * A session is counted out when the server answers QUIT, as Postfix logs it.
  * On `host` (127.0.0.1); the other loopback addresses on its port refuse.
  */
-async function limitServer(o: { maxConn?: number; errorLimit?: number; failLimit?: number; dropAtOnce?: boolean; rcptDelayMs?: number; host?: string } = {}) {
-  const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, rcpts: [] as string[] };
-  const srv = createServer((sock) => {
+async function limitServer(
+  o: {
+    maxConn?: number;
+    errorLimit?: number;
+    failLimit?: number;
+    dropAtOnce?: boolean;
+    rcptDelayMs?: number;
+    sleeps?: boolean;
+    errorSleep?: { after: number; ms: number };
+    host?: string;
+  } = {},
+) {
+  const stats = { sessions: 0, open: 0, maxOpen: 0, busy: 0, drops: 0, held: 0, rcpts: [] as string[] };
+  const srv = createServer({ allowHalfOpen: o.sleeps === true }, (sock) => {
     stats.sessions++;
     stats.maxOpen = Math.max(stats.maxOpen, ++stats.open);
     let counted = true;
@@ -545,6 +562,8 @@ async function limitServer(o: { maxConn?: number; errorLimit?: number; failLimit
     let errors = 0;
     let buf = '';
     let chain = Promise.resolve();
+    // the client left: noticed once the sleep is over, then the server closes its end too
+    if (o.sleeps) sock.on('end', () => void chain.then(() => sock.end()));
     sock.on('data', (d) => {
       buf += d.toString();
       let nl: number;
@@ -557,6 +576,10 @@ async function limitServer(o: { maxConn?: number; errorLimit?: number; failLimit
     const answer = async (line: string) => {
       // a connection the server has ended reads no more commands
       if (sock.destroyed || sock.writableEnded) return;
+      if (o.errorSleep && errors >= o.errorSleep.after) {
+        stats.held++;
+        await new Promise((r) => setTimeout(r, o.errorSleep!.ms));
+      }
       const verb = line.split(/[ :]/)[0]!.toUpperCase();
       if (verb === 'QUIT') {
         out();
@@ -628,14 +651,51 @@ describe('every address of a host, politeness per server, a new session after a 
     }
   });
 
-  it('three names of one server address share its session budget: never more than 2 at once, no 421 too many connections', async () => {
-    const lab = await limitServer({ maxConn: 2, rcptDelayMs: 25 });
+  it('a session we timed out holds its place until the server lets it go: never more than 2 open on its side', async () => {
+    // each RCPT reply sleeps 600 ms, past the 200 ms reply timeout: the server is still at work when we leave
+    const lab = await limitServer({ rcptDelayMs: 600, sleeps: true });
+    try {
+      // one server first in three MX lists whose backups differ: three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'], timeoutMs: 200 });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({ domain: `s${i}.test`, hosts, emails: [`ok-ann@s${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) expect(found.get(j.emails[0]!)).toMatchObject({ failure: 'timeout' });
+      expect(lab.stats.sessions).toBe(3);
+      expect(lab.stats.maxOpen).toBe(2);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('three names of one server address are one server: one session asks for the three domains', async () => {
+    const lab = await limitServer({ maxConn: 2 });
     try {
       const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'] });
-      // an MX, a CNAME and a mail. name of one machine: three groups of domains, dialled at once
-      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({
+      // an MX, a CNAME and a mail. name of one machine
+      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `n${i}.test`, hosts: [host], emails: [`ok-ann@n${i}.test`, `nobody@n${i}.test`] }));
+      const found = await c.checkDomains(jobs);
+      for (const j of jobs) {
+        expect(found.get(j.emails[0]!)).toEqual({ mailbox: 'accepted', catchAll: false });
+        expect(found.get(j.emails[1]!)).toEqual({ mailbox: 'refused', catchAll: false });
+      }
+      expect(lab.stats.sessions).toBe(1);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('one server first in three MX lists shares its session budget: never more than 2 at once, no 421 too many connections', async () => {
+    const lab = await limitServer({ maxConn: 2, rcptDelayMs: 25 });
+    try {
+      // the backups differ (127.0.0.2 and .3 refuse on the lab's port), so the three are three groups, dialled at once
+      const addresses: Record<string, string[]> = { 'backup1.test': ['127.0.0.2'], 'backup2.test': ['127.0.0.3'] };
+      const { c } = checker({ port: lab.port, resolveHost: async (h) => addresses[h] ?? ['127.0.0.1'] });
+      const lists = [['mx.one.test'], ['alias.one.test', 'backup1.test'], ['mail.one.test', 'backup2.test']];
+      const jobs = lists.map((hosts, i) => ({
         domain: `d${i}.test`,
-        hosts: [host],
+        hosts,
         emails: [`ok-ann@d${i}.test`, `ok-bob@d${i}.test`, `nobody@d${i}.test`],
       }));
       const found = await c.checkDomains(jobs);
@@ -674,6 +734,22 @@ describe('every address of a host, politeness per server, a new session after a 
       }
     });
   }
+
+  it("Postfix's error sleep (every reply held once enough recipients failed): a new session instead, and later ones stop short of it", async () => {
+    const lab = await limitServer({ errorSleep: { after: 4, ms: 900 } });
+    try {
+      const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'], clock: new FakeClock() });
+      const emails = Array.from({ length: 24 }, (_, i) => (i % 2 ? `nobody${i}@slow.test` : `ok${i}@slow.test`));
+      const found = await c.checkDomain({ domain: 'slow.test', hosts: ['mx.slow.test'], emails });
+      for (const e of emails) expect(found.get(e), e).toEqual({ mailbox: e.startsWith('ok') ? 'accepted' : 'refused', catchAll: false });
+      // one held reply tells (its session's QUIT is held too): the session ends there, and the next ones stop at 3 failed recipients
+      expect(lab.stats.held).toBe(2);
+      expect(lab.stats.sessions).toBeGreaterThan(2);
+      expect(lab.stats.maxOpen).toBeLessThanOrEqual(2);
+    } finally {
+      await lab.close();
+    }
+  });
 
   it('a server that drops every session at once is not dialled over and over: one session, the rows unreachable', async () => {
     const lab = await limitServer({ dropAtOnce: true });

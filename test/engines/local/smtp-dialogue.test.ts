@@ -139,6 +139,11 @@ describe('a refusal of the sender is not evidence about the mailbox', () => {
     expect(verbs(commands!)).toEqual(['EHLO', 'STARTTLS', 'EHLO', 'MAIL', 'RCPT', 'RSET', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'RCPT', 'QUIT']);
     expect(commands!.filter((l) => l.startsWith('MAIL'))).toEqual(['MAIL FROM:<verify@sender.test>', 'MAIL FROM:<>']);
     expect(server.sessions.flat().some((l) => /^DATA/i.test(l))).toBe(false);
+    // the server's refusal is remembered: another domain it serves is asked with <> from the start
+    const again = await c.checkDomain({ domain: 'other.test', hosts: ['mx.other.test'], emails: ['ann@other.test'] });
+    expect(again.get('ann@other.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+    expect(server.sessions).toHaveLength(2);
+    expect(server.sessions[1]!.filter((l) => l.startsWith('MAIL'))).toEqual(['MAIL FROM:<>']);
   });
 
   it('a sender refused at MAIL FROM: MAIL FROM:<> next, in the same session', async () => {
@@ -224,10 +229,12 @@ describe('STARTTLS (RFC 3207)', () => {
     expect(server.sessions.flat().some((l) => /^(MAIL|RCPT)/.test(l))).toBe(false);
   });
 
-  it('a failed TLS handshake leaves the rows undetermined, never refused', async () => {
-    // offers STARTTLS, says 220, then answers the handshake with plain text
-    const commands: string[] = [];
+  /** A server that offers STARTTLS, says 220, then answers the handshake with plain text; it answers per mailbox in plain text. */
+  async function brokenTls(): Promise<{ port: number; sessions: string[][]; close(): Promise<void> }> {
+    const sessions: string[][] = [];
     const raw: Server = createServer((socket) => {
+      const commands: string[] = [];
+      sessions.push(commands);
       socket.write('220 raw ESMTP\r\n');
       let buffer = '';
       socket.on('data', (chunk) => {
@@ -236,23 +243,50 @@ describe('STARTTLS (RFC 3207)', () => {
           const line = buffer.slice(0, nl);
           buffer = buffer.slice(nl + 2);
           commands.push(line);
+          const rcpt = /^RCPT TO:<(.*)>$/.exec(line);
           if (line.startsWith('EHLO')) socket.write('250-raw\r\n250 STARTTLS\r\n');
           else if (line === 'STARTTLS') {
             socket.write('220 go ahead\r\n');
             socket.once('data', () => socket.end('this is no TLS\r\n'));
             return;
-          } else socket.write('250 ok\r\n');
+          } else if (rcpt) socket.write(perMailbox(rcpt[1]!) ? '550 5.1.1 no such user\r\n' : '250 ok\r\n');
+          else if (line === 'QUIT') socket.end('221 bye\r\n');
+          else socket.write('250 ok\r\n');
         }
       });
       socket.on('error', () => {});
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    return { port: (raw.address() as AddressInfo).port, sessions, close: () => new Promise((r) => raw.close(() => r())) };
+  }
+
+  it('a failed TLS handshake: asked again in plain text, as MTAs do; that server\'s later sessions skip STARTTLS', async () => {
+    const raw = await brokenTls();
     try {
-      const found = await checker((raw.address() as AddressInfo).port).checkDomain(job('ann'));
-      expect(found.get('ann@corp.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/TLS/) });
-      expect(commands).toEqual(['EHLO checker.test', 'STARTTLS']);
+      const c = checker(raw.port);
+      const found = await c.checkDomain(job('ann', 'nobody'));
+      expect(found.get('ann@corp.test')).toEqual({ mailbox: 'accepted', catchAll: false });
+      expect(found.get('nobody@corp.test')).toEqual({ mailbox: 'refused', catchAll: false });
+      expect(raw.sessions.map(verbs)).toEqual([
+        ['EHLO', 'STARTTLS'],
+        ['EHLO', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'QUIT'],
+      ]);
+      const again = await c.checkDomain({ domain: 'other.test', hosts: ['mx.other.test'], emails: ['bob@other.test'] });
+      expect(again.get('bob@other.test')?.mailbox).toBe('accepted');
+      expect(raw.sessions.map(verbs)[2]).toEqual(['EHLO', 'MAIL', 'RCPT', 'RCPT', 'QUIT']);
     } finally {
-      await new Promise((r) => raw.close(r));
+      await raw.close();
+    }
+  });
+
+  it('--smtp-tls require: a failed TLS handshake leaves the rows undetermined, never refused, and nothing is asked in plain text', async () => {
+    const raw = await brokenTls();
+    try {
+      const found = await checker(raw.port, { tls: 'require' }).checkDomain(job('ann'));
+      expect(found.get('ann@corp.test')).toMatchObject({ failure: 'unreachable', note: expect.stringMatching(/TLS/) });
+      expect(raw.sessions).toEqual([['EHLO checker.test', 'STARTTLS']]);
+    } finally {
+      await raw.close();
     }
   });
 

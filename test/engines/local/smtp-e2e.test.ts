@@ -54,6 +54,8 @@ describe('validate --engine local --smtp, end to end', () => {
       'ann@ok.test', // accepted
       'unknown-bob@ok.test', // 550 5.1.1
       'full-cy@ok.test', // 552 5.2.2
+      'disabled-flo@ok.test', // 550 5.2.1
+      'moved-gus@ok.test', // 551 5.1.6
       'grey-di@ok.test', // 451, then 250
       'policy-ed@ok.test', // 554 5.7.1 (the checker is blocked)
       'info@ok.test', // role, accepted
@@ -83,6 +85,12 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(pick('ann@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
     expect(pick('unknown-bob@ok.test')).toEqual(['invalid', '0.95', 'false', 'false']);
     expect(pick('full-cy@ok.test')).toEqual(['risky', '0.8', 'false', 'false']);
+    // refused for a reason the server gives: disabled (X.2.1), moved (X.1.6)
+    expect([by('disabled-flo@ok.test'), by('moved-gus@ok.test')].map((o) => [o.status, o.reason, o.smtp])).toEqual([
+      ['invalid', 'mailbox_disabled', 'false'],
+      ['invalid', 'mailbox_disabled', 'false'],
+    ]);
+    expect(by('unknown-bob@ok.test').reason).toBe('mailbox_not_found');
     expect(pick('grey-di@ok.test')).toEqual(['valid', '0.97', 'true', 'false']);
     // a block of the checker is not evidence: the mailbox is unknown, smtp empty
     expect(pick('policy-ed@ok.test')).toEqual(['unknown', '0.3', '', 'false']);
@@ -112,7 +120,7 @@ describe('validate --engine local --smtp, end to end', () => {
     for (const s of mine.filter((s) => s.commands.length > 0)) expect(s.commands.at(-1)).toBe('QUIT');
     expect(mine.every((s) => s.commands.filter((l) => l.startsWith('EHLO')).every((l) => l === 'EHLO checker.example'))).toBe(true);
     // every connection the servers saw, the silent one included, and no more
-    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+13 asked · 6 accepted · 2 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
+    expect(r.stderr).toMatch(new RegExp(`mailbox\\s+15 asked · 6 accepted · 4 refused · 1 catch-all · 4 undetermined · ${mine.length} sessions`));
   });
 
   it('keeps to --smtp-per-host with many domains on one MX host', async () => {
@@ -294,17 +302,30 @@ describe('serve --smtp', () => {
     }
   });
 
-  it('answers within --smtp-deadline from DNS, and the finished check fills the cache', async () => {
+  it('answers within --smtp-deadline as not determined (no client keeps it), and the finished check fills the cache', async () => {
     const served = await startServe(
       ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500',
         '--smtp-deadline', '0.3', '--smtp-retry-delay', '1', '--smtp-allow-private'],
       { dns: true },
     );
     try {
-      // the check needs the greylisting retry (1 s): an answer without smtp is one given at the deadline
+      // the check needs the greylisting retry (1 s): an answer without smtp is one given at the deadline,
+      // which says nothing of the mailbox yet: not determined, for a temporary reason
       const first = await post(served.url, '/api/validate', { email: 'grey-late@ok.test' });
-      expect(first).toMatchObject({ status: 'valid', confidence: 0.9 });
+      expect(first).toMatchObject({
+        status: 'unknown',
+        rawResponse: { smtp_failure: 'timeout', smtp_note: expect.stringMatching(/--smtp-deadline/) },
+        error: { code: 'UNDETERMINED', details: 'smtp_timeout' },
+      });
       expect(first.details).not.toHaveProperty('smtp');
+      // mailsift's own client, through the API engine: no verdict for the row, nothing cached
+      const run = await runCli(['validate', '-', '--cache', join(dir, 'deadline.cache'), '-q'], {
+        stdin: 'grey-cli@ok.test\n',
+        env: { MAILSIFT_BASE_URL: served.url, MAILSIFT_API_KEY: 'test-key-0123456789abcdef' },
+      });
+      expect(run.code, run.stderr).toBe(4);
+      expect(run.stdout).toMatch(/^grey-cli@ok\.test,unknown,.*UNDETERMINED/m);
+      expect(readFileSync(join(dir, 'deadline.cache'), 'utf8').split('\n').slice(1).filter(Boolean)).toEqual([]);
       // the check goes on: the server is asked again; the client stores the finding right
       // after the server's 221, as it hangs up, so a connection closed means a finding kept
       const asked = () => smtp.sessions.filter((x) => x.commands.includes('RCPT TO:<grey-late@ok.test>'));

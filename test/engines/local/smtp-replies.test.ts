@@ -113,7 +113,11 @@ const TABLE: [source: string, reply: string, outcome: RcptOutcome][] = [
   // Gmail
   ['Gmail, no such user',
     "550-5.1.1 The email account that you tried to reach does not exist. Please try\n550-5.1.1 double-checking the recipient's email address for typos or\n550-5.1.1 unnecessary spaces. For more information, go to\n550 5.1.1  https://support.google.com/mail/?p=NoSuchUser 41be03b00d2f7-80d0b5ecbd3si1a.1 - gsmtp", 'refused'],
-  ['Gmail, disabled', '550-5.2.1 The email account that you tried to reach is disabled. Learn more at\n550 5.2.1  https://support.google.com/mail/?p=DisabledUser a1si1 - gsmtp', 'refused'],
+  ['Gmail, disabled', '550-5.2.1 The email account that you tried to reach is disabled. Learn more at\n550 5.2.1  https://support.google.com/mail/?p=DisabledUser a1si1 - gsmtp', 'disabled'],
+  ['Exchange, mailbox disabled', '550 5.2.1 Mailbox disabled, not accepting messages', 'disabled'],
+  ['moved, with X.1.6', '551 5.1.6 User has moved; please try <max@elsewhere.example>', 'disabled'],
+  ['Exim, account disabled (no enhanced code)', '550 Account disabled: ann@example.com', 'disabled'],
+  ['moved, no enhanced code', '550 User has moved to another address', 'disabled'],
   ['Gmail, over quota', "452-4.2.2 The recipient's inbox is out of storage space. Please direct the\n452-4.2.2 recipient to\n452 4.2.2  https://support.google.com/mail/?p=OverQuotaTemp 41be03b00d2f7-801d5c00011si4287631a12.311 - gsmtp", 'full'],
   ['Gmail, receiving too fast', '450-4.2.1 The user you are trying to contact is receiving mail at a rate that\n450-4.2.1 prevents additional messages from being delivered. Please resend your\n450 4.2.1 message at a later point. a1si1 - gsmtp', 'temporary'],
   ['Gmail, the IP may not send directly', "550-5.7.1 [192.0.2.1] The IP you're using to send mail is not authorized to\n550-5.7.1 send email directly to our servers. Please use the SMTP relay at your\n550 5.7.1 service provider instead. a1si1 - gsmtp", 'blocked'],
@@ -161,7 +165,7 @@ describe('RCPT reply classification: real replies, and what each says about the 
  * the rest of its words, or the reply it quotes, say "user unknown".
  */
 describe('a reply about the sender, a policy or the protocol is never evidence against the mailbox', () => {
-  const mailboxGone = TABLE.filter(([, , outcome]) => outcome === 'refused').map(([, line]) => reply(line).text);
+  const mailboxGone = TABLE.filter(([, , outcome]) => outcome === 'refused' || outcome === 'disabled').map(([, line]) => reply(line).text);
   const wrappers: [string, (text: string) => string][] = [
     ['X.1.7 (the sender\'s address)', (t) => `550 5.1.7 ${t}`],
     ['X.1.8 (the sender\'s system)', (t) => `553 5.1.8 ${t}`],
@@ -182,7 +186,7 @@ describe('a reply about the sender, a policy or the protocol is never evidence a
   it.each(cases)('%s: %s', (_name, line) => {
     const r = reply(line);
     expect(['sender', 'policy', 'protocol', 'tls']).toContain(aboutOf(r));
-    expect(classifyRcpt(r)).not.toBe('refused');
+    expect(['refused', 'disabled']).not.toContain(classifyRcpt(r));
   });
 
   it('holds for every row of the table too', () => {
@@ -190,7 +194,7 @@ describe('a reply about the sender, a policy or the protocol is never evidence a
       const r = reply(line);
       const e = r.enhanced?.split('.') ?? [];
       const aboutCode = (e[1] === '1' && (e[2] === '7' || e[2] === '8')) || e[1] === '7' || e[1] === '5' || e[1] === '6';
-      if (aboutCode) expect(classifyRcpt(r), source).not.toBe('refused');
+      if (aboutCode) expect(['refused', 'disabled'], source).not.toContain(classifyRcpt(r));
     }
   });
 });

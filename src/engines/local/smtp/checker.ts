@@ -4,7 +4,7 @@ import type { RcptOutcome } from './classify.js';
 import type { SmtpCheckOptions, SmtpFinding } from './check-options.js';
 import { pause, systemClock, type Clock } from './clock.js';
 import type { Attempt } from './dialogue.js';
-import { Dialler } from './dialler.js';
+import { Dialler, MAX_MX } from './dialler.js';
 import { Joining, type DomainJob } from './joining.js';
 import { providerRule, PROVIDER_RULES } from './providers.js';
 import { MemorySmtpCache, type MailboxFinding, type SmtpCache } from './stores.js';
@@ -17,7 +17,7 @@ export type { DomainJob } from './joining.js';
 export type { SessionOutcome } from './dialogue.js';
 
 const DEFAULT_TTL_MS = 30 * 60_000;
-const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', full: 'full' };
+const MAILBOX: Partial<Record<RcptOutcome, MailboxFinding>> = { accepted: 'accepted', refused: 'refused', disabled: 'disabled', full: 'full' };
 /** why an answer that says nothing of the mailbox left it undetermined */
 const FAILURE: Partial<Record<RcptOutcome, SmtpFailure>> = {
   blocked: 'blocked',
@@ -93,11 +93,12 @@ export class SmtpChecker {
   }
 
   /**
-   * Findings for the addresses of several domains, by address. Domains with
-   * the same MX hosts (a hosting provider's customers) share their sessions:
-   * their recipients go to the host together. An address already being
-   * checked (another request, in serve) is not asked again: its finding is
-   * waited for.
+   * Findings for the addresses of several domains, by address. Domains whose
+   * MX hosts are the same servers (a hosting provider's customers, whether
+   * their MX records name its host or a name of their own that points at it)
+   * share their sessions: their recipients go to the server together, in as
+   * few connections as it takes. An address already being checked (another
+   * request, in serve) is not asked again: its finding is waited for.
    */
   async checkDomains(
     jobs: readonly DomainJob[],
@@ -107,18 +108,24 @@ export class SmtpChecker {
   ): Promise<Map<string, SmtpFinding>> {
     const found = new Map<string, SmtpFinding>();
     const claim = this.joining.claim(jobs);
-    for (const e of claim.overflow) {
-      this.stats.asked++;
-      this.stats.undetermined++;
-      found.set(e, { note: `the mailbox check has ${this.o.maxPending} addresses pending, its most: answered from DNS and the lists` });
+    if (claim.overflow.length > 0) {
+      // not asked: as undetermined as a check that ran out of time, and asked again by the next request
+      const overflow = new Map<string, SmtpFinding>();
+      for (const e of claim.overflow) {
+        this.stats.asked++;
+        this.stats.undetermined++;
+        overflow.set(e, { failure: 'timeout', note: `the mailbox check has ${this.o.maxPending} addresses pending, its most: not checked; ask again later` });
+      }
+      onGroup?.(overflow);
+      for (const [e, f] of overflow) found.set(e, f);
     }
     const groups = new Map<string, DomainJob[]>();
-    for (const job of claim.mine) {
-      const key = job.hosts.join(' ');
-      const g = groups.get(key);
+    const keys = await Promise.all(claim.mine.map((job) => this.serversOf(job.hosts)));
+    claim.mine.forEach((job, i) => {
+      const g = groups.get(keys[i]!);
       if (g) g.push(job);
-      else groups.set(key, [job]);
-    }
+      else groups.set(keys[i]!, [job]);
+    });
     try {
       await Promise.all([
         ...[...groups.values()].map(async (group) => {
@@ -138,6 +145,21 @@ export class SmtpChecker {
       claim.releaseAll();
     }
     return found;
+  }
+
+  /**
+   * The servers a domain's mail goes to, as a key: its MX hosts' addresses in
+   * preference order (the dialler resolves them through the same cached
+   * DNS). Three customers whose MX names (an MX, a CNAME, a `mail.` name)
+   * point at one server get one key, so one session asks for all three, not
+   * three sessions that a server limiting connections per minute turns away.
+   * A host without an address, or with a proxy that resolves names itself,
+   * stands for itself.
+   */
+  private async serversOf(hosts: readonly string[]): Promise<string> {
+    if (this.o.proxy?.remoteDns) return hosts.join(' ');
+    const each = await Promise.all(hosts.slice(0, MAX_MX).map((h) => this.o.resolveHost(h).catch(() => [] as string[])));
+    return each.map((addresses, i) => (addresses.length > 0 ? [...new Set(addresses)].sort().join(',') : hosts[i])).join(' ');
   }
 
   private async checkGroup(jobs: readonly DomainJob[], signal?: AbortSignal): Promise<Map<string, SmtpFinding>> {
@@ -185,7 +207,7 @@ export class SmtpChecker {
           const outcome = a.outcomes.get(e);
           if (e === st.probe) {
             if (outcome === 'accepted') st.catchAll = true;
-            else if (outcome === 'refused') st.catchAll = false;
+            else if (outcome === 'refused' || outcome === 'disabled') st.catchAll = false;
             continue;
           }
           const mailbox = outcome && MAILBOX[outcome];

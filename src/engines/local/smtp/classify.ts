@@ -3,7 +3,9 @@ import type { Reply } from './reply.js';
 /**
  * What a reply to `RCPT TO` says of the mailbox:
  *   accepted   250/251: the server takes mail for it
- *   refused    no such mailbox (5.1.1, 5.1.10, 5.1.6, 5.2.1, "user unknown", ...)
+ *   refused    no such mailbox (5.1.1, 5.1.10, "user unknown", ...)
+ *   disabled   the mailbox is there no more for a reason the server gives:
+ *              disabled (X.2.1, "account disabled") or moved (X.1.6, "has moved")
  *   full       the mailbox exists but takes nothing now (552, 452 4.2.2)
  *   too-many   this transaction has too many recipients: ask again in a new one
  *   temporary  greylisting and other 4xx: ask again once, later
@@ -23,7 +25,7 @@ import type { Reply } from './reply.js';
  *              a server without SMTPUTF8 (RFC 6531) is not asked about
  */
 export type RcptOutcome =
-  | 'accepted' | 'refused' | 'full' | 'too-many' | 'temporary' | 'closing' | 'sender' | 'blocked' | 'starttls' | 'unclear' | 'no-utf8';
+  | 'accepted' | 'refused' | 'disabled' | 'full' | 'too-many' | 'temporary' | 'closing' | 'sender' | 'blocked' | 'starttls' | 'unclear' | 'no-utf8';
 
 /**
  * What a refusal is about. A reply is read by its enhanced status code (RFC
@@ -31,7 +33,8 @@ export type RcptOutcome =
  * names (Postfix: "<x>: Sender address rejected:") — before its words, and
  * only by its own words: text it quotes from another server is about that
  * server's dialogue, not ours.
- *   mailbox   the recipient's mailbox does not exist, has moved, is disabled
+ *   mailbox   the recipient's mailbox does not exist
+ *   disabled  the recipient's mailbox is disabled or has moved
  *   full      the recipient's mailbox is over its quota
  *   sender    our reverse path
  *   policy    a policy: the checker's IP or name, blocklists, SPF, relaying
@@ -39,7 +42,7 @@ export type RcptOutcome =
  *   protocol  the dialogue itself (X.5.x, X.6.x, 500-504): a command or parameter it will not take
  *   other     anything else (the mail system, routing, no telling)
  */
-export type About = 'mailbox' | 'full' | 'sender' | 'policy' | 'tls' | 'protocol' | 'other';
+export type About = 'mailbox' | 'disabled' | 'full' | 'sender' | 'policy' | 'tls' | 'protocol' | 'other';
 
 /**
  * Where a reply starts quoting another server, within one of its lines:
@@ -107,6 +110,14 @@ const SENDER =
 const NO_MAILBOX =
   /user unknown|unknown user|no such (user|mailbox|recipient|person|address)|(recipient|mailbox|user|address) (not found|unknown|does not exist|doesn't exist)|does not exist|invalid (recipient|mailbox|address|email address)|recipient (address )?rejected|unknown (recipient|local part|address)|mailbox unavailable|mailbox is unavailable|not a valid mailbox|no mailbox|unrouteable address|undeliverable address|(account|mailbox) (is )?(disabled|inactive|discontinued)|no longer available|could not be found|utilisateur inconnu|doesn't have an? (\S+ )?account/i;
 
+/**
+ * Words for a mailbox that is there no more for a reason (Gmail's "account
+ * ... is disabled", Microsoft's "mailbox disabled", "user has moved"): read
+ * before NO_MAILBOX, on the same codes.
+ */
+const DISABLED =
+  /\b(?:account|mailbox|user|address)\b[^.;]{0,40}?\b(?:is |has been )?(?:disabled|deactivated|suspended|inactive|discontinued)\b|\b(?:user|mailbox|recipient) has moved\b/i;
+
 const FULL = /mailbox (is )?full|over ?quota|quota exceeded|exceeded (storage|quota)|insufficient (system )?storage|out of storage|too many messages/i;
 
 const TOO_MANY = /too many recipients|recipient limit|too many rcpt/i;
@@ -158,19 +169,23 @@ export function aboutOf(r: Reply): About {
   // "550 5.5.0 mailbox full" is a server misusing X.5.0 ("other protocol status")
   if (subject === 5 || subject === 6) return subject === 5 && detail === 0 && FULL.test(own) ? 'full' : 'protocol';
   if ((e === undefined && r.code >= 500 && r.code <= 504) || r.code === 555) return 'protocol';
-  // X.1.1 bad destination mailbox, X.1.10 recipient address has null MX, X.1.6 moved, X.2.1 disabled
-  if (subject === 1 && (detail === 1 || detail === 10 || detail === 6)) return 'mailbox';
-  if (subject === 2 && detail === 1) return 'mailbox';
+  // X.1.1 bad destination mailbox, X.1.10 recipient address has null MX; X.1.6 moved, X.2.1 disabled
+  if (subject === 1 && (detail === 1 || detail === 10)) return 'mailbox';
+  if ((subject === 1 && detail === 6) || (subject === 2 && detail === 1)) return 'disabled';
   // the other codes are about something else (X.1.2 the domain, X.1.3 syntax, X.3 the mail system, X.4 routing);
   // X.0.0, X.1.0 and X.2.0 say only "an address", "a mailbox": the words tell
   if (e !== undefined && !(detail === 0 && subject !== undefined && subject <= 2)) return 'other';
   if (r.code === 552 || FULL.test(own)) return 'full';
-  if ((r.code === 550 || r.code === 551 || r.code === 553) && NO_MAILBOX.test(own)) return 'mailbox';
+  if (r.code === 550 || r.code === 551 || r.code === 553) {
+    if (DISABLED.test(own)) return 'disabled';
+    if (NO_MAILBOX.test(own)) return 'mailbox';
+  }
   return 'other';
 }
 
 const REFUSAL: Record<About, RcptOutcome> = {
   mailbox: 'refused',
+  disabled: 'disabled',
   full: 'full',
   sender: 'sender',
   policy: 'blocked',
@@ -197,7 +212,7 @@ export function classifyRcpt(r: Reply): RcptOutcome {
   if (r.code >= 500 && r.code < 600) {
     const outcome = REFUSAL[aboutOf(r)];
     // words alone say "no such mailbox" only on the codes RFC 5321 gives it (550, 551, 553); an enhanced code says so on any 5xx
-    if (outcome === 'refused' && r.enhanced === undefined && ![550, 551, 553].includes(r.code)) return 'unclear';
+    if ((outcome === 'refused' || outcome === 'disabled') && r.enhanced === undefined && ![550, 551, 553].includes(r.code)) return 'unclear';
     return outcome;
   }
   return 'unclear';

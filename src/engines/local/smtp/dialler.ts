@@ -15,7 +15,7 @@ import type { SmtpCheckOptions } from './check-options.js';
 export const DEFAULT_BANNER_TIMEOUT_MS = 60_000;
 export const DEFAULT_HOST_BUDGET_MS = 120_000;
 /** MX hosts tried for one domain, best preference first */
-const MAX_MX = 5;
+export const MAX_MX = 5;
 /**
  * Addresses tried per MX host, and per domain in all: a host may publish
  * many, and each dead one can cost a connect timeout (Postfix stops at 5,
@@ -64,6 +64,21 @@ interface Server {
 }
 
 type Skip = NonNullable<ReturnType<HostHealth['skip']>>;
+
+/**
+ * A session that may outlive its answers: one whose reply we timed out is
+ * still open on the server's side until the server closes it (session.ts,
+ * release), and keeps its place among the server's sessions until then.
+ */
+interface Held {
+  closed?: Promise<void>;
+}
+
+/** Runs `free` once `held` is let go of: at once, or when the server has closed it. */
+function whenLetGo(held: Held, free: () => void): void {
+  if (held.closed !== undefined) void held.closed.then(free);
+  else free();
+}
 
 const SKIPPED: Record<Skip, string> = {
   refused: 'refused a connection earlier: not dialled again for now',
@@ -193,15 +208,18 @@ export class Dialler {
     } finally {
       cancelTimer();
     }
+    const held: Held = {};
     try {
-      return await this.slots(() => this.dial(server, domain, rcpts, signal));
+      return await this.slots(() => this.dial(server, domain, rcpts, signal, held));
     } finally {
-      this.hosts.leave(address);
-      lease.release();
+      whenLetGo(held, () => {
+        this.hosts.leave(address);
+        lease.release();
+      });
     }
   }
 
-  private async dial(server: Server, domain: string, rcpts: readonly string[], signal?: AbortSignal): Promise<DialogueEnd | NoSession> {
+  private async dial(server: Server, domain: string, rcpts: readonly string[], signal: AbortSignal | undefined, held: Held): Promise<DialogueEnd | NoSession> {
     // waited in the run-wide queue past the caller's interest (serve's background limit)
     signal?.throwIfAborted();
     if (this.closing.aborted) return nothing('timeout');
@@ -226,9 +244,10 @@ export class Dialler {
         if (!(err instanceof SessionError)) throw err;
         return this.connectFailed(err, server, domain);
       }
-      return await this.talk(session, server, rcpts, signal);
+      return await this.talk(session, server, rcpts, signal, deadlineAt, held);
     } finally {
-      this.hosts.end(server.address);
+      // the server's time is spent until it has let the session go
+      whenLetGo(held, () => this.hosts.end(server.address));
     }
   }
 
@@ -247,7 +266,7 @@ export class Dialler {
   }
 
   /** An open connection: the banner, the dialogue, QUIT; what the server showed goes to its health. */
-  private async talk(session: SmtpSession, server: Server, rcpts: readonly string[], signal?: AbortSignal): Promise<DialogueEnd | NoSession> {
+  private async talk(session: SmtpSession, server: Server, rcpts: readonly string[], signal: AbortSignal | undefined, deadlineAt: number, held: Held): Promise<DialogueEnd | NoSession> {
     const { address, name } = server;
     // counted as the server counts them: every connection that opened
     this.o.onOpened();
@@ -270,13 +289,14 @@ export class Dialler {
         if (err.kind === 'protocol') this.hosts.down(address, 'protocol');
         return { next: true, why: failureOf(err.kind), note: `${name}: ${err.message}` };
       }
-      const end = await converse(session, greeting, rcpts, name, { ...this.o, failedPerSession: this.hosts.failedPerSession(address) });
+      const end = await converse(session, greeting, rcpts, name, { ...this.o, ...this.hosts.habits(address), learn: (habits) => this.hosts.learn(address, habits) });
       signal?.throwIfAborted();
       if (end.problem) this.o.onProblem(end.problem);
       if (end.host === 'busy') this.hosts.busy(address);
       else if (end.host === 'fine') this.hosts.fine(address);
       else if (end.host === 'protocol') this.hosts.down(address, 'protocol');
       if (end.droppedAfter !== undefined) this.hosts.dropped(address, end.droppedAfter);
+      if (end.slowedAfter !== undefined) this.hosts.slowed(address, end.slowedAfter);
       outcome = end.ended ?? 'failed';
       if (!(await session.quit()) && outcome !== 'failed') {
         // QUIT got the answer to something else: the replies had slipped, none is believed
@@ -286,7 +306,8 @@ export class Dialler {
       }
       return end;
     } finally {
-      session.destroy();
+      // a reply we timed out may still be in the works: waited for until the server closes, within its budget
+      held.closed = session.release(deadlineAt - this.o.clock.now());
       ended?.(outcome);
     }
   }

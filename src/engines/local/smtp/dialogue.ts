@@ -1,6 +1,7 @@
 import { classifyRcpt, classifyStep, isBusy, type RcptOutcome, type StepOutcome } from './classify.js';
 import { showReply, type Reply } from './reply.js';
 import { SessionError, type FailureKind, type SmtpSession } from './session.js';
+import type { Habits } from './hosts.js';
 import type { SmtpFailure } from '../../../verdict.js';
 
 /** How a session ended, for serve's metrics (see SmtpCheckOptions.onSession). */
@@ -33,6 +34,8 @@ export interface DialogueEnd extends Attempt {
   rest?: string[];
   /** the server dropped the session: its failed RCPT replies (4xx/5xx) until then, the drop's own included */
   droppedAfter?: number;
+  /** the server began to hold its replies after this many failed RCPT replies: this session ended there (its rest in `rest`) */
+  slowedAfter?: number;
 }
 
 /**
@@ -42,7 +45,14 @@ export interface DialogueEnd extends Attempt {
  */
 export type TlsMode = 'opportunistic' | 'require';
 
-export interface DialogueOptions {
+/**
+ * What the dialogue is told, and what earlier sessions taught of this server
+ * (Habits, kept by hosts.ts): `failedPerSession`, the failed RCPT replies
+ * (4xx/5xx, what anti-harvest limits count) a session may have before it ends
+ * and leaves the rest to a new one; `nullSender`, ask with `<>` from the
+ * start; `plainText`, no STARTTLS (opportunistic TLS only).
+ */
+export interface DialogueOptions extends Habits {
   helo: string;
   /** the MAIL FROM reverse path; '' is the null path `<>` */
   from: string;
@@ -50,12 +60,8 @@ export interface DialogueOptions {
   maxRecipients: number;
   /** STARTTLS; opportunistic when absent */
   tls?: TlsMode;
-  /**
-   * failed RCPT replies (4xx/5xx, what anti-harvest limits count) a session
-   * may have before it ends and leaves the rest to a new one: learnt from a
-   * server that dropped one (hosts.ts)
-   */
-  failedPerSession?: number;
+  /** told what this session finds out of the server's ways (it refused our reverse path; its TLS is broken), for its later sessions */
+  learn?: (habits: Omit<Habits, 'failedPerSession'>) => void;
 }
 
 export const nothing = (why: SmtpFailure, note?: string): Attempt => ({ outcomes: new Map(), later: [], why, ...(note ? { note } : {}) });
@@ -69,7 +75,15 @@ export function failureOf(kind: FailureKind): SmtpFailure {
 type Step = 'hello' | 'starttls' | 'mail' | 'rcpt' | 'rset';
 
 /** RCPT outcomes that say something of the mailbox: never the reply a drop came with */
-const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'full']);
+const ABOUT_MAILBOX: ReadonlySet<RcptOutcome> = new Set(['accepted', 'refused', 'disabled', 'full']);
+
+/**
+ * A RCPT reply this much slower than the session's fastest, once some have
+ * failed, is a server that has begun to hold its replies (Postfix's
+ * smtpd_error_sleep_time, 1 s per reply from the 10th error on): measured
+ * replies of loopback and internet servers differ by far less.
+ */
+const HELD_REPLY_MS = 700;
 
 /** a local part that needs SMTPUTF8 (RFC 6531): the domain is already in its ASCII form */
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -94,7 +108,14 @@ function keywords(hello: Reply): Set<string> {
  * the null reverse path `<>` (RFC 5321 §4.5.5, which servers must accept;
  * Postfix's reject_unverified_sender does not verify it), from that recipient
  * on; recipients already answered keep their answers. Refused again, the
- * rest are undetermined (`sender-refused`, or `blocked` for a policy).
+ * rest are undetermined (`sender-refused`, or `blocked` for a policy). The
+ * server's refusal is learnt: its later sessions start with `<>`.
+ *
+ * Opportunistic STARTTLS whose handshake fails (or the server hangs up during
+ * it) ends the session with every recipient left for a new one in plain text,
+ * as MTAs do (Postfix's smtp_tls_security_level = may); the server's broken
+ * TLS is learnt. Not so with `--smtp-tls require`, nor for a server that asked
+ * for TLS itself (a 530): plain text would get nothing from it.
  *
  * A non-ASCII local part is asked with `MAIL FROM:<...> SMTPUTF8` when the
  * server announces SMTPUTF8, and not asked at all when it does not (`no-utf8`):
@@ -105,7 +126,11 @@ function keywords(hello: Reply): Set<string> {
  * "Too many failed recipients" ACL, Postfix's smtpd_hard_error_limit: they
  * count per connection) leaves the rest in `rest`, for a new session; so does
  * a session that reached `failedPerSession`. One that ends before any answer
- * leaves its rest for later, as any 421.
+ * leaves its rest for later, as any 421. So does a server that begins to hold
+ * its replies once enough recipients failed (Postfix's smtpd_soft_error_limit
+ * and smtpd_error_sleep_time: 1 s a reply from the 10th error on, by default):
+ * the session ends after the first held reply, the rest go to a new session
+ * (the server's counters start again), and later sessions stop short of it.
  */
 export async function converse(session: SmtpSession, greeting: Reply, rcpts: readonly string[], host: string, o: DialogueOptions): Promise<DialogueEnd> {
   const outcomes = new Map<string, RcptOutcome>();
@@ -113,8 +138,10 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** answered 4xx in this session: asked again later */
   const deferred: string[] = [];
   let problem: string | undefined;
-  /** the reverse path: the one given, then `<>` once the server refused it */
-  let from = o.from;
+  /** the reverse path: the one given, then `<>` once the server refused it (or refused it in an earlier session) */
+  let from = o.nullSender ? '' : o.from;
+  /** no STARTTLS: the server's TLS failed before, and TLS is opportunistic */
+  const plainText = o.plainText === true && o.tls !== 'require';
   /** the server's EHLO keywords; none after HELO */
   let ext = new Set<string>();
   /** STARTTLS: asked for by the server (a 530), or refused by it when offered */
@@ -125,6 +152,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   /** RCPT replies read in this session, the failed ones (4xx/5xx), and the last one */
   let answered = 0;
   let failed = 0;
+  /** the fastest RCPT reply of this session, in ms */
+  let fastest = Infinity;
   let last: { rcpt: string; outcome: RcptOutcome } | undefined;
   /**
    * The server ended the session while `inFlight` (if any) waited for its
@@ -172,6 +201,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   const toNullPath = (reply: Reply) => {
     problem = `${host}: ${showReply(reply)} (MAIL FROM:<${from}>; asked again with the null reverse path <>)`;
     from = '';
+    o.learn?.({ nullSender: true });
   };
 
   const banner = classifyStep(greeting);
@@ -188,7 +218,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           // RFC 5321 §3.2: an old server that does not know EHLO gets HELO
           if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
           if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
-          if (!session.secure && !tlsRefused && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
+          if (!session.secure && !tlsRefused && !plainText && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
           else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
           else step = ready();
           break;
@@ -202,7 +232,15 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             step = ready();
             break;
           }
-          await session.startTls(host);
+          try {
+            await session.startTls(host);
+          } catch (err) {
+            // the handshake failed, or the server hung up during it: a new session in plain text
+            if (!(err instanceof SessionError) || (err.kind !== 'tls' && err.kind !== 'dropped') || o.tls === 'require' || tlsAsked) throw err;
+            o.learn?.({ plainText: true });
+            problem = `${host}: ${err.message}; asked again without TLS`;
+            return { outcomes, later: deferred, why: 'unreachable', ended: 'failed', rest: [...queue], note: problem, problem };
+          }
           step = 'hello';
           break;
         }
@@ -221,7 +259,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           if (outcome === 'ok') {
             inTransaction = 0;
             step = 'rcpt';
-          } else if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+          } else if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
             // 530 5.7.0 Must issue a STARTTLS command first: the server's condition, not a block of the checker
             tlsAsked = true;
             step = 'starttls';
@@ -263,7 +301,7 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
             step = 'rset';
             break;
           }
-          if (outcome === 'starttls' && !session.secure && !tlsAsked) {
+          if (outcome === 'starttls' && !session.secure && !tlsAsked && !plainText) {
             tlsAsked = true;
             step = 'rset';
             afterRset = 'starttls';
@@ -271,7 +309,9 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           }
           // the null path refused for a while (Postfix's 450 4.1.7 and kin): deferred like any 4xx
           if (outcome === 'sender' && reply.code < 500) outcome = 'temporary';
-          if (outcome !== 'accepted' && outcome !== 'refused' && outcome !== 'full') problem = `${host}: ${showReply(reply)}`;
+          if (!ABOUT_MAILBOX.has(outcome)) problem = `${host}: ${showReply(reply)}`;
+          const held = failed >= 2 && session.lastReplyMs >= fastest + HELD_REPLY_MS ? failed : undefined;
+          fastest = Math.min(fastest, session.lastReplyMs);
           queue.shift();
           inTransaction++;
           answered++;
@@ -279,6 +319,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           last = { rcpt, outcome };
           if (outcome === 'temporary') deferred.push(rcpt);
           else outcomes.set(rcpt, outcome);
+          // the server began to hold its replies: what it said stands; the rest in a new session
+          if (held !== undefined && queue.length > 0) return { ...done(), rest: [...queue], slowedAfter: held };
           break;
         }
       }

@@ -10,7 +10,10 @@ import { waitInLine } from '../../../delay.js';
  * serves), never per run; a server that says it has too many of our
  * connections gets one session at a time after a pause; one that dropped a
  * session after some recipients gets sessions that stop short of that point;
- * and each server has a time budget, so that a tarpit costs a bounded time.
+ * one that refused our reverse path is asked with `<>` from the start, and one
+ * whose TLS handshake failed in plain text (its habits: each later session
+ * skips the dance that failed); and each server has a time budget, so that a
+ * tarpit costs a bounded time.
  */
 
 /** a server that refused or never answered is not dialled again for this long */
@@ -23,6 +26,16 @@ const NARROW_MS = 5 * 60_000;
 /** forget servers not used for this long (serve runs for months) */
 const FORGET_MS = 30 * 60_000;
 const MAX_SERVERS = 50_000;
+
+/** What a server has taught the dialogue, for its later sessions (see DialogueOptions). */
+export interface Habits {
+  /** failed recipients a session may have before the server drops it, or starts to hold its replies */
+  failedPerSession?: number;
+  /** it refused our reverse path: `<>` from the start */
+  nullSender?: true;
+  /** its TLS handshake failed: no STARTTLS */
+  plainText?: true;
+}
 
 export interface HostOptions {
   /** the most time spent on one server (sessions open to it, in wall time) */
@@ -42,8 +55,8 @@ class Server {
   /** why it is down, for the rows that skip it */
   downWhy: 'refused' | 'timeout' | 'protocol' = 'refused';
   narrowUntil = 0;
-  /** failed recipients a session may have before the server drops it, once it has */
-  failedPerSession: number | undefined;
+  /** what its sessions taught (failedPerSession once it dropped one) */
+  habits: Habits = {};
   pauseUntil = 0;
   pauseMs = BUSY_PAUSE_MS;
   lastUsed: number;
@@ -141,12 +154,33 @@ export class HostHealth {
   dropped(server: string, failed: number): void {
     if (failed < 2) return;
     const h = this.get(server);
-    h.failedPerSession = Math.min(h.failedPerSession ?? Infinity, failed - 1);
+    h.habits.failedPerSession = Math.min(h.habits.failedPerSession ?? Infinity, failed - 1);
   }
 
-  /** failed recipients one session to the server may have, when a drop has taught it */
-  failedPerSession(server: string): number | undefined {
-    return this.get(server).failedPerSession;
+  /**
+   * The server began to hold its replies once `failed` recipients of a
+   * session had failed (Postfix's smtpd_soft_error_limit: once 10 errors are
+   * counted, every reply, QUIT's too, waits smtpd_error_sleep_time, 1 s):
+   * later sessions stop one short of that and go on in a new one, whose
+   * counters start again. As with a drop, fewer than two is not taken for
+   * such a limit. Only ever lowered.
+   */
+  slowed(server: string, failed: number): void {
+    this.dropped(server, failed);
+  }
+
+  /**
+   * What a session learnt of the server's ways (it refused our reverse path;
+   * its TLS handshake failed), kept for as long as the server is known: later
+   * sessions start where this one ended up instead of failing the same way.
+   */
+  learn(server: string, learnt: Omit<Habits, 'failedPerSession'>): void {
+    Object.assign(this.get(server).habits, learnt);
+  }
+
+  /** what the server's sessions so far have taught the next one */
+  habits(server: string): Habits {
+    return { ...this.get(server).habits };
   }
 
   /** A session went through: the pause starts small again next time. */

@@ -91,6 +91,10 @@ export class SmtpSession {
   /** the listener that reads replies off the plain socket, removed when TLS takes it over */
   private readonly onData = (chunk: string) => this.receive(chunk);
   private tls = false;
+  /** a reply timed out: we have half-closed the connection, and the server may still be at work on it (see letGo) */
+  private lettingGo = false;
+  /** how long the last command's reply took, in ms (a server that starts to hold its replies is tarpitting) */
+  lastReplyMs = 0;
 
   private constructor(
     socket: Socket,
@@ -177,15 +181,19 @@ export class SmtpSession {
     // one command per line: an address can never smuggle in a second one (DATA)
     if (/[\r\n]/.test(line)) throw new SessionError('protocol', 'a command with a line break in it');
     this.owed++;
+    const sent = performance.now();
     this.socket.write(`${line}\r\n`);
-    return this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    const reply = await this.read(line.split(' ')[0]!.toUpperCase(), this.o.timeoutMs);
+    this.lastReplyMs = performance.now() - sent;
+    return reply;
   }
 
   /**
    * Ends politely: QUIT, then its 221. Resolves true when the server answered
    * QUIT as it should (or had hung up); false when the answer was something
    * else — the replies had slipped, and nothing read in this session is to be
-   * believed. Never throws.
+   * believed. Never throws. After a timeout the connection is left half-closed,
+   * for release() to let go of once the server has.
    */
   async quit(): Promise<boolean> {
     let inStep = true;
@@ -201,13 +209,57 @@ export class SmtpSession {
     // that it has counted this session out before our next one to it opens —
     // a server limiting connections at once (Postfix's anvil) counts them until then.
     if (this.failure === undefined || this.failure.kind === 'dropped') await this.closedByServer(Math.min(this.o.timeoutMs, QUIT_CLOSE_MS));
-    this.socket.end();
-    this.destroy();
+    if (!this.lettingGo) {
+      this.socket.end();
+      this.destroy();
+    }
     return inStep;
   }
 
   destroy(): void {
     for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * Lets the connection go: at once, unless a reply timed out. Then the
+   * server may still be working on our command — Exim's `delay`, Postfix's
+   * `sleep`, a slow lookup — and counts the connection as open until it
+   * notices we left, which it may do only when it next reads. So the session
+   * is over for us only when the server has closed its end (or after
+   * `graceMs`): a caller that holds a session slot until then never has more
+   * sessions open on the server's side than its limit. Returns what to wait
+   * for, or undefined when the connection is gone at once. Never rejects.
+   */
+  release(graceMs: number): Promise<void> | undefined {
+    if (!this.lettingGo || this.ended) {
+      this.destroy();
+      return undefined;
+    }
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        socket.off('close', done);
+        this.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, graceMs));
+      socket.once('close', done);
+    });
+  }
+
+  /**
+   * A reply did not come in time: we stop waiting for it, but only
+   * half-close the connection (FIN), and read and drop what still comes, so
+   * that the server closes its end when it is done (see release()).
+   */
+  private letGo(): void {
+    if (this.lettingGo || this.ended) return;
+    this.lettingGo = true;
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.resume();
+    socket.end();
   }
 
   /**
@@ -310,7 +362,7 @@ export class SmtpSession {
           ? new SessionError('budget', `the time allowed for this mail server ran out waiting for the ${what === 'greeting' ? 'banner' : `reply to ${what}`}`)
           : new SessionError('timeout', `no ${what === 'greeting' ? 'banner' : `reply to ${what}`} within ${timeoutMs} ms`);
         this.fail(err);
-        this.destroy();
+        this.letGo();
         reject(err);
       }, wait);
       this.waiting = {

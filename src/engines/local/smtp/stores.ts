@@ -7,8 +7,8 @@ import { waitInLine } from '../../../delay.js';
  * and a single `serve`.
  */
 
-/** What the check learnt of one address (see checker.ts). */
-export type MailboxFinding = 'accepted' | 'refused' | 'full';
+/** What the check learnt of one address (see checker.ts): 'disabled' is a refusal for a reason the server gave (disabled, moved). */
+export type MailboxFinding = 'accepted' | 'refused' | 'disabled' | 'full';
 
 export interface SmtpCache {
   /** whether the domain accepts any mailbox; undefined when not known */
