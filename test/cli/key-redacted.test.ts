@@ -78,7 +78,7 @@ describe('the API key echoed inside a 200 answer', () => {
 
   it.each(['ndjson', 'csv'])('neither the %s output nor the journal, the summary, the report or -v holds it', async (format) => {
     const journal = join(dir, `j-${format}.journal`);
-    const r = await runCli(['validate', 'in.txt', '-v', '--retries', '0', '--format', format, '-o', `echo.${format}`, '--summary', `echo-${format}.json`, '--report', `echo-${format}.html`, '--journal', journal], {
+    const r = await runInProcess(['validate', 'in.txt', '-v', '--retries', '0', '--format', format, '-o', `echo.${format}`, '--summary', `echo-${format}.json`, '--report', `echo-${format}.html`, '--journal', journal], {
       cwd: dir,
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: echoUrl },
     });

@@ -99,7 +99,7 @@ describe('case variants of one mailbox', () => {
     // it judges the address as sent, then echoes it lower-cased: KELVIN SIGN lower-cased is k
     server = await startFaultServer({ apiKey: API_KEY, lowercaseEcho: true, verdictFor: (e) => (e.includes('\u212a') ? { status: 'invalid', confidence: 0.99, mx: false } : { status: 'valid' }) });
     await writeFile(join(dir, 'pair.txt'), `${kelvin}\na@kelvin.com\n`);
-    const run = await runCli(['validate', 'pair.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+    const run = await runInProcess(['validate', 'pair.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
     expect(run.code, run.stderr).toBe(0);
     expect(sentEmails(server)).toEqual([kelvin, 'a@kelvin.com']);
     expect(rowsOf(run.stdout)).toEqual([
@@ -107,7 +107,7 @@ describe('case variants of one mailbox', () => {
       ['a@kelvin.com', 'valid', ''],
     ]);
     await writeFile(join(dir, 'real.txt'), 'a@kelvin.com\n');
-    const later = await runCli(['validate', 'real.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
+    const later = await runInProcess(['validate', 'real.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
     expect(rowsOf(later.stdout)).toEqual([['a@kelvin.com', 'valid', '']]);
   }, 30_000);
 

@@ -217,9 +217,9 @@ describe("Outlook's export in the user's language (6, 7)", () => {
   it('the address column is found by its name, and the second one is named in a notice', async () => {
     const input = join(dir, 'outlook-fr.csv');
     writeFileSync(input, iconv.encode(text, 'windows-1252'));
-    let r!: Awaited<ReturnType<typeof runCli>>;
+    let r!: Awaited<ReturnType<typeof runInProcess>>;
     const paid = await paidFor(async () => {
-      r = await runCli(['validate', input, '--encoding', 'windows-1252', '--columns', 'status'], { env: env() });
+      r = await runInProcess(['validate', input, '--encoding', 'windows-1252', '--columns', 'status'], { env: env() });
     });
     expect(r.code, r.stderr).toBe(0);
     expect(paid.sort()).toEqual(['amelie@dupre.example', 'invalid.helene@gate.example']);
@@ -239,7 +239,7 @@ describe('a column headed like an address column but empty is not said to hold a
 
   it('the notice names E-mail 2 Address, which holds one, and not E-mail 3 Address, empty in every row', async () => {
     const input = file('outlook-empty-third.csv', csv([header, ...rows]));
-    const r = await runCli(['validate', input, '--columns', 'status'], { env: env() });
+    const r = await runInProcess(['validate', input, '--columns', 'status'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`mailsift: column "E-mail 2 Address" (6) holds addresses too, not checked; to check both: --column 'E-mail Address,E-mail 2 Address'\n`);
     expect(r.stderr).not.toContain('"E-mail 3 Address"');
