@@ -1,23 +1,21 @@
 // Issue 29.8 and 29.9: rate-limit headers that lie. No run waits forever, and no
 // run sends more requests in a window than the headers allow, whatever they say.
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFaultServer, type FaultServer } from '../../support/fault-server.js';
+import { describe, expect, it } from 'vitest';
+import { startFaultServer } from '../../support/fault-server.js';
 import { parseCsv } from '../../support/run-cli.js';
 import { runInProcess } from '../../support/run-in-process.js';
 
-let server: FaultServer | undefined;
-afterEach(async () => server?.close());
-
 const addresses = (n: number) => Array.from({ length: n }, (_, i) => `u${i}@example.com`).join('\n') + '\n';
 
+/** one run against a server of its own, closed once the run has ended (what it recorded stays readable) */
 async function run(headers: Record<string, string>, n: number, flags: string[] = [], delayMs = 0) {
-  server = await startFaultServer({ apiKey: 'k', headers, delayMs });
+  const server = await startFaultServer({ apiKey: 'k', headers, delayMs });
   const r = await runInProcess(['validate', '--batch-size', '1', ...flags], {
     env: { MAILSIFT_API_KEY: 'k', MAILSIFT_BASE_URL: server.url },
     stdin: addresses(n),
     timeoutMs: 60_000,
-  });
-  return { r, at: server.requests.map((q) => q.at) };
+  }).finally(() => server.close());
+  return { r, at: server.requests.map((q) => q.at), server };
 }
 
 /** The most requests that arrived within any `spanMs`. */
@@ -30,12 +28,17 @@ function busiest(at: number[], spanMs: number): number {
   return most;
 }
 
-describe('lying rate-limit headers', () => {
+// Each case waits for real windows against a server of its own: side by side.
+describe.concurrent('lying rate-limit headers', () => {
   it('Limit 0, Remaining 0, Reset 1 on every answer: the run goes on, one request a window, instead of hanging', async () => {
     const { r, at } = await run({ 'X-RateLimit-Limit': '0', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1' }, 3);
     expect(r.signal, 'the run hung').toBeNull(); // a hung run fails at timeoutMs
     expect(r.code, r.stderr).toBe(0);
-    expect(parseCsv(r.stdout).slice(1).map((row) => row[1])).toEqual(['valid', 'valid', 'valid']);
+    expect(
+      parseCsv(r.stdout)
+        .slice(1)
+        .map((row) => row[1]),
+    ).toEqual(['valid', 'valid', 'valid']);
     expect(at).toHaveLength(3);
     // a window of a second each: never two within one
     expect(busiest(at, 900)).toBe(1);
@@ -51,10 +54,15 @@ describe('lying rate-limit headers', () => {
   }, 60_000);
 
   it('a Remaining that is no number (1e400) is no information, not 1: the Limit paces the run', async () => {
-    const { r, at } = await run({ 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '1e400', 'X-RateLimit-Reset': '60' }, 12, ['--concurrency', '16'], 200);
+    const { r, at, server } = await run(
+      { 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '1e400', 'X-RateLimit-Reset': '60' },
+      12,
+      ['--concurrency', '16'],
+      200,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(at).toHaveLength(12);
     // read as 1, it sent one request at a time for the whole minute: here the 11 after the probe go together
-    expect(server!.stats().peakInFlight).toBeGreaterThanOrEqual(5);
+    expect(server.stats().peakInFlight).toBeGreaterThanOrEqual(5);
   }, 60_000);
 });
