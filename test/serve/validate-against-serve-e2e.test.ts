@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalValidator } from '../../src/engines/local/index.js';
 import type { Verdict } from '../../src/verdict.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { startServe, type Served } from './spawn.js';
 
 // `mailsift validate` against `mailsift serve`: the whole product talking to itself.
@@ -56,7 +56,7 @@ describe('mailsift validate → mailsift serve', () => {
     // 20 batches of 500 against 10 requests per 2 s: the client must wait for a window.
     const s = await startServe(['--keys-file', keysFile, '--rate-limit', '10/2']);
     try {
-      const r = await runCli(['validate', input, '--batch-size', '500', '--format', 'json'], {
+      const r = await runInProcess(['validate', input, '--batch-size', '500', '--format', 'json'], {
         env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url },
         timeoutMs: 60_000,
       });
@@ -66,7 +66,13 @@ describe('mailsift validate → mailsift serve', () => {
       expect(out.results.map((x) => x.email)).toEqual(emails);
       // one assertion over every row (twenty thousand expect() calls cost seconds): the rows that differ, with their number
       const seen = (v: Verdict & { error?: unknown }) => ({
-        status: v.status, isValid: v.isValid, confidence: v.confidence, syntax: v.details.syntax, role: v.details.role, disposable: v.details.disposable, error: v.error,
+        status: v.status,
+        isValid: v.isValid,
+        confidence: v.confidence,
+        syntax: v.details.syntax,
+        role: v.details.role,
+        disposable: v.details.disposable,
+        error: v.error,
       });
       const differ = out.results.flatMap((got, i) => {
         const [a, b] = [JSON.stringify(seen(got)), JSON.stringify(seen(expected.get(got.email)!))];
@@ -94,11 +100,14 @@ describe('mailsift validate → mailsift serve', () => {
     const expected = await engineVerdicts(emails);
     const s = await startServe(['--keys-file', keysFile, '--shape', 'b']);
     try {
-      const r = await runCli(['validate', input, '--batch-size', '50', '--format', 'ndjson', '-q'], {
+      const r = await runInProcess(['validate', input, '--batch-size', '50', '--format', 'ndjson', '-q'], {
         env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url },
       });
       expect(r.code, r.stderr).toBe(0);
-      const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Verdict);
+      const rows = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Verdict);
       expect(rows.map((x) => x.email)).toEqual(emails);
       // Bulk Shape B items show only isValid and confidence; validity must survive.
       for (const row of rows) expect(row.isValid).toBe(expected.get(row.email)!.isValid);
