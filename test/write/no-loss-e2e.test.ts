@@ -4,7 +4,20 @@
 // name), a signal that must end the run within seconds, and the leftovers of
 // runs killed with -9, removed by the next run. The rest: no-loss.test.ts.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +25,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { seeded } from '../support/fault-server.js';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
 import { missingTool } from '../support/tools.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { waitFor } from '../support/wait.js';
 import { contacts } from '../support/contacts.js';
 import { excelParts, zip } from '../support/workbook.js';
@@ -50,7 +64,10 @@ const temps = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWi
 
 /** Whether `cond` comes to hold within `ms` (the caller's expect says what failed to happen). */
 const until = (cond: () => boolean, ms = 30_000): Promise<boolean> =>
-  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(() => true, () => false);
+  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(
+    () => true,
+    () => false,
+  );
 
 /** A run of the binary in the background, with how and when it ended. */
 function background(args: string[], cwd: string, env: Record<string, string> = { PATH: process.env.PATH ?? '' }) {
@@ -68,12 +85,23 @@ function background(args: string[], cwd: string, env: Record<string, string> = {
   return { child, done };
 }
 
-
 describe('stdin is the input: compared with every output and with stdout (1)', () => {
   it.each<[string, string, RegExp]>([
-    ['validate - -o in.csv < in.csv', '$M validate - -o in.csv --engine local --no-dns -q < in.csv', /^mailsift: -o in\.csv is the file stdin reads: writing it would destroy the input; give -o another path\n$/],
-    ['validate < in.csv >> in.csv', '$M validate --engine local --no-dns -q < in.csv >> in.csv', /^mailsift: stdout is the file stdin reads: the verdicts would be written into the input as it is read; redirect them to another file\n$/],
-    ['validate - --summary in.csv < in.csv', '$M validate - --summary in.csv -o out.csv --engine local --no-dns -q < in.csv', /^mailsift: --summary in\.csv is the file stdin reads/],
+    [
+      'validate - -o in.csv < in.csv',
+      '$M validate - -o in.csv --engine local --no-dns -q < in.csv',
+      /^mailsift: -o in\.csv is the file stdin reads: writing it would destroy the input; give -o another path\n$/,
+    ],
+    [
+      'validate < in.csv >> in.csv',
+      '$M validate --engine local --no-dns -q < in.csv >> in.csv',
+      /^mailsift: stdout is the file stdin reads: the verdicts would be written into the input as it is read; redirect them to another file\n$/,
+    ],
+    [
+      'validate - --summary in.csv < in.csv',
+      '$M validate - --summary in.csv -o out.csv --engine local --no-dns -q < in.csv',
+      /^mailsift: --summary in\.csv is the file stdin reads/,
+    ],
   ])('%s: exit 2, one line, the input byte-identical, nothing written', (_name, script, why) => {
     const dir = dirWith({ 'in.csv': INPUT });
     const r = bash(script, dir);
@@ -131,7 +159,7 @@ describe('the process’s own stdout and stderr are streams, written in place (3
 describe('what was checked is what is written (5)', { timeout: 90_000 }, () => {
   it('a link that appears at -o while the run waits for its input is refused: the journal it leads to is kept', async () => {
     const dir = dirWith({ 'in.txt': 'ann@example.com\nbob@example.com\n' });
-    const first = await runCli(['validate', 'in.txt', '--journal', 'j.journal', '-o', 'first.csv', ...LOCAL], { cwd: dir });
+    const first = await runInProcess(['validate', 'in.txt', '--journal', 'j.journal', '-o', 'first.csv', ...LOCAL], { cwd: dir });
     expect(first.code, first.stderr).toBe(0);
     const journal = readFileSync(join(dir, 'j.journal'));
     // The input is a FIFO: once our open for writing finds its reader, the run
@@ -193,7 +221,8 @@ describe('temp files of killed runs (13)', () => {
       await run.done;
     }
     expect(temps(dir).length, 'the kills left temp files behind').toBeGreaterThan(0);
-    const last = await runCli(['validate', 'in.csv', '-o', 'out.csv', ...LOCAL], { cwd: dir, timeoutMs: 60_000 });
+    // the run after the kills needs no process of its own: it sweeps what dead ones left
+    const last = await runInProcess(['validate', 'in.csv', '-o', 'out.csv', ...LOCAL], { cwd: dir, timeoutMs: 60_000 });
     expect(last.code, last.stderr).toBe(0);
     expect(temps(dir)).toEqual([]);
     expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(40_002);
@@ -218,7 +247,10 @@ describe('names of leftovers planted in a shared directory (/tmp)', () => {
     const r = await runCli(['validate', 'in.csv', '-o', 'out.csv', '--journal', 'run.journal', ...LOCAL], { cwd: dir, timeoutMs: 20_000 });
     expect([r.code, r.signal], r.stderr).toEqual([0, null]);
     expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(4);
-    expect(readdirSync(dir).filter((n) => planted.includes(n)).sort()).toEqual([...planted].sort());
+    expect(
+      readdirSync(dir)
+        .filter((n) => planted.includes(n))
+        .sort(),
+    ).toEqual([...planted].sort());
   });
 });
-
