@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-printable-'));
 // eslint-disable-next-line no-control-regex
@@ -15,7 +15,7 @@ const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]
 describe('what mailsift prints on stderr', () => {
   it('shows the escapes in a file name instead of sending them to the terminal', async () => {
     const name = join(dir, 'list\u001b]0;pwned\u0007\u001b[2J\nsecond line\u202Egpj.csv');
-    const run = await runCli(['validate', name, '--engine', 'local', '--no-dns']);
+    const run = await runInProcess(['validate', name, '--engine', 'local', '--no-dns']);
     expect(run.code).toBe(2);
     expect(run.stderr).not.toMatch(RAW);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -23,7 +23,7 @@ describe('what mailsift prints on stderr', () => {
   });
 
   it('and in what was typed: an unknown option', async () => {
-    const run = await runCli(['validate', '--\u001b[31mred', 'x.csv']);
+    const run = await runInProcess(['validate', '--\u001b[31mred', 'x.csv']);
     expect(run.code).toBe(2);
     expect(run.stderr).not.toMatch(RAW);
     expect(run.stderr).toContain('\\x1B[31mred');
@@ -38,7 +38,7 @@ describe('what mailsift prints on stderr', () => {
     for (let i = 0; i < 5; i++) leads.addRow([`u${i}@example.com`]);
     const file = join(dir, 'book.xlsx');
     await book.xlsx.writeFile(file);
-    const run = await runCli(['validate', file, '--engine', 'local', '--no-dns']);
+    const run = await runInProcess(['validate', file, '--engine', 'local', '--no-dns']);
     expect(run.code).toBe(2);
     expect(run.stderr).not.toMatch(RAW);
     expect(run.stderr).toContain('sheet "Le\\u202Eads" does');
