@@ -113,7 +113,7 @@ describe('the stricter header wins, whatever its format', { concurrent: true }, 
 });
 
 // Issue 41.5: slow start doubled 8 → 16 into a server that refuses past 12 (4 refused each run)
-it('a server that queues past 6 and refuses past 12: slow start stops at the queue (HyStart++), at most one 503', async () => {
+it.concurrent('a server that queues past 6 and refuses past 12: slow start stops at the queue (HyStart++), at most one 503', async () => {
   const server = await startFaultServer({ apiKey: KEY, capacity: 6, queue: 6, delayMs: 200 });
   const r = await run({ ...server, count429: () => server.count429() }, 48, []);
   expect(r.code, r.stderr).toBe(0);
