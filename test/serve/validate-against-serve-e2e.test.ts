@@ -6,6 +6,7 @@ import { createLocalValidator } from '../../src/engines/local/index.js';
 import type { Verdict } from '../../src/verdict.js';
 import { runInProcess } from '../support/run-in-process.js';
 import { startServe, type Served } from './spawn.js';
+import { waitFor } from '../support/wait.js';
 
 // `mailsift validate` against `mailsift serve`: the whole product talking to itself.
 const KEY = 'msk_e2e_key_not_a_secret';
@@ -78,7 +79,10 @@ describe('mailsift validate → mailsift serve', () => {
       expect(out.summary).toMatchObject({ total: 10_000, errors: 0, duplicates: 10_000 - expected.size });
 
       // Each distinct address went to the server exactly once, in batches of at most 500.
-      const bulk = [...s.stderr().matchAll(/^mailsift serve: POST \/api\/validate\/bulk 200 addresses=(\d+) /gm)].map((m) => Number(m[1]));
+      // serve logs a request as its answer leaves: the last line may reach its stderr after the client has read the answer
+      const logged = () => [...s.stderr().matchAll(/^mailsift serve: POST \/api\/validate\/bulk 200 addresses=(\d+) /gm)].map((m) => Number(m[1]));
+      await waitFor(() => logged().reduce((a, b) => a + b, 0) >= expected.size, { what: "serve's log of every answered batch" }).catch(() => undefined);
+      const bulk = logged();
       expect(bulk.reduce((a, b) => a + b, 0)).toBe(expected.size);
       expect(Math.max(...bulk)).toBeLessThanOrEqual(500);
       expect(bulk.length).toBeGreaterThan(10); // more than one window's worth
