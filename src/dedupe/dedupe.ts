@@ -28,6 +28,11 @@ export class Dedupe {
     this.memo = o.resumed ?? new VerdictMemo(o.hash);
   }
 
+  /** The keys the next `take`s will ask for, in order (see VerdictMemo.expect): their look-ups overlap. */
+  expect(keys: readonly (string | undefined)[]): void {
+    this.memo.expect(keys);
+  }
+
   /**
    * The row `seq` holds `email`, whose key is `key`. A verdict: a duplicate of
    * an answered address, under this row's spelling. 'wait': a duplicate of one

@@ -4,8 +4,10 @@ import type { Verdict } from '../verdict.js';
 /**
  * The local precheck: rejects what is plainly not an address without spending an
  * API call. Deliberately conservative — it must never reject what the API would
- * accept — so it only looks for: an empty cell, no `@`, more than 254 characters,
- * a control character, white space outside a quoted local part, or a lone UTF-16
+ * accept — so it only looks for: an empty cell, no `@`, nothing before the
+ * first `@` or after the last (an unquoted local part and a domain are never
+ * empty, RFC 5321 §4.1.2: `@handle` is a social-media handle, not an address),
+ * more than 254 characters, a control character, white space outside a quoted local part, or a lone UTF-16
  * surrogate (half a character: no UTF-8 form, so no request could carry it).
  * Returns the reason, or undefined when the address may go to the engine.
  */
@@ -13,6 +15,8 @@ export function precheck(email: string): string | undefined {
   if (email.length === 0) return 'empty';
   if (email.length > 254) return 'longer than 254 characters';
   if (!email.includes('@')) return 'no @';
+  if (email.charCodeAt(0) === 0x40) return 'nothing before the @';
+  if (email.charCodeAt(email.length - 1) === 0x40) return 'nothing after the @';
   // Fast path: plain printable ASCII without quotes (nearly every address).
   let i = 0;
   while (i < email.length) {

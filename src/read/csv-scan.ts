@@ -129,3 +129,43 @@ export async function scanPlainCsv(text: AsyncIterable<string>, shape: CsvScanSh
   }
   return { records };
 }
+
+/**
+ * The pre-flight pass's fast path for a text list (one address a line): the
+ * decoded text's line lengths, without building a row. Lines end at CRLF, LF
+ * or CR, as splitLines has them; every line no longer than half of MAX_LINE
+ * and `cellChars` is vouched for, with how many lines there are (at least as
+ * many as the rows: blank lines at the end and a header line are not rows).
+ * A longer line is `unsure`: the reader says what is wrong with it. Reading
+ * every row instead cost 0.23-0.27 s of CPU at 1M addresses, a twentieth of
+ * a run against a fast API (the run then reads them again).
+ */
+export async function scanPlainText(text: AsyncIterable<string>, shape: Pick<CsvScanShape, 'cellChars' | 'signal'>): Promise<CsvScan> {
+  const longest = Math.min(LONG_RECORD, shape.cellChars ?? Infinity);
+  let lines = 0;
+  /** the characters of the line not yet ended, before this chunk */
+  let carried = 0;
+  /** a CR ended the previous chunk: an LF first in this one is its pair */
+  let pendingCR = false;
+  for await (const chunk of text) {
+    if (shape.signal?.aborted) throw shape.signal.reason;
+    let start = pendingCR && chunk.charCodeAt(0) === LF ? 1 : 0;
+    pendingCR = false;
+    // the next LF and the next CR, each looked for again only once passed (as splitLines does)
+    let lf = chunk.indexOf('\n', start);
+    let cr = chunk.indexOf('\r', start);
+    while (lf >= 0 || cr >= 0) {
+      const i = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+      if (carried + i - start > longest) return 'unsure';
+      carried = 0;
+      lines++;
+      if (i === cr && i === chunk.length - 1) pendingCR = true;
+      start = i === cr && lf === i + 1 ? i + 2 : i + 1;
+      if (lf >= 0 && lf < start) lf = chunk.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = chunk.indexOf('\r', start);
+    }
+    carried += chunk.length - start;
+    if (carried > longest) return 'unsure';
+  }
+  return { records: carried > 0 ? lines + 1 : lines };
+}

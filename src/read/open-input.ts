@@ -9,7 +9,7 @@ import { decodeBytes, MAX_LINE, prepend, readHead, splitLines, tooLong, type Dec
 import type { Dialect } from '../dialect.js';
 import { checkedColumns, type Input, type InputBytes, type InputRow } from './input-row.js';
 import { binaryKind } from './file-kind.js';
-import { scanPlainCsv, type CsvScan, type CsvScanShape } from './csv-scan.js';
+import { scanPlainCsv, scanPlainText, type CsvScan, type CsvScanShape } from './csv-scan.js';
 import { classifyText, detectDelimiter, lineEnding, LIST_HEADER, sepLine } from './sniff.js';
 import { spool } from './spool.js';
 import { isBlankRecord, fitRow, tooWide, usedWidth, widenHeader, withoutTrailingBlanks } from './table-shape.js';
@@ -215,12 +215,22 @@ async function openCsv(chunks: Peekable, delimiter: string, name: string, column
 /**
  * The quick scan of a CSV file (see scanPlainCsv), its bytes decoded as
  * openInput decodes them: invalid text is the same error, the rest is `unsure`
- * or vouched for.
+ * or vouched for. For '-', `options.stdin` is read (a second reading of a
+ * file given as stdin: stdin-file.ts).
  */
-export async function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
-  const { stream } = await openFile(options.path, { read: 0 });
+export function scanCsvFile(options: OpenInputOptions, shape: CsvScanShape): Promise<CsvScan> {
+  return scanFile(options, (text) => scanPlainCsv(text, shape));
+}
+
+/** The quick scan of a text list (see scanPlainText), decoded as scanCsvFile decodes a CSV; '-' as there. */
+export function scanTextFile(options: OpenInputOptions, shape: Pick<CsvScanShape, 'cellChars' | 'signal'>): Promise<CsvScan> {
+  return scanFile(options, (text) => scanPlainText(text, shape));
+}
+
+async function scanFile(options: OpenInputOptions, scan: (text: AsyncIterable<string>) => Promise<CsvScan>): Promise<CsvScan> {
+  const { stream } = options.path === '-' && options.stdin ? { stream: options.stdin } : await openFile(options.path, { read: 0 });
   try {
-    return await scanPlainCsv(decodeBytes(stream as AsyncIterable<Buffer>, options.path, options.encoding), shape);
+    return await scan(decodeBytes(stream as AsyncIterable<Buffer>, options.path === '-' ? 'stdin' : options.path, options.encoding));
   } finally {
     (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
   }

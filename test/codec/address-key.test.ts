@@ -87,4 +87,64 @@ describe('the address key', () => {
     }
     expect(plain).toBeGreaterThan(50);
   });
+
+  it('takes the fast path exactly where the character loop it replaced did', () => {
+    // lengths at the edges (local part 64/65, label 63/64, address 254/255), hyphens, dots and xn-- where they are refused
+    const random = seeded(41);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pieces = ['a', 'z', '0', '9', '-', '.', '..', '@', '+', '_', '~', '!', '{', 'B', 'Z', 'xn--', 'XN--', 'é', KELVIN, ' ', '"', '\n', '[', '\u0000'];
+    const runs = (n: number, ch = 'a') => ch.repeat(n);
+    const cases = [...all];
+    for (let n = 0; n < 20000; n++) {
+      let s = '';
+      for (let k = 1 + Math.floor(random() * 10); k > 0; k--) s += random() < 0.7 ? pick(['a', 'b', '1', '-', '.']) : pick(pieces);
+      const local = random() < 0.1 ? runs(63 + Math.floor(random() * 3)) : runs(1 + Math.floor(random() * 3), pick(['a', 'q.r', 'x-y']));
+      const label = random() < 0.1 ? runs(62 + Math.floor(random() * 3), 'b') : pick(['b', 'xn--b', 'b-', '-b', 'b--c', 'bb']);
+      const long = random() < 0.05 ? `.${runs(60, 'c')}`.repeat(3) + `.${runs(60 + Math.floor(random() * 20), 'd')}` : '';
+      cases.push(s, `${local}@${s}`, `${s}@${label}.com`, `${local}@${label}${long}`, `${local}@${label}.${s}`, `${s}${local}@${label}${s}`);
+    }
+    let plain = 0;
+    for (const s of cases) {
+      const expected = plainByLoop(s);
+      if (expected) plain++;
+      expect(isPlainAddress(s), JSON.stringify(s)).toBe(expected);
+    }
+    expect(plain).toBeGreaterThan(2000);
+  });
 });
+
+/** isPlainAddress as it was first written: one pass over the characters. */
+function plainByLoop(email: string): boolean {
+  const atext = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || "!#$%&'*+-/=?^_`{|}~".includes(String.fromCharCode(c));
+  const host = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2d;
+  const len = email.length;
+  if (len < 3 || len > 254) return false;
+  let prevDot = true;
+  let i = 0;
+  for (; i < len; i++) {
+    const c = email.charCodeAt(i);
+    if (c === 0x40) break;
+    if (c === 0x2e) {
+      if (prevDot) return false;
+      prevDot = true;
+    } else if (c < 0x80 && atext(c)) {
+      prevDot = false;
+    } else {
+      return false;
+    }
+  }
+  if (prevDot || i > 64 || i + 1 >= len) return false;
+  let label = i + 1;
+  for (let j = label; j <= len; j++) {
+    const c = j === len ? 0x2e : email.charCodeAt(j);
+    if (c === 0x2e) {
+      const n = j - label;
+      if (n === 0 || n > 63 || email.charCodeAt(label) === 0x2d || email.charCodeAt(j - 1) === 0x2d) return false;
+      if (email.charCodeAt(label + 2) === 0x2d && email.charCodeAt(label + 3) === 0x2d && email.startsWith('xn', label)) return false;
+      label = j + 1;
+    } else if (c >= 0x80 || !host(c)) {
+      return false;
+    }
+  }
+  return true;
+}

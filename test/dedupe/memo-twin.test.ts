@@ -80,16 +80,33 @@ function randomVerdict(key: string, next: () => number): Verdict {
   };
 }
 
-function race(seed: number, steps: number, hash?: KeyHash): void {
+/**
+ * `ahead`: the memo is told now and then of keys to come (VerdictMemo.expect),
+ * as the pipeline tells it of the rows it is about to route — with gaps, keys
+ * that are then not claimed, and the same text in another string.
+ */
+function race(seed: number, steps: number, hash?: KeyHash, ahead = false): void {
   // seeded: a failure names its seed and replays
   const next = seeded(seed);
   const memo = new VerdictMemo(hash);
   const twin = new MapMemo();
   const pending: [number, string][] = [];
   const seen: string[] = [];
+  /** the keys the next claims take, in order */
+  const coming: string[] = [];
   for (let step = 0; step < steps; step++) {
+    if (ahead && coming.length === 0 && next() < 0.2) {
+      const told: (string | undefined)[] = [];
+      for (let i = Math.floor(next() * 70); i > 0; i--) {
+        const k = seen.length && next() < 0.4 ? seen[Math.floor(next() * seen.length)]! : randomKey(next);
+        const t = next();
+        told.push(t < 0.1 ? undefined : t < 0.15 ? `${k}x` : k);
+        if (t >= 0.1) coming.push(t < 0.2 ? ` ${k}`.slice(1) : k);
+      }
+      memo.expect(told);
+    }
     const r = next();
-    const key = seen.length && r < 0.4 ? seen[Math.floor(next() * seen.length)]! : randomKey(next);
+    const key = coming.length && r < 0.75 ? coming.shift()! : seen.length && r < 0.4 ? seen[Math.floor(next() * seen.length)]! : randomKey(next);
     if (r < 0.75) {
       const got = memo.claim(key);
       const want = twin.claim(key);
@@ -125,4 +142,9 @@ describe('the verdict memo answers exactly as a plain Map would', () => {
   it('every key colliding in one hash', () => race(11, 3_000, () => 7));
 
   it('hashes that differ only in bits a slot does not keep', () => race(12, 5_000, (k) => (k.length & 3) << 28));
+
+  for (const seed of [21, 22, 23]) {
+    it(`keys told of ahead, seed ${seed}`, () => race(seed, 20_000, undefined, true));
+  }
+  it('keys told of ahead, every key colliding in one hash', () => race(24, 3_000, () => 7, true));
 });

@@ -15,6 +15,9 @@ describe('precheck (conservative: never rejects what an SMTP server accepts)', (
     ['user@[192.168.0.1]', undefined],
     ['用户@例子.广告', undefined],
     ['a@b', undefined],
-    ['@nolocal.com', undefined], // the engine rejects it, with its reasons
+    ['@nolocal.com', 'nothing before the @'], // a handle pasted into an email column
+    ['user@', 'nothing after the @'],
+    ['@', 'nothing before the @'],
+    ['""@example.com', undefined], // an empty quoted local part is the engine's to judge
   ])('%j → %s', (email, reason) => expect(precheck(email)).toBe(reason));
 });

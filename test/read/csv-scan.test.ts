@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanPlainCsv, type CsvScan } from '../../src/read/csv-scan.js';
+import { scanPlainCsv, scanPlainText, type CsvScan } from '../../src/read/csv-scan.js';
+import { MAX_LINE } from '../../src/read/decode.js';
 import { openInput } from '../../src/read/open-input.js';
 import { seeded } from '../support/fault-server.js';
 
@@ -85,5 +86,79 @@ describe('what the scan vouches for, the reader reads', () => {
       expect(rowsRead.every((row) => row.length === 3)).toBe(true);
     }
     expect(vouched).toBeGreaterThan(50);
+  });
+});
+
+// The same quick scan for a text list: it vouches only for what the reader
+// reads without an error, and counts at least its rows.
+async function scanText(text: string, cellChars?: number, cut?: number): Promise<CsvScan> {
+  async function* chunks(): AsyncGenerator<string> {
+    if (cut === undefined) yield text;
+    else for (let i = 0; i < text.length; i += cut) yield text.slice(i, i + cut);
+  }
+  return scanPlainText(chunks(), { cellChars });
+}
+
+describe('scanPlainText', () => {
+  it.each<[string, string, CsvScan]>([
+    ['LF', 'a@x.io\nb@y.io\n', { records: 2 }],
+    ['CRLF', 'a@x.io\r\nb@y.io\r\n', { records: 2 }],
+    ['CR (a Mac export)', 'a@x.io\rb@y.io\r', { records: 2 }],
+    ['mixed, and no final line end', 'a@x.io\nb@y.io\r\nc\rd', { records: 4 }],
+    ['blank lines', '\na@x.io\n\n\n', { records: 4 }],
+  ])('%s', async (_what, text, expected) => {
+    expect(await scanText(text)).toEqual(expected);
+    for (const cut of [1, 2, 3, 5]) expect(await scanText(text, undefined, cut)).toEqual(expected);
+  });
+
+  it('a line longer than cellChars, or near the reader\'s own cap, is left to the reader', async () => {
+    expect(await scanText('a@x\nxxxx\r\n', 4)).toEqual({ records: 2 });
+    expect(await scanText('a@x\nxxxxx\r\n', 4)).toBe('unsure');
+    const long = 'x'.repeat(MAX_LINE / 2 + 1);
+    for (const cut of [undefined, 1000, 4096]) {
+      expect(await scanText(`a@x.io\n${long}\nb@y.io\n`, undefined, cut)).toBe('unsure');
+      expect(await scanText(`a@x.io\n${long}`, undefined, cut)).toBe('unsure');
+      expect(await scanText(`a@x.io\n${long.slice(1)}\n`, undefined, cut)).toEqual({ records: 2 });
+    }
+  });
+});
+
+describe('what the text scan vouches for, the reader reads', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailsift-text-scan-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('seeded lists of line ends, blank lines and lines past the cap', async () => {
+    const rand = seeded(41);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const long = 'y'.repeat(MAX_LINE + 10);
+    let vouched = 0;
+    let refused = 0;
+    for (let n = 0; n < 40; n++) {
+      const lines = ['a@x.io'];
+      for (let r = 0; r < 2 + Math.floor(rand() * 5); r++) lines.push(rand() < 0.15 ? long : pick(['b@y.io', '', 'c@z.io']));
+      const text = lines.map((l) => l + pick(['\n', '\r\n', '\r'])).join('') + (rand() < 0.5 ? 'd@w.io' : '');
+      const path = join(dir, `f${n}.txt`);
+      await writeFile(path, text);
+      let rows = 0;
+      // a file refused when opened never reaches the pre-flight: only what reading its rows refuses counts
+      const input = await openInput({ path }).catch(() => undefined);
+      if (input === undefined) continue;
+      try {
+        for await (const chunk of input.rows) rows += chunk.length;
+      } catch (err) {
+        refused++;
+        expect(await scanText(text, undefined, 64 * 1024), `${(err as Error).message}: ${JSON.stringify(text.slice(0, 200))}`).toBe('unsure');
+        continue;
+      }
+      const scanned = await scanText(text, undefined, 64 * 1024);
+      if (scanned === 'unsure') continue;
+      vouched++;
+      expect(scanned.records).toBeGreaterThanOrEqual(rows);
+    }
+    expect(vouched).toBeGreaterThan(5);
+    expect(refused).toBeGreaterThan(2);
   });
 });

@@ -34,6 +34,21 @@ describe('decodeBytes', () => {
     expect(await text(decodeBytes(chunks([0xff], [0xfe, ...le]), 'f', 'latin1'))).toBe('zoë@x.test');
   });
 
+  it('reads the same text however the bytes are cut: characters split, a U+FEFF inside kept, a bad byte named', async () => {
+    // chunks that end where a character does skip the decoder (see decodeStrict): every cut must read alike
+    const whole = 'ann@x.test\nzoë@exämple.test\n\ufeffbob@y.test\n𝔞@z.test\r\n中@文.test\n';
+    const bytes = Buffer.from(whole);
+    for (const cut of [1, 2, 3, 4, 5, 7, 16]) {
+      const parts: number[][] = [];
+      for (let i = 0; i < bytes.length; i += cut) parts.push([...bytes.subarray(i, i + cut)]);
+      expect(await text(decodeBytes(chunks(...parts), 'f'))).toBe(whole);
+      const bad = [...parts, [0x61, 0xff]];
+      await expect(text(decodeBytes(chunks(...bad), 'f'))).rejects.toThrow(`f: invalid UTF-8 at byte ${bytes.length + 1};`);
+    }
+    // a BOM is dropped at the start only, however small the first chunk
+    expect(await text(decodeBytes(chunks([0xef], [0xbb, 0xbf], 'a\n', [0xef, 0xbb, 0xbf], 'b'), 'f'))).toBe('a\n\ufeffb');
+  });
+
   it('firstInvalidUtf8 leaves an unfinished sequence at the end to the next chunk', () => {
     expect(firstInvalidUtf8(Buffer.from([0x61, 0xf0, 0x9f]))).toBe(3);
     expect(firstInvalidUtf8(Buffer.from([0x61, 0xf0, 0x41]))).toBe(1);

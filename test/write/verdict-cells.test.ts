@@ -1,12 +1,13 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/verdict.js';
-import { defusedCsvCell } from '../../src/write/csv-cell.js';
+import { cellWriters, defusedCsvCell } from '../../src/write/csv-cell.js';
 import { resolveColumns } from '../../src/write/output-plan.js';
 import { createRowWriter } from '../../src/write/row-writer.js';
 import { Sink } from '../../src/write/sink.js';
 import { cellText, csvRowTail, VERDICT_COLUMNS, verdictValue } from '../../src/write/verdict-columns.js';
 import { reasonOf } from '../../src/reason.js';
+import { seeded } from '../support/fault-server.js';
 
 const verdicts: Verdict[] = [
   {
@@ -21,6 +22,40 @@ describe('verdictValue (for --columns and Excel)', () => {
     for (const v of verdicts) {
       const byName = VERDICT_COLUMNS.map((c) => defusedCsvCell(cellText(verdictValue(v, c, reasonOf(v))))).join(',');
       expect(',' + byName).toBe(csvRowTail(',')(v, reasonOf(v)));
+    }
+  });
+});
+
+describe('the full CSV row', () => {
+  it('is the same whatever rows came before it (the tail around the domain is reused)', () => {
+    // runs of verdicts that differ in one value at a time, every value a column shows among them
+    const rand = seeded(7);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const tri = [true, false, undefined];
+    const top: Record<string, unknown[]> = {
+      status: ['valid', 'invalid', 'risky', 'unknown'], isValid: tri, confidence: [0.95, 0.5, 1, 0, undefined, Number.NaN], provider: ['p', 'q,r', '=x', ''],
+      error: [undefined, { code: 'TIMEOUT', message: 'm' }, { code: '=E', message: 'm' }],
+    };
+    const details: Record<string, unknown[]> = {
+      syntax: tri, domain: ['b.test', 'c.test', '-d.test', undefined], mx: tri, disposable: tri, role: tri, free: tri,
+      suggestion: [undefined, 'a@b.test', '+x'], smtp: tri, catchAll: tri, dnsFailure: [undefined, 'nxdomain'], mailbox: [undefined, 'full'],
+    };
+    const tail = csvRowTail(';');
+    let v: Verdict = verdicts[0]!;
+    for (let n = 0; n < 3000; n++) {
+      const d = { ...v.details } as Record<string, unknown>;
+      const next = { ...v, details: d } as Record<string, unknown>;
+      if (rand() < 0.5) {
+        const key = pick(Object.keys(details));
+        d[key] = pick(details[key]!);
+      } else {
+        const key = pick(Object.keys(top));
+        next[key] = pick(top[key]!);
+      }
+      v = next as unknown as Verdict;
+      const reason = rand() < 0.2 ? pick(['', 'role', 'typo'] as const) : reasonOf(v);
+      const byName = VERDICT_COLUMNS.map((c) => cellWriters(';').defused(cellText(verdictValue(v, c, reason)))).join(';');
+      expect(tail(v, reason)).toBe(';' + byName);
     }
   });
 });

@@ -24,8 +24,9 @@ import type { ValidatePlan } from './plan.js';
 import type { LimitChange } from '../../engines/api/concurrency-limit.js';
 import { openAddressInput } from '../../pipeline/address-check.js';
 import { checkedRows, preflight, type RowCheck } from '../../pipeline/preflight.js';
-import { openInput, scanCsvFile } from '../../read/open-input.js';
+import { openInput, scanCsvFile, scanTextFile } from '../../read/open-input.js';
 import { interruptedReading } from '../../read/spool.js';
+import { stdinAsFile } from '../../read/stdin-file.js';
 import { checkedColumns, type Input } from '../../read/input-row.js';
 import { describeChoice } from '../../read/column.js';
 import { xlsxRowCheck } from '../../write/xlsx-writer.js';
@@ -112,6 +113,8 @@ export async function run(plan: ValidatePlan, io: Io): Promise<number> {
 async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
   const { plan, io } = r;
   const read = { path: plan.input, ...plan.read, stdin: io.stdin, signal: interrupts.stop };
+  // asked before stdin is read: where its reading begins
+  const again = plan.input === '-' && !plan.dryRun ? stdinAsFile(io.stdin) : undefined;
   let input: Input;
   try {
     input = await openAddressInput({ ...read, onNotice: r.notice });
@@ -124,12 +127,14 @@ async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
     if (plan.dryRun) {
       // a dry run reads every row anyway: the same check as they pass
       if (check) input = { ...input, rows: checkedRows(input.rows, check) };
-    } else if (await isRegularFile(plan.input)) {
+    } else if (again !== undefined || (await isRegularFile(plan.input))) {
       const delimiter = input.dialect?.delimiter;
       const shape = { delimiter: delimiter!, width: input.header.length, cellChars: check?.cellChars, signal: interrupts.stop };
+      const second = () => (again ? { ...read, stdin: again() } : read);
       await preflight({
-        open: () => openInput(read),
-        ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(read, shape) } : {}),
+        open: () => openInput(second()),
+        ...(input.kind === 'csv' && delimiter !== undefined ? { scan: () => scanCsvFile(second(), shape) } : {}),
+        ...(input.kind === 'text' ? { scan: () => scanTextFile(second(), shape) } : {}),
         check,
         signal: interrupts.stop,
       }).catch((err: unknown) => {
@@ -427,7 +432,7 @@ function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
   return xlsxRowCheck(output.file ?? 'stdout', input.header, columns);
 }
 
-/** Whether the input can be read a second time from its start: a regular file (not stdin, a FIFO or a device). */
+/** Whether the input names a file that can be read a second time from its start (not stdin, a FIFO or a device). */
 async function isRegularFile(path: string): Promise<boolean> {
   if (path === '-') return false;
   return (await stat(path).catch(() => undefined))?.isFile() ?? false;

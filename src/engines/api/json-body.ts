@@ -1,3 +1,5 @@
+import { readItemsByExample } from './json-by-example.js';
+
 /**
  * A response body as JSON, or undefined when it is not JSON — exactly what
  * `JSON.parse(text)` gives, where the text is the body decoded as UTF-8 (a BOM
@@ -25,7 +27,7 @@
 export function parseJsonBody(bytes: Uint8Array): unknown {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const start = hasBom(buf) ? 3 : 0;
-  if (buf.length - start >= 2 * GROUP) {
+  if (buf.length - start >= SMALL) {
     const value = parseInGroups(buf, start);
     if (value !== undefined) return value;
   }
@@ -34,6 +36,8 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
 
 /** bytes of text per group, about: well under V8's large-object threshold (128 kB) */
 const GROUP = 32 * 1024;
+/** a body shorter than this is parsed whole: a few items, nothing to gain */
+const SMALL = 4 * 1024;
 const ARRAY_KEY = Buffer.from('"results":[');
 const BETWEEN_ITEMS = Buffer.from('},{');
 const LAST_ITEM = Buffer.from('}]');
@@ -48,21 +52,21 @@ function parseInGroups(buf: Buffer, start: number): unknown {
   /** the `}` that ends the last item: searched from the end, so it is never in the items */
   const end = buf.lastIndexOf(LAST_ITEM);
   if (end < first) return undefined;
-  const groups: unknown[][] = [];
-  let from = first;
-  for (;;) {
+  const items: unknown[] = [];
+  // most items by example (json-by-example.ts), the rest in groups
+  let from = readItemsByExample(buf, first, end, items);
+  while (from <= end) {
     const cut = from + GROUP < end ? buf.indexOf(BETWEEN_ITEMS, from + GROUP) : -1;
     const to = cut < 0 || cut > end ? end : cut;
     const group = parseGroup(buf, from, to);
     if (group === undefined) return undefined;
-    groups.push(group);
-    if (to === end) break;
+    for (const item of group) items.push(item);
     from = to + 2;
   }
   const rest = parseText(buf.toString('utf8', start, first) + JSON.stringify(MARKER) + buf.toString('utf8', end + 1, buf.length));
   const holder = arrayHolder(rest);
   if (holder === undefined) return undefined;
-  holder.results = groups.length === 1 ? groups[0] : ([] as unknown[]).concat(...groups);
+  holder.results = items;
   return rest;
 }
 

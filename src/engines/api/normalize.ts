@@ -11,11 +11,21 @@ import { addressKey } from '../../codec/address-key.js';
  */
 export function normalizeBulk(body: unknown): Verdict[] | undefined {
   if (!isObject(body)) return undefined;
-  if (Array.isArray(body.results)) return body.results.map((item) => normalizeItem(item, 'a')).filter(isVerdict);
-  if (isObject(body.data) && Array.isArray(body.data.results)) {
-    return body.data.results.map((item) => normalizeItem(item, 'b')).filter(isVerdict);
-  }
+  if (Array.isArray(body.results)) return verdictsOf(body.results, 'a');
+  if (isObject(body.data) && Array.isArray(body.data.results)) return verdictsOf(body.data.results, 'b');
   return undefined;
+}
+
+/**
+ * The verdicts of a bulk answer's items, those that are not verdicts left
+ * out. Nearly every answer has none to leave out: filter() then only copied
+ * the array, growing it as it went (27 MB of the 1.3 GB a run of the bench's
+ * 1M addresses allocates). 1M items in bodies of 1000: 0.06-0.07 s of CPU
+ * against 0.08 s (five rounds each, alternating).
+ */
+function verdictsOf(items: unknown[], shape: 'a' | 'b'): Verdict[] {
+  const out = items.map((item) => normalizeItem(item, shape));
+  return out.includes(undefined) ? out.filter(isVerdict) : (out as Verdict[]);
 }
 
 /** A single-validation body (`POST /api/validate`), either shape. */
