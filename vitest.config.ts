@@ -27,6 +27,9 @@ export default defineConfig({
     // Most of an end-to-end file's time is waiting (a child starting, a server's
     // delay, a rate-limit window), not computing: more files than cores overlap it.
     maxWorkers: 3,
+    // Tests marked concurrent in one file (those that wait for real rate-limit windows,
+    // each against a server of its own) all wait at once: vitest's default is 5.
+    maxConcurrency: 10,
     // One module graph per worker, not per file: importing src/ afresh for each of fifty files
     // cost more CPU than the in-process tests themselves (unit: 21 s of CPU -> 10 s). Tests
     // that fake timers or add process listeners restore them in their own hooks.

@@ -1,11 +1,11 @@
-// Commands run in-process (test/support/run-in-process.ts): `main(argv, io)`
-// with buffers for stdin, stdout and stderr, no process started. Cases from
-// usability-e2e and validate-e2e, re-expressed: the same arguments, the same
-// assertions, the same result shape as runCli's; and what only an io can
-// state — a terminal of N columns, a Ctrl-C the test sends, a stdout that is
-// no file descriptor.
+// The in-process runner itself (test/support/run-in-process.ts): `main(argv,
+// io)` with buffers for stdin, stdout and stderr, no process started, the
+// result shaped as runCli's. What only an io can state: a run in another
+// directory (relative paths), a terminal of N columns, a Ctrl-C the test
+// sends, a stdout that is no file descriptor. Commands' own cases run
+// in-process in their files (validate.test.ts, usability.test.ts, …).
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ afterEach(async () => {
 const api = (): Record<string, string> => ({ MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server!.url });
 const sentAddresses = (): string[] => server!.requests.filter((r) => r.path === '/api/validate/bulk').flatMap((r) => r.emails);
 
-describe('keys (usability-e2e)', () => {
+describe('a run in another directory', () => {
   it('list shows ids and hints, never a whole key; revoke removes one by id and keeps the rest', async () => {
     // a relative path, in the run's own directory
     const cwd = mkdtempSync(join(dir, 'keys-'));
@@ -60,114 +60,6 @@ describe('keys (usability-e2e)', () => {
     const bad = await runInProcess(['keys', 'revoke', a, '--keys-file', 'keys.txt'], { cwd }); // a whole key is not an id, and is not echoed
     expect(bad.code).toBe(2);
     expect(bad.stderr).not.toContain(a.slice(4));
-  });
-});
-
-describe('messages (usability-e2e)', () => {
-  it('every error line starts with "mailsift:", commander\'s included', async () => {
-    for (const args of [['validate', '--bogus'], ['validate', '--batch-size', '0'], ['nope'], ['completion', 'tcsh']]) {
-      const r = await runInProcess(args);
-      expect(r.code).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(/^mailsift: /);
-      expect(r.stderr).not.toMatch(/^error:/m);
-    }
-  });
-
-  it('a key given as a flag is refused with where keys go, never echoed; a TTL without its unit asks for one', async () => {
-    const key = 'sk_live_9f8e7d6c5b4a3f2e1d0c';
-    const r = await runInProcess(['validate', '-', '--api-key', key], { stdin: 'a@example.com\n' });
-    expect([r.code, r.stdout]).toEqual([2, '']);
-    expect(r.stderr).toBe('mailsift: --api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"\n');
-    const ttl = await runInProcess(['validate', '-', '--cache', join(dir, 'ttl.cache'), '--cache-ttl', '30'], { stdin: 'a@example.com\n' });
-    expect([ttl.code, ttl.stdout]).toEqual([2, '']);
-    expect(ttl.stderr).toMatch(/^mailsift: option '--cache-ttl <duration>' argument '30' is invalid\. a number alone is ambiguous: add a unit, e\.g\. 30d/);
-    expect(readdirSync(dir)).not.toContain('ttl.cache');
-  });
-
-  it('--help and --version go to stdout, exit 0', async () => {
-    const help = await runInProcess(['validate', '--help']);
-    expect([help.code, help.stderr]).toEqual([0, '']);
-    expect(help.stdout).toMatch(/^Usage: mailsift validate \[options\] \[input\]/);
-    expect((await runInProcess(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-  });
-});
-
-describe('completion (usability-e2e)', () => {
-  it('zsh and fish scripts come from the same table', async () => {
-    const zsh = (await runInProcess(['completion', 'zsh'])).stdout;
-    expect(zsh).toMatch(/^#compdef mailsift\n/);
-    expect(zsh).toContain('bashcompinit');
-    const fish = (await runInProcess(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from validate' -l journal -r -F");
-    expect(fish).toContain("complete -c mailsift -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list revoke' -a list");
-    expect(fish).toContain("-l engine -x -a 'api local offline'");
-  });
-});
-
-describe('validate against the API (validate-e2e)', () => {
-  it('keeps every CSV column as it was (quotes, commas, newlines, unicode, BOM) and appends the verdict', async () => {
-    await serverWith();
-    const input = file(
-      'people.csv',
-      '\uFEFFid,name,note,Email\r\n' +
-        '1,"Smith, Jane","line one\nline two",jane@example.com\r\n' +
-        '2,Zoë Ångström,"says ""hi""",invalid.zoe@example.org\r\n' +
-        '3,李雷,,risky.lei@example.cn\r\n',
-    );
-    const r = await runInProcess(['validate', input], { env: api() });
-    expect(r.stderr).not.toContain('Error');
-    expect(r.code).toBe(0);
-    // in the input's dialect: its BOM first, its CRLF
-    expect(r.stdout.startsWith('\uFEFFid,name,note,Email,status,')).toBe(true);
-    expect(r.stdout.endsWith('\r\n')).toBe(true);
-    const rows = parseCsv(r.stdout.slice(1));
-    expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
-      ['1', 'Smith, Jane', 'line one\nline two', 'jane@example.com'],
-      ['2', 'Zoë Ångström', 'says "hi"', 'invalid.zoe@example.org'],
-      ['3', '李雷', '', 'risky.lei@example.cn'],
-    ]);
-    expect(rows.slice(1).map((row) => row[4])).toEqual(['valid', 'invalid', 'risky']);
-    expect(rows.slice(1).map((row) => row[5])).toEqual(['', 'no_mail_server', 'role']);
-  });
-
-  it('reads piped text from stdin and CSV from stdin by its content', async () => {
-    await serverWith();
-    const text = await runInProcess(['validate'], { env: api(), stdin: 'a@example.com\ninvalid.b@example.com\n' });
-    expect(text.code).toBe(0);
-    expect(parseCsv(text.stdout).map((r) => [r[0], r[1]])).toEqual([
-      ['email', 'status'],
-      ['a@example.com', 'valid'],
-      ['invalid.b@example.com', 'invalid'],
-    ]);
-    const csv = await runInProcess(['validate', '-'], { env: api(), stdin: 'name;mail\nAnn;ann@example.com\n' });
-    expect(csv.code).toBe(0);
-    expect(parseCsv(csv.stdout, ';')[1]!.slice(0, 3)).toEqual(['Ann', 'ann@example.com', 'valid']);
-  });
-
-  it('asks again for an address the response left out, then reports MISSING_RESULT with exit 4', async () => {
-    await serverWith({ omit: (email, attempt) => email.startsWith('gone') || (email.startsWith('late') && attempt === 1) });
-    const cwd = mkdtempSync(join(dir, 'missing-'));
-    writeFileSync(join(cwd, 'missing.txt'), 'a@example.com\ngone@example.com\nlate@example.com\n');
-    const r = await runInProcess(['validate', 'missing.txt', '--summary', 'summary.json'], { env: api(), cwd });
-    expect(r.code).toBe(4);
-    const rows = parseCsv(r.stdout).slice(1);
-    expect(rows.map((row) => [row[0], row[1], row[2], row[15]])).toEqual([
-      ['a@example.com', 'valid', '', ''],
-      ['gone@example.com', 'unknown', 'api_error', 'MISSING_RESULT'],
-      ['late@example.com', 'valid', '', ''],
-    ]);
-    expect(sentAddresses().filter((e) => e === 'gone@example.com')).toHaveLength(2);
-    expect(JSON.parse(r.file('summary.json'))).toMatchObject({ total: 3, errors: 1, unknown: 1 });
-  });
-
-  it('stops at once with exit 3 when the key is refused, and never shows the key', async () => {
-    await serverWith({ apiKey: 'another-key' });
-    const emails = Array.from({ length: 50 }, (_, i) => `u${i}@example.com`).join('\n');
-    const r = await runInProcess(['validate', file('auth.txt', emails), '--batch-size', '5'], { env: api() });
-    expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/refused the key/);
-    expect(server!.requests.length).toBeLessThanOrEqual(4);
-    for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(KEY);
   });
 });
 

@@ -1,5 +1,6 @@
-// Compiled (not run) by readme-example-e2e.test.ts: a TypeScript user of the
-// package, importing it by name, must get the types through `exports`.
+// Compiled (not run) by `npm run typecheck` (test/tsconfig.json, in CI after the
+// build that writes dist/*.d.ts): a TypeScript user of the package, importing it
+// by name, must get the types through `exports`.
 import { createApiValidator, createLocalValidator, startServer, validate, validateFile, type RowVerdict, type Verdict } from 'mailsift';
 
 export async function consumer(): Promise<number> {

@@ -9,7 +9,8 @@ import { Browser, CHROMIUM, hasChromium, type Page } from '../support/chromium.j
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startFaultServer } from '../support/fault-server.js';
 import { decodePng } from '../support/png.js';
-import { BIN, runCli } from '../support/run-cli.js';
+import { BIN } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { missingTool } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
@@ -85,7 +86,7 @@ async function runAndOpen(input: string, extra: string[] = []) {
   const work = mkdtempSync(join(dir, 'run-'));
   copyFileSync(input, join(work, 'contacts.csv'));
   const args = ['validate', 'contacts.csv', '-o', 'cleaned.csv', '--summary', 'summary.json', '--report', 'report.html', ...extra];
-  const r = await runCli([...args, ...local()], { cwd: work });
+  const r = await runInProcess([...args, ...local()], { cwd: work });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const summary = JSON.parse(readFileSync(join(work, 'summary.json'), 'utf8')) as Summary & { reasons?: Record<string, number> };
@@ -170,7 +171,7 @@ describe.skipIf(skipped)('--report in headless Chromium', () => {
         '"eve@\u202Egro.evil.test"\n',
     );
     const report = join(dir, 'hostile.html');
-    const r = await runCli(['validate', hostile, '-o', join(dir, 'hostile.csv'), '--report', report, ...local()]);
+    const r = await runInProcess(['validate', hostile, '-o', join(dir, 'hostile.csv'), '--report', report, ...local()]);
     expect(r.code).toBe(0);
     const page = await openAlone(report);
     expect(await page.evaluate(`document.querySelectorAll('script, img, iframe, object, embed, link[href]').length`)).toBe(0);
@@ -185,7 +186,7 @@ describe.skipIf(skipped)('--report in headless Chromium', () => {
 describe('--report, the file itself', () => {
   it('a dry run writes a report of what would be sent', async () => {
     const report = join(dir, 'dry.html');
-    const r = await runCli(['validate', SAMPLE, '--dry-run', '--report', report, ...local()]);
+    const r = await runInProcess(['validate', SAMPLE, '--dry-run', '--report', report, ...local()]);
     expect(r.code).toBe(0);
     const page = readFileSync(report, 'utf8');
     expect(page).toContain('dry run: nothing was sent');
@@ -200,13 +201,13 @@ describe('--report, the file itself', () => {
     try {
       const report = join(dir, 'api.html');
       const api = ['validate', SAMPLE, '--base-url', server.url, '--report', report, '-o', join(dir, 'api.csv'), '-q'];
-      const ok = await runCli(api, { env: { MAILSIFT_API_KEY: 'right-key' } });
+      const ok = await runInProcess(api, { env: { MAILSIFT_API_KEY: 'right-key' } });
       expect(ok.code).toBe(0);
       const before = readFileSync(report);
       expect(before.toString()).toContain('the email-validation API');
       expect(before.toString()).toMatch(/data-figure="requests">1 · 0 retries</);
 
-      const refused = await runCli(api, { env: { MAILSIFT_API_KEY: 'wrong-key' } });
+      const refused = await runInProcess(api, { env: { MAILSIFT_API_KEY: 'wrong-key' } });
       expect(refused.code).toBe(3);
       expect(readFileSync(report).equals(before)).toBe(true);
       expect(readdirSync(dir).filter((f) => f.endsWith('mailsift-tmp'))).toEqual([]);
@@ -239,19 +240,19 @@ describe('--report, the file itself', () => {
   }, 60_000);
 
   it('a report path that cannot be written fails before anything is read or sent', async () => {
-    const r = await runCli(['validate', SAMPLE, '--report', join(dir, 'no-such-dir', 'r.html'), ...local()]);
+    const r = await runInProcess(['validate', SAMPLE, '--report', join(dir, 'no-such-dir', 'r.html'), ...local()]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`mailsift: cannot write the report to ${join(dir, 'no-such-dir', 'r.html')}: no such directory (ENOENT)\n`);
     expect(r.stdout).toBe('');
-    const d = await runCli(['validate', SAMPLE, '--report', dir, ...local()]);
+    const d = await runInProcess(['validate', SAMPLE, '--report', dir, ...local()]);
     expect(d.code).toBe(2);
     expect(d.stderr).toContain('it is a directory');
-    const stdout = await runCli(['validate', SAMPLE, '--report', '-', ...local()]);
+    const stdout = await runInProcess(['validate', SAMPLE, '--report', '-', ...local()]);
     expect([stdout.code, stdout.stderr]).toEqual([2, 'mailsift: --report -: give the name of an .html file to write\n']);
     // nor may it be the input or another output, under any spelling
-    const input = await runCli(['validate', SAMPLE, '--report', SAMPLE, ...local()]);
+    const input = await runInProcess(['validate', SAMPLE, '--report', SAMPLE, ...local()]);
     expect([input.code, input.stderr]).toEqual([2, `mailsift: --report ${SAMPLE} is the input file ${SAMPLE}: writing it would destroy the input; give --report another path\n`]);
-    const both = await runCli(['validate', SAMPLE, '-o', 'same.csv', '--report', './same.csv', ...local()], { cwd: dir });
+    const both = await runInProcess(['validate', SAMPLE, '-o', 'same.csv', '--report', './same.csv', ...local()], { cwd: dir });
     expect([both.code, both.stderr]).toEqual([2, 'mailsift: -o same.csv and --report ./same.csv are the same file; give each its own path\n']);
   }, 60_000);
 });

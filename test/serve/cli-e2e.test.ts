@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { post } from './helpers.js';
 import { BIN, startServe } from './spawn.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { waitFor } from '../support/wait.js';
 
 let dir: string;
@@ -139,5 +140,25 @@ describe('mailsift serve on SIGTERM', () => {
     expect(took).toBeGreaterThanOrEqual(1900); // the stuck request held the drain...
     expect(took).toBeLessThan(5000); // ...but only up to --drain-timeout
     expect(await stuck.reply).not.toMatch(/^HTTP\/1\.1 200/);
+  });
+});
+
+describe('serve start (usability)', () => {
+  it('prints its rate limit and a ready-to-paste MAILSIFT_BASE_URL line that works', async () => {
+    const s = await startServe(['--rate-limit', '1/60']);
+    try {
+      await waitFor(() => s.stderr().includes('MAILSIFT_API_KEY='), { what: 'the lines serve prints after "listening on"' });
+      const err = s.stderr();
+      expect(err).toContain('mailsift serve: rate limit 1 request per 60 s per key (--rate-limit); response shape a\n');
+      const url = /^export MAILSIFT_BASE_URL=(\S+)$/m.exec(err)?.[1];
+      expect(url).toBe(s.url);
+      const key = /API key for this run: (\S+)/.exec(err)![1]!;
+      const r = await runInProcess(['validate'], { env: { MAILSIFT_BASE_URL: url, MAILSIFT_API_KEY: key }, stdin: 'a@example.com\n' });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/^mailsift: 1 row in /m); // and "1 row", not "1 rows"
+    } finally {
+      s.child.kill('SIGTERM');
+      await s.exit;
+    }
   });
 });

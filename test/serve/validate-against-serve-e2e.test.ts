@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalValidator } from '../../src/engines/local/index.js';
 import type { Verdict } from '../../src/verdict.js';
-import { runCli } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { startServe, type Served } from './spawn.js';
+import { waitFor } from '../support/wait.js';
 
 // `mailsift validate` against `mailsift serve`: the whole product talking to itself.
 const KEY = 'msk_e2e_key_not_a_secret';
@@ -56,7 +57,7 @@ describe('mailsift validate → mailsift serve', () => {
     // 20 batches of 500 against 10 requests per 2 s: the client must wait for a window.
     const s = await startServe(['--keys-file', keysFile, '--rate-limit', '10/2']);
     try {
-      const r = await runCli(['validate', input, '--batch-size', '500', '--format', 'json'], {
+      const r = await runInProcess(['validate', input, '--batch-size', '500', '--format', 'json'], {
         env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url },
         timeoutMs: 60_000,
       });
@@ -78,7 +79,10 @@ describe('mailsift validate → mailsift serve', () => {
       expect(out.summary).toMatchObject({ total: 10_000, errors: 0, duplicates: 10_000 - expected.size });
 
       // Each distinct address went to the server exactly once, in batches of at most 500.
-      const bulk = [...s.stderr().matchAll(/^mailsift serve: POST \/api\/validate\/bulk 200 addresses=(\d+) /gm)].map((m) => Number(m[1]));
+      // serve logs a request as its answer leaves: the last line may reach its stderr after the client has read the answer
+      const logged = () => [...s.stderr().matchAll(/^mailsift serve: POST \/api\/validate\/bulk 200 addresses=(\d+) /gm)].map((m) => Number(m[1]));
+      await waitFor(() => logged().reduce((a, b) => a + b, 0) >= expected.size, { what: "serve's log of every answered batch" }).catch(() => undefined);
+      const bulk = logged();
       expect(bulk.reduce((a, b) => a + b, 0)).toBe(expected.size);
       expect(Math.max(...bulk)).toBeLessThanOrEqual(500);
       expect(bulk.length).toBeGreaterThan(10); // more than one window's worth
@@ -94,7 +98,7 @@ describe('mailsift validate → mailsift serve', () => {
     const expected = await engineVerdicts(emails);
     const s = await startServe(['--keys-file', keysFile, '--shape', 'b']);
     try {
-      const r = await runCli(['validate', input, '--batch-size', '50', '--format', 'ndjson', '-q'], {
+      const r = await runInProcess(['validate', input, '--batch-size', '50', '--format', 'ndjson', '-q'], {
         env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url },
       });
       expect(r.code, r.stderr).toBe(0);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jobBinding } from '../../src/stores/binding.js';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
-import { BIN, runCli, type CliResult } from '../support/run-cli.js';
+import { BIN, type CliResult } from '../support/run-cli.js';
+import { runInProcess } from '../support/run-in-process.js';
 import { waitFor } from '../support/wait.js';
 import { API_KEY, apiEnv, countDuplicates, sentEmails } from './helpers.js';
 
@@ -185,7 +186,7 @@ describe('two addresses whose hashes collide', () => {
   it('are two rows, each sent and answered for itself, through a run and a resumed journal', async () => {
     await writeFile(join(dir, 'in.txt'), pair.join('\n') + '\n');
     await writeFile(join(dir, 'one.txt'), pair[0] + '\n');
-    const r = await runCli(['validate', 'in.txt', '--summary', 's.json', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
+    const r = await runInProcess(['validate', 'in.txt', '--summary', 's.json', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
     expect(r.code, r.stderr).toBe(0);
     const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { email: string; status: string });
     expect(rows.map((x) => [x.email, x.status])).toEqual([
@@ -196,10 +197,10 @@ describe('two addresses whose hashes collide', () => {
     expect(sentEmails(server).sort()).toEqual([...pair].sort());
 
     // A journal holding the first only must not answer for the second.
-    const first = await runCli(['validate', 'one.txt', '--journal', 'j.journal', '-o', 'one.csv'], { cwd: dir, env: apiEnv(server) });
+    const first = await runInProcess(['validate', 'one.txt', '--journal', 'j.journal', '-o', 'one.csv'], { cwd: dir, env: apiEnv(server) });
     expect(first.code, first.stderr).toBe(0);
     const before = server.requests.length;
-    const resumed = await runCli(['validate', 'in.txt', '--journal', 'j.journal', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
+    const resumed = await runInProcess(['validate', 'in.txt', '--journal', 'j.journal', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(sentEmails(server, before)).toEqual([pair[1]]);
     expect(resumed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { status: string }).status)).toEqual(['valid', 'invalid']);
@@ -214,11 +215,11 @@ describe('outputs proven writable before the first request', () => {
 
   it('an unwritable --summary is refused with exit 2 before anything is paid, and leaves no output behind', async () => {
     await writeFile(join(dir, 'in.txt'), list('s', 5).join('\n') + '\n');
-    const r = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'no/such/dir/s.json'], { cwd: dir, env: apiEnv(server) });
+    const r = await runInProcess(['validate', 'in.txt', '-o', 'out.csv', '--summary', 'no/such/dir/s.json'], { cwd: dir, env: apiEnv(server) });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^mailsift: cannot write the summary to no\/such\/dir\/s\.json: .*ENOENT.*\n$/);
     expect(server.requests).toHaveLength(0);
-    const ok = await runCli(['validate', 'in.txt', '-o', 'out.csv', '--summary', 's.json'], { cwd: dir, env: apiEnv(server) });
+    const ok = await runInProcess(['validate', 'in.txt', '-o', 'out.csv', '--summary', 's.json'], { cwd: dir, env: apiEnv(server) });
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(await readFile(join(dir, 's.json'), 'utf8')).total).toBe(5);
   });

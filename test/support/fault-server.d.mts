@@ -56,8 +56,8 @@ export interface FaultServerOptions {
   truncateRate?: number;
   /** deterministic faults: return an action for request number `index` (from 0), or undefined */
   fault?: (req: { path: string; emails: string[]; index: number }) => FaultAction | undefined;
-  /** latency: every answer waits this long (after the rate-limit count, which is taken on arrival) */
-  delayMs?: number;
+  /** latency: every answer waits this long (after the rate-limit count, which is taken on arrival); a function is asked at each answer */
+  delayMs?: number | (() => number);
   /** K requests served at once; `queue` (default K) more wait their turn; beyond, 503 with Retry-After: 1 */
   capacity?: number;
   queue?: number;

@@ -223,7 +223,8 @@ export async function startFaultServer(options = {}) {
       return send(503, errorBody('SERVICE_UNAVAILABLE', 'Server at capacity'), { ...rateState(false)?.headers, 'Retry-After': '1' });
     }
     try {
-      if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
+      const delay = typeof o.delayMs === 'function' ? o.delayMs() : o.delayMs;
+      if (delay) await new Promise((r) => setTimeout(r, delay));
     } finally {
       if (o.capacity) endTurn();
     }

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeBulk, normalizeSingle } from '../../../src/engines/api/normalize.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
 import { startFaultServer } from '../../support/fault-server.js';
-import { BIN, parseCsv, runCli } from '../../support/run-cli.js';
+import { BIN, parseCsv } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 
 // `is_valid` is one function of the status on every path: empty for `unknown`,
 // even where a server (the spec types isValid as a boolean) answers false.
@@ -57,7 +58,7 @@ async function serve(): Promise<{ url: string; stop(): Promise<void> }> {
 
 describe('is_valid of an unknown verdict', () => {
   it('is empty with the offline engine', async () => {
-    const r = await runCli(['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '10000', '-q']);
+    const r = await runInProcess(['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '10000', '-q']);
     expect(r.code).toBe(0);
     expect(isValidByStatus(r.stdout)).toEqual(EXPECTED);
   });
@@ -73,11 +74,11 @@ describe('is_valid of an unknown verdict', () => {
       const body = (await res.json()) as { results: { status: string; isValid: unknown }[] };
       expect(body.results[0]).toMatchObject({ status: 'unknown', isValid: false });
 
-      const r = await runCli(['validate', input, '-q'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url } });
+      const r = await runInProcess(['validate', input, '-q'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url } });
       // serve says that this unknown is undetermined (its DNS did not answer): a row without a verdict, exit 4
       expect(r.code).toBe(4);
       expect(isValidByStatus(r.stdout)).toEqual(EXPECTED);
-      const json = await runCli(['validate', input, '-q', '--format', 'ndjson'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url } });
+      const json = await runInProcess(['validate', input, '-q', '--format', 'ndjson'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url } });
       expect(json.stdout.trim().split('\n').map((l) => JSON.parse(l).isValid)).toEqual([true, null, false]);
     } finally {
       await s.stop();
@@ -88,7 +89,7 @@ describe('is_valid of an unknown verdict', () => {
   it('is empty through an API that answers isValid false for it', async () => {
     const server = await startFaultServer({ apiKey: KEY });
     try {
-      const r = await runCli(['validate', input, '-q'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
+      const r = await runInProcess(['validate', input, '-q'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
       expect(r.code).toBe(0);
       expect(isValidByStatus(r.stdout)).toEqual(EXPECTED);
     } finally {

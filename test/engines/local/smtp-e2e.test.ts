@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.js';
 import { startSocksServer, type TestSocksServer } from '../../support/socks5-server.js';
 import { startServe } from '../../serve/spawn.js';
@@ -72,7 +72,7 @@ describe('validate --engine local --smtp, end to end', () => {
     ];
     writeFileSync(input, 'id,email\n' + rows.map((e, i) => `${i},${e}`).join('\n') + '\n');
     const before = smtp.sessions.length;
-    const r = await runCli(['validate', input, ...smtpFlags()], { timeoutMs: 30_000 });
+    const r = await runInProcess(['validate', input, ...smtpFlags()], { timeoutMs: 30_000 });
     expect(r.stderr).not.toMatch(/Error|at .*\.js/);
     expect(r.code).toBe(0);
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
@@ -129,7 +129,7 @@ describe('validate --engine local --smtp, end to end', () => {
     const input = join(dir, 'shared.txt');
     writeFileSync(input, domains.flatMap((d) => [`a@${d}`, `b@${d}`]).join('\n') + '\n');
     smtp.maxOpen.set('127.0.0.1', 0);
-    const r = await runCli(['validate', input, ...smtpFlags(), '--smtp-per-host', '1', '--batch-size', '4', '--summary', join(dir, 's.json')]);
+    const r = await runInProcess(['validate', input, ...smtpFlags(), '--smtp-per-host', '1', '--batch-size', '4', '--summary', join(dir, 's.json')]);
     expect(r.code).toBe(0);
     expect(smtp.maxOpen.get('127.0.0.1')).toBe(1);
     const summary = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8'));
@@ -142,7 +142,7 @@ describe('validate --engine local --smtp, end to end', () => {
     for (const d of domains) dns.zones[`mx${d}`] = { a: ['127.0.0.2'] };
     const input = join(dir, 'closed.txt');
     writeFileSync(input, [...domains.map((d) => `ann@${d}`), 'ann@ok.test', 'unknown-dead@ok.test'].join('\n') + '\n');
-    const r = await runCli(['validate', input, ...smtpFlags(), '--smtp-concurrency', '1', '--batch-size', '1', '--format', 'json']);
+    const r = await runInProcess(['validate', input, ...smtpFlags(), '--smtp-concurrency', '1', '--batch-size', '1', '--format', 'json']);
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/blocked/);
     const out = JSON.parse(r.stdout).results as { status: string; details: Record<string, unknown> }[];
@@ -152,17 +152,17 @@ describe('validate --engine local --smtp, end to end', () => {
 
   it('a journal written without --smtp is not reused by a run with it, which asks the mail server and says why; the other way round it is', async () => {
     const journal = join(dir, 'run.journal');
-    const first = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    const first = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^unknown-abe@ok\.test,valid,/m);
     const rcpts = () => smtp.commands().filter((c) => c === 'RCPT TO:<unknown-abe@ok.test>').length;
     const asked = rcpts();
-    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    const again = await runInProcess(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^unknown-abe@ok\.test,invalid,mailbox_not_found,/m);
     expect(again.stderr).toMatch(/^mailsift: --journal .*: 1 verdict rests on less than this run asks for \(made with --no-dns, or without --smtp\): asked again$/m);
     expect(rcpts()).toBe(asked + 1);
-    const shallower = await runCli(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    const shallower = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(shallower.code).toBe(0);
     expect(shallower.stdout).toBe(again.stdout);
     expect(rcpts()).toBe(asked + 1);
@@ -173,22 +173,22 @@ describe('validate --engine local --smtp, end to end', () => {
 
 describe('check --smtp', () => {
   it('prints the mailbox verdict', async () => {
-    const r = await runCli(['check', '--json', 'unknown-zed@ok.test', ...smtpFlags()]);
+    const r = await runInProcess(['check', '--json', 'unknown-zed@ok.test', ...smtpFlags()]);
     expect(r.code).toBe(0);
     const v = JSON.parse(r.stdout);
     expect(v).toMatchObject({ status: 'invalid', details: { smtp: false, catchAll: false } });
-    const human = await runCli(['check', 'ann@catchall.test', ...smtpFlags()]);
+    const human = await runInProcess(['check', 'ann@catchall.test', ...smtpFlags()]);
     expect(human.stdout).toMatch(/^smtp: yes$/m);
     expect(human.stdout).toMatch(/^catch-all: yes$/m);
     expect(human.stdout).toMatch(/^status: risky$/m);
   });
 
   it('says why the mailbox check could not tell', async () => {
-    const policy = await runCli(['check', 'policy-amy@ok.test', ...smtpFlags()]);
+    const policy = await runInProcess(['check', 'policy-amy@ok.test', ...smtpFlags()]);
     expect(policy.code).toBe(0);
     expect(policy.stdout).toMatch(/^status: unknown$/m);
     expect(policy.stderr).toMatch(/mailbox check undetermined: mx\.ok\.test: 554 5\.7\.1 .*spamhaus/);
-    const closed = await runCli(['check', 'ann@closed.test', ...smtpFlags()]);
+    const closed = await runInProcess(['check', 'ann@closed.test', ...smtpFlags()]);
     expect(closed.stderr).toMatch(/mailbox check undetermined: mx\.closed\.test: cannot connect \(ECONNREFUSED\)/);
   });
 });
@@ -203,7 +203,7 @@ describe('--smtp-proxy (SOCKS5)', () => {
   });
 
   it('goes through the proxy, credentials from MAILSIFT_SMTP_PROXY', async () => {
-    const r = await runCli(['check', '--json', 'ann@ok.test', ...smtpFlags()], {
+    const r = await runInProcess(['check', '--json', 'ann@ok.test', ...smtpFlags()], {
       env: { MAILSIFT_SMTP_PROXY: `socks5://ann:s3cret-pw@127.0.0.1:${socks.port}` },
     });
     expect(r.code).toBe(0);
@@ -212,7 +212,7 @@ describe('--smtp-proxy (SOCKS5)', () => {
   });
 
   it('a wrong password: one clear warning that never shows it, no smtp verdicts, and exit 4 (the run\'s own means failed)', async () => {
-    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', `socks5://ann:wrong-pw-42@127.0.0.1:${socks.port}`], {
+    const r = await runInProcess(['validate', '-', ...smtpFlags(), '--smtp-proxy', `socks5://ann:wrong-pw-42@127.0.0.1:${socks.port}`], {
       stdin: 'ann@ok.test\nbob@catchall.test\n',
     });
     expect(r.code).toBe(4);
@@ -227,15 +227,15 @@ describe('--smtp-proxy (SOCKS5)', () => {
 
   it('a proxy that is down: said once, the rows are unknown, exit 4 even with --quiet, and they are not journaled', async () => {
     const journal = join(dir, 'proxy-down.journal');
-    const r = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '--journal', journal], {
+    const r = await runInProcess(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '--journal', journal], {
       stdin: 'ann@ok.test\nbob@catchall.test\ncy@implicit.test\n',
     });
     expect(r.code).toBe(4);
-    const quiet = await runCli(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '-q'], { stdin: 'ann@ok.test\n' });
+    const quiet = await runInProcess(['validate', '-', ...smtpFlags(), '--smtp-proxy', 'socks5://127.0.0.2:1', '-q'], { stdin: 'ann@ok.test\n' });
     expect(quiet.code).toBe(4);
     expect(quiet.stderr).toMatch(/^mailsift: the mailbox check failed: .*1 row could not be checked/m);
     // the journal holds no verdict for them: the next run (proxy fixed) asks the mail servers
-    const again = await runCli(['validate', '-', ...smtpFlags(), '--journal', journal, '--format', 'json'], { stdin: 'ann@ok.test\n' });
+    const again = await runInProcess(['validate', '-', ...smtpFlags(), '--journal', journal, '--format', 'json'], { stdin: 'ann@ok.test\n' });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout).results[0]).toMatchObject({ status: 'valid', details: { smtp: true } });
     expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks paused/g)).toHaveLength(1);
@@ -319,7 +319,7 @@ describe('serve --smtp', () => {
       });
       expect(first.details).not.toHaveProperty('smtp');
       // mailsift's own client, through the API engine: no verdict for the row, nothing cached
-      const run = await runCli(['validate', '-', '--cache', join(dir, 'deadline.cache'), '-q'], {
+      const run = await runInProcess(['validate', '-', '--cache', join(dir, 'deadline.cache'), '-q'], {
         stdin: 'grey-cli@ok.test\n',
         env: { MAILSIFT_BASE_URL: served.url, MAILSIFT_API_KEY: 'test-key-0123456789abcdef' },
       });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
 import { LAB, PROBED_DOMAIN, REPLIES, postfixMissing, startPostfixLab, type PostfixLab } from '../../support/postfix.js';
-import { runCli } from '../../support/run-cli.js';
+import { runInProcess } from '../../support/run-in-process.js';
 import { missingTool } from '../../support/tools.js';
 import { startSocksServer } from '../../support/socks5-server.js';
 import { post } from '../../serve/helpers.js';
@@ -142,7 +142,7 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
     writeFileSync(input, rows.map((r) => r.email).join('\n') + '\n');
 
     const started = Date.now();
-    const r = await runCli(['validate', input, ...flags('--smtp-budget', '20', '--summary', join(dir, 'summary.json'))], { timeoutMs: 90_000 });
+    const r = await runInProcess(['validate', input, ...flags('--smtp-budget', '20', '--summary', join(dir, 'summary.json'))], { timeoutMs: 90_000 });
     const seconds = (Date.now() - started) / 1000;
     expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
     expect(r.code).toBe(0);
@@ -171,7 +171,7 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
   }, 120_000);
 
   it('a tarpit slower than the budget: its rows are smtp_timeout, the run ends at the budget', async () => {
-    const r = await runCli(['validate', '-', ...flags('--smtp-budget', '1', '--smtp-timeout', '500')], {
+    const r = await runInProcess(['validate', '-', ...flags('--smtp-budget', '1', '--smtp-timeout', '500')], {
       stdin: 'ann@hold.test\nzed@hold.test\n',
       timeoutMs: 30_000,
     });
@@ -184,7 +184,7 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
   async function statuses(name: string, rows: string[]): Promise<Map<string, string>> {
     const input = join(dir, `${name}.txt`);
     writeFileSync(input, rows.join('\n') + '\n');
-    const r = await runCli(['validate', input, ...flags('--smtp-budget', '20')], { timeoutMs: 60_000 });
+    const r = await runInProcess(['validate', input, ...flags('--smtp-budget', '20')], { timeoutMs: 60_000 });
     expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
     expect(r.code).toBe(0);
     const results = JSON.parse(r.stdout).results as { email: string; status: string; details: { smtpFailure?: string } }[];
@@ -223,7 +223,7 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
   describe('how replies are read: the sender, STARTTLS, SMTPUTF8', () => {
     type Row = { email: string; status: string; reason: string; details: { smtp?: boolean; catchAll?: boolean; smtpFailure?: string } };
     const validate = async (emails: string[], ...more: string[]) => {
-      const r = await runCli(['validate', '-', ...flags('--smtp-timeout', '5000', ...more)], { stdin: emails.join('\n') + '\n', timeoutMs: 60_000 });
+      const r = await runInProcess(['validate', '-', ...flags('--smtp-timeout', '5000', ...more)], { stdin: emails.join('\n') + '\n', timeoutMs: 60_000 });
       expect(r.stderr).not.toMatch(/at .*\.js/);
       expect(r.code, r.stderr).toBe(0);
       const rows = JSON.parse(r.stdout).results as Row[];
