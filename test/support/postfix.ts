@@ -210,7 +210,10 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
   try {
     // a lab still running (an earlier run's, another worktree's) would answer in this one's place
     for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES), ...Object.values(HARD)]) {
-      if (await listening(addr, 25)) throw new Error(`${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`);
+      if (await listening(addr, 25))
+        throw new Error(
+          `${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`,
+        );
     }
     // postgrey first: Postfix asks it for every RCPT on the greylisting host
     greyPort = await freePort();
@@ -218,8 +221,13 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const grey = spawn(
       POSTGREY,
       [
-        `--inet=127.0.0.1:${greyPort}`, `--dbdir=${greyDb}`, `--delay=${o.greyDelaySeconds ?? 2}`, `--pidfile=${join(dir, 'postgrey.pid')}`,
-        `--whitelist-clients=${join(dir, 'grey-empty')}`, `--whitelist-recipients=${join(dir, 'grey-empty')}`, '--auto-whitelist-clients=0',
+        `--inet=127.0.0.1:${greyPort}`,
+        `--dbdir=${greyDb}`,
+        `--delay=${o.greyDelaySeconds ?? 2}`,
+        `--pidfile=${join(dir, 'postgrey.pid')}`,
+        `--whitelist-clients=${join(dir, 'grey-empty')}`,
+        `--whitelist-recipients=${join(dir, 'grey-empty')}`,
+        '--auto-whitelist-clients=0',
         ...(hasPostgreyUser ? [] : ['--user=root', '--group=root']),
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -235,7 +243,10 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const hard = hardListeners(etc, o);
     const domains = [...new Set(o.mailboxes.map((m) => m.slice(m.lastIndexOf('@') + 1)))];
     // `@domain`: every local part of it goes to one mailbox (a catch-all)
-    writeFileSync(join(etc, 'vmailbox'), o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@')) || 'all'}/\n`).join(''));
+    writeFileSync(
+      join(etc, 'vmailbox'),
+      o.mailboxes.map((m) => `${m} ${m.slice(m.lastIndexOf('@') + 1)}/${m.slice(0, m.lastIndexOf('@')) || 'all'}/\n`).join(''),
+    );
     writeFileSync(
       join(etc, 'main.cf'),
       [
@@ -318,11 +329,26 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
     children.push(master);
     started = true;
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES), ...Object.values(HARD)]) {
+    const probed = [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES), ...Object.values(HARD)];
+    for (const addr of probed) {
       await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
         throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
       });
     }
+    // Each probe above was a session of smtpd's, logged when a process got to it: under
+    // load, after a test's own sessions began, where it would count as one of theirs. The
+    // lab is ready once every probed smtpd has logged its session's end.
+    const smtpd = probed.filter((addr) => addr !== LAB.tarpit);
+    await waitFor(
+      () => {
+        const log = readLog(dir);
+        const seen = countSessions(log);
+        return smtpd.every((addr) => (seen.get(addr)?.total ?? 0) > 0) && openSessions(log) === 0;
+      },
+      { what: 'the readiness probes to end in the log', timeoutMs: 20_000, intervalMs: 50 },
+    ).catch((err: Error) => {
+      throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
+    });
     holder = await holdGreeting(LAB.hold, LAB.plain, (o.holdSeconds ?? 5) * 1000, sockets);
   } catch (err) {
     await stop();
@@ -340,7 +366,23 @@ function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
   const cert = join(etc, 'tls-cert.pem');
   const made = spawnSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=mx-tls.lab.test', '-keyout', key, '-out', cert],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=mx-tls.lab.test',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
     { encoding: 'utf8', timeout: 20_000 },
   );
   if (made.status !== 0) throw new Error(`openssl could not make the lab's certificate: ${made.stderr}`);
@@ -389,7 +431,10 @@ function hardListeners(etc: string, o: LabOptions): { mainCf: string[]; masterCf
     masterCf: [
       svc(HARD.gateway, ' -o smtpd_reject_unlisted_recipient=no -o smtpd_recipient_restrictions=$verify_restrictions -o unverified_recipient_reject_code=550'),
       svc(HARD.delay, ' -o smtpd_recipient_restrictions=$delay_restrictions'),
-      svc(HARD.tlsBroken, ' -o smtpd_tls_security_level=may -o smtpd_tls_loglevel=1 -o smtpd_tls_protocols=<=TLSv1.2 -o smtpd_tls_ciphers=high -o tls_high_cipherlist=$broken_tls_ciphers'),
+      svc(
+        HARD.tlsBroken,
+        ' -o smtpd_tls_security_level=may -o smtpd_tls_loglevel=1 -o smtpd_tls_protocols=<=TLSv1.2 -o smtpd_tls_ciphers=high -o tls_high_cipherlist=$broken_tls_ciphers',
+      ),
       svc(HARD.softUnknown, ' -o unknown_virtual_mailbox_reject_code=450'),
       svc(HARD.backupRelay, ''),
       svc(HARD.recipientList, ' -o relay_recipient_maps=$known_recipients'),
@@ -399,6 +444,16 @@ function hardListeners(etc: string, o: LabOptions): { mainCf: string[]; masterCf
       svc(HARD.connRate, ' -o smtpd_client_connection_rate_limit=3'),
     ],
   };
+}
+
+/** smtpd sessions whose `connect from` has no `disconnect from` yet, over every host. */
+function openSessions(log: string): number {
+  const open = new Set<string>();
+  for (const m of log.matchAll(/postfix\/([\d.]+)\/smtpd\[(\d+)\]: (connect|disconnect) from/g)) {
+    if (m[3] === 'connect') open.add(`${m[1]} ${m[2]}`);
+    else open.delete(`${m[1]} ${m[2]}`);
+  }
+  return open.size;
 }
 
 /** `postfix/<addr>/smtpd[pid]: connect from` … `disconnect from`: sessions per host, and the most at once. */
