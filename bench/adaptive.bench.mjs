@@ -37,11 +37,34 @@ async function server(args) {
 async function mailsift(serverArgs, input, flags = []) {
   const srv = await server(serverArgs);
   const summaryFile = join(OUT, 'adaptive-summary.json');
-  const r = await timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, 'adaptive-out.csv'), '--batch-size', String(BATCH),
-    '--summary', summaryFile, '--no-progress', '--verbose', ...flags], { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: srv.url });
+  const r = await timed(
+    process.execPath,
+    [
+      BIN,
+      'validate',
+      input,
+      '-o',
+      join(OUT, 'adaptive-out.csv'),
+      '--batch-size',
+      String(BATCH),
+      '--summary',
+      summaryFile,
+      '--no-progress',
+      '--verbose',
+      ...flags,
+    ],
+    { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: srv.url },
+  );
   const stats = await srv.stats();
   await srv.stop();
-  if (r.code !== 0) throw new Error(`mailsift exited ${r.code}: ${r.stderr.split('\n').filter((l) => !l.includes('> POST') && !l.includes('< HTTP')).slice(-5).join('\n')}`);
+  if (r.code !== 0)
+    throw new Error(
+      `mailsift exited ${r.code}: ${r.stderr
+        .split('\n')
+        .filter((l) => !l.includes('> POST') && !l.includes('< HTTP'))
+        .slice(-5)
+        .join('\n')}`,
+    );
   const summary = JSON.parse(readFileSync(summaryFile, 'utf8'));
   const limits = [...r.stderr.matchAll(/in flight: limit (\d+) → (\d+)/g)].map((m) => Number(m[2]));
   return { ms: r.ms, summary, stats, limits };
@@ -113,13 +136,17 @@ if (CASES.includes('a')) {
   const [LIMIT, WINDOW, LATENCY] = [20, 10_000, 3000];
   const input = await addressFile(N);
   const ideal = planIdeal(Math.ceil(N / BATCH), LIMIT, WINDOW, LATENCY);
-  console.log(`\n(a) a plan that binds: ${LATENCY / 1000} s latency, ${LIMIT} requests per ${WINDOW / 1000} s, ${N.toLocaleString('en')} addresses; ideal ${fmt(ideal)}`);
+  console.log(
+    `\n(a) a plan that binds: ${LATENCY / 1000} s latency, ${LIMIT} requests per ${WINDOW / 1000} s, ${N.toLocaleString('en')} addresses; ideal ${fmt(ideal)}`,
+  );
   const runs = [];
   for (let k = 0; k < ROUNDS; k++) {
     const r = await mailsift(['--delay-ms', String(LATENCY), '--rate-limit', `${LIMIT}/${WINDOW}`], input);
     runs.push(r);
-    console.log(`  run ${k + 1}: ${fmt(r.ms)} = ${(r.ms / ideal).toFixed(2)}× ideal · ${r.stats.count429} 429s · ${r.stats.requests} requests · ` +
-      `in flight peak ${r.summary.concurrency.peak}, mean ${r.summary.concurrency.mean} · ${limitsLine(r.limits)}`);
+    console.log(
+      `  run ${k + 1}: ${fmt(r.ms)} = ${(r.ms / ideal).toFixed(2)}× ideal · ${r.stats.count429} 429s · ${r.stats.requests} requests · ` +
+        `in flight peak ${r.summary.concurrency.peak}, mean ${r.summary.concurrency.mean} · ${limitsLine(r.limits)}`,
+    );
   }
   const ratio = median(runs.map((r) => r.ms)) / ideal;
   const ok = ratio <= 1.2 && runs.every((r) => r.stats.count429 === 0);
@@ -145,13 +172,17 @@ if (CASES.includes('b')) {
     auto.push(last.ms);
     const p = await mailsift(args, input, ['--concurrency', '16']);
     pinned.push(p.ms);
-    console.log(`  round ${k + 1}: auto ${fmt(last.ms)} (peak ${last.summary.concurrency.peak}, mean ${last.summary.concurrency.mean}, ${last.stats.count429} 429s) · ` +
-      `simple-16 ${fmt(s.ms)} · mailsift pinned 16 ${fmt(p.ms)} · ${limitsLine(last.limits)}`);
+    console.log(
+      `  round ${k + 1}: auto ${fmt(last.ms)} (peak ${last.summary.concurrency.peak}, mean ${last.summary.concurrency.mean}, ${last.stats.count429} 429s) · ` +
+        `simple-16 ${fmt(s.ms)} · mailsift pinned 16 ${fmt(p.ms)} · ${limitsLine(last.limits)}`,
+    );
   }
   const ratio = median(simple) / median(auto);
   const ok = ratio >= 0.8;
   failed ||= !ok;
-  console.log(`  throughput of auto / simple-16: ${ratio.toFixed(2)} (goal ≥ 0.80): ${ok ? 'met' : 'NOT met'} · auto / mailsift pinned 16: ${(median(pinned) / median(auto)).toFixed(2)}`);
+  console.log(
+    `  throughput of auto / simple-16: ${ratio.toFixed(2)} (goal ≥ 0.80): ${ok ? 'met' : 'NOT met'} · auto / mailsift pinned 16: ${(median(pinned) / median(auto)).toFixed(2)}`,
+  );
   console.log(plot(last.stats.trace));
 }
 
@@ -163,11 +194,16 @@ if (CASES.includes('c')) {
   const LATENCY = 200;
   const input = await addressFile(N);
   const requests = Math.ceil(N / BATCH);
-  for (const [CAPACITY, QUEUE] of [[6, 6], [10, 2]]) {
+  for (const [CAPACITY, QUEUE] of [
+    [6, 6],
+    [10, 2],
+  ]) {
     const ideal = Math.ceil(requests / CAPACITY) * LATENCY;
     const most = CAPACITY + QUEUE;
-    console.log(`\n(c) a server at capacity: ${CAPACITY} served at once, ${QUEUE} more wait, 503 beyond ${most}; ${LATENCY} ms latency, ` +
-      `${N.toLocaleString('en')} addresses; ideal ${fmt(ideal)}`);
+    console.log(
+      `\n(c) a server at capacity: ${CAPACITY} served at once, ${QUEUE} more wait, 503 beyond ${most}; ${LATENCY} ms latency, ` +
+        `${N.toLocaleString('en')} addresses; ideal ${fmt(ideal)}`,
+    );
     const runs = [];
     const reference = [];
     const serverArgs = ['--delay-ms', String(LATENCY), '--capacity', String(CAPACITY), '--queue', String(QUEUE)];
@@ -179,17 +215,21 @@ if (CASES.includes('c')) {
       const r = await mailsift(serverArgs, input);
       runs.push(r);
       const refused = r.stats.byStatus['503'] ?? 0;
-      console.log(`  run ${k + 1}: ${fmt(r.ms)} = ${(r.ms / ideal).toFixed(2)}× ideal · ${refused} of ${r.stats.requests} requests answered 503 ` +
-        `(${((100 * refused) / r.stats.requests).toFixed(1)}%) · in the server at most ${r.stats.peakInFlight} · ` +
-        `in flight peak ${r.summary.concurrency.peak}, mean ${r.summary.concurrency.mean} · ${limitsLine(r.limits)} · ` +
-        `pinned ${most}: ${fmt(p.ms)} = ${(p.ms / ideal).toFixed(2)}× ideal`);
+      console.log(
+        `  run ${k + 1}: ${fmt(r.ms)} = ${(r.ms / ideal).toFixed(2)}× ideal · ${refused} of ${r.stats.requests} requests answered 503 ` +
+          `(${((100 * refused) / r.stats.requests).toFixed(1)}%) · in the server at most ${r.stats.peakInFlight} · ` +
+          `in flight peak ${r.summary.concurrency.peak}, mean ${r.summary.concurrency.mean} · ${limitsLine(r.limits)} · ` +
+          `pinned ${most}: ${fmt(p.ms)} = ${(p.ms / ideal).toFixed(2)}× ideal`,
+      );
     }
     const ratio = median(runs.map((r) => r.ms)) / ideal;
     const share = Math.max(...runs.map((r) => (r.stats.byStatus['503'] ?? 0) / r.stats.requests));
     const ok = ratio <= 1.3 && share <= 0.05;
     failed ||= !ok;
-    console.log(`  median ${ratio.toFixed(2)}× ideal (goal ≤ 1.30), at most ${(share * 100).toFixed(1)}% answered 503 (goal ≤ 5%): ${ok ? 'met' : 'NOT met'}` +
-      ` · pinned ${most}: ${(median(reference) / ideal).toFixed(2)}× ideal`);
+    console.log(
+      `  median ${ratio.toFixed(2)}× ideal (goal ≤ 1.30), at most ${(share * 100).toFixed(1)}% answered 503 (goal ≤ 5%): ${ok ? 'met' : 'NOT met'}` +
+        ` · pinned ${most}: ${(median(reference) / ideal).toFixed(2)}× ideal`,
+    );
     console.log(plot(runs.at(-1).stats.trace));
   }
 }

@@ -21,11 +21,21 @@ export function startServerProcess(script, args = []) {
       const nl = buf.indexOf('\n');
       if (nl >= 0 && !child.url) {
         child.url = JSON.parse(buf.slice(0, nl)).url;
-        resolve({ url: child.url, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+        resolve({
+          url: child.url,
+          pid: child.pid,
+          stop: () =>
+            new Promise((r) => {
+              child.once('exit', r);
+              child.kill('SIGTERM');
+            }),
+        });
       }
     });
     child.once('error', reject);
-    child.once('exit', (code) => { if (!child.url) reject(new Error(`server exited ${code}`)); });
+    child.once('exit', (code) => {
+      if (!child.url) reject(new Error(`server exited ${code}`));
+    });
   });
 }
 

@@ -23,7 +23,7 @@ const rand = (n) => {
   let t = seed;
   t = Math.imul(t ^ (t >>> 15), t | 1);
   t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return (((t ^ (t >>> 14)) >>> 0) % n);
+  return ((t ^ (t >>> 14)) >>> 0) % n;
 };
 const FIRST = ['jane', 'john', 'maria', 'wei', 'olu', 'anna', 'li', 'sam', 'info', 'support', 'no-reply', 'kim'];
 const LAST = ['doe', 'smith', 'garcia', 'chen', 'okafor', 'nowak', 'park', 'lee'];
@@ -60,10 +60,16 @@ async function timeAsync(fn) {
 function corpusScore() {
   const xml = readFileSync(new URL('../test/fixtures/isemail-tests.xml', import.meta.url), 'utf8');
   const decode = (s) =>
-    s.replace(/&#x([0-9a-f]+);/gi, (_, h) => {
-      const c = parseInt(h, 16);
-      return String.fromCodePoint(c >= 0x2400 && c < 0x2420 ? c - 0x2400 : c);
-    }).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+    s
+      .replace(/&#x([0-9a-f]+);/gi, (_, h) => {
+        const c = parseInt(h, 16);
+        return String.fromCodePoint(c >= 0x2400 && c < 0x2420 ? c - 0x2400 : c);
+      })
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&amp;/g, '&');
   const accepted = new Set(['ISEMAIL_VALID_CATEGORY', 'ISEMAIL_DNSWARN', 'ISEMAIL_RFC5321']);
   let ours = 0;
   let theirs = 0;

@@ -13,8 +13,27 @@ export function minimalRows(emails, results) {
     const r = byEmail.get(e);
     const d = r.details;
     // reason: empty, as for every valid answer (all the benchmark server gives)
-    text += csv(e) + ',' + r.status + ',,' + cell(r.isValid) + ',' + cell(r.confidence) + ',' + csv(r.provider) + ',' +
-      cell(d.syntax) + ',' + csv(cell(d.domain)) + ',' + cell(d.mx) + ',' + cell(d.disposable) + ',' + cell(d.role) + ',,,,,\n';
+    text +=
+      csv(e) +
+      ',' +
+      r.status +
+      ',,' +
+      cell(r.isValid) +
+      ',' +
+      cell(r.confidence) +
+      ',' +
+      csv(r.provider) +
+      ',' +
+      cell(d.syntax) +
+      ',' +
+      csv(cell(d.domain)) +
+      ',' +
+      cell(d.mx) +
+      ',' +
+      cell(d.disposable) +
+      ',' +
+      cell(d.role) +
+      ',,,,,\n';
   }
   return text;
 }

@@ -25,7 +25,12 @@ const server = createServer((req, res) => {
       details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), mx: true, disposable: false, role: false },
     }));
     const body = JSON.stringify({ success: true, results, summary: { total: results.length, valid: results.length, invalid: 0, risky: 0 } });
-    res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-limit': '1000000', 'x-ratelimit-remaining': '999999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'x-ratelimit-limit': '1000000',
+      'x-ratelimit-remaining': '999999',
+      'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+    });
     res.end(body);
   });
 });

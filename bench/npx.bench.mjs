@@ -53,7 +53,10 @@ try {
   let installed;
   for (let round = 0; round < ROUNDS; round++) {
     const times = {};
-    for (const [key, name] of [['mailsift', 'mailsift'], ['anchor', ANCHOR]]) {
+    for (const [key, name] of [
+      ['mailsift', 'mailsift'],
+      ['anchor', ANCHOR],
+    ]) {
       const home = freshHome();
       const cold = npx(name, home);
       const warm = npx(name, home);
@@ -64,7 +67,9 @@ try {
     }
     ratios.cold.push(times.mailsift.cold / times.anchor.cold);
     ratios.warm.push(times.mailsift.warm / times.anchor.warm);
-    console.log(`round ${round + 1}: cold ${s(times.mailsift.cold)} vs ${s(times.anchor.cold)}, warm ${s(times.mailsift.warm)} vs ${s(times.anchor.warm)} (load ${loadavg()[0].toFixed(1)})`);
+    console.log(
+      `round ${round + 1}: cold ${s(times.mailsift.cold)} vs ${s(times.anchor.cold)}, warm ${s(times.mailsift.warm)} vs ${s(times.anchor.warm)} (load ${loadavg()[0].toFixed(1)})`,
+    );
   }
   console.log(`\nnpx -y X --version, median of ${ROUNDS}, Verdaccio ${VERDACCIO} on loopback, empty npm cache and HOME for each cold run`);
   console.log(`| | mailsift${WITHOUT.length ? ` (without ${WITHOUT.join(', ')})` : ''} | ${ANCHOR} | ratio (median per round; best against best) |`);
@@ -72,13 +77,19 @@ try {
   for (const kind of ['cold', 'warm']) {
     const m = rows.mailsift[kind];
     const a = rows.anchor[kind];
-    console.log(`| ${kind} | ${s(median(m))} | ${s(median(a))} | ${median(ratios[kind]).toFixed(2)} (per round ${ratios[kind].map((r) => r.toFixed(2)).join(', ')}; best ${(Math.min(...m) / Math.min(...a)).toFixed(2)}) |`);
+    console.log(
+      `| ${kind} | ${s(median(m))} | ${s(median(a))} | ${median(ratios[kind]).toFixed(2)} (per round ${ratios[kind].map((r) => r.toFixed(2)).join(', ')}; best ${(Math.min(...m) / Math.min(...a)).toFixed(2)}) |`,
+    );
   }
   for (const key of ['mailsift', 'anchor']) {
     const f = installed[key];
     console.log(`| installed, ${key === 'anchor' ? ANCHOR : 'mailsift'} | ${f.packages} packages, ${(f.bytes / 2 ** 20).toFixed(1)} MiB, ${f.files} files |`);
   }
-  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 } finally {
   verdaccio.kill('SIGTERM');
 }
@@ -146,7 +157,10 @@ async function addUser() {
 function publishMailsift(npmrc) {
   const packed = join(work, 'packed');
   mkdirSync(packed);
-  const tarball = execFileSync(npm, ['pack', '--silent', '--ignore-scripts', '--pack-destination', packed], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop();
+  const tarball = execFileSync(npm, ['pack', '--silent', '--ignore-scripts', '--pack-destination', packed], { cwd: ROOT, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop();
   execFileSync('tar', ['xzf', join(packed, tarball), '-C', packed]);
   const dir = join(packed, 'package');
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));

@@ -40,23 +40,62 @@ for (const latencyMs of [0, 300]) {
     SCENARIOS.push({ name: `fastify ${headers}, ${at}`, server: fastify({ ...plan, headers }, { latencyMs }), requests, plan, latencyMs });
   }
 }
-const stacked = [{ limit: 100_000, windowMs: 86_400_000, headers: 'draft-8' }, { limit: 5, windowMs: 1000, headers: 'draft-8' }];
+const stacked = [
+  { limit: 100_000, windowMs: 86_400_000, headers: 'draft-8' },
+  { limit: 5, windowMs: 1000, headers: 'draft-8' },
+];
 for (const concurrency of ['8', '32', 'auto']) {
-  SCENARIOS.push({ name: `stacked draft-8, a day's quota first, 5/1s, --concurrency ${concurrency}`, server: express(stacked), requests: 30,
-    plan: { limit: 5, windowMs: 1000 }, latencyMs: 0, flags: ['--concurrency', concurrency] });
+  SCENARIOS.push({
+    name: `stacked draft-8, a day's quota first, 5/1s, --concurrency ${concurrency}`,
+    server: express(stacked),
+    requests: 30,
+    plan: { limit: 5, windowMs: 1000 },
+    latencyMs: 0,
+    flags: ['--concurrency', concurrency],
+  });
 }
-SCENARIOS.push({ name: 'stacked draft-8 with 300 ms latency, 20/2s, auto', server: express([{ ...stacked[0] }, { limit: 20, windowMs: 2000, headers: 'draft-8' }], { latencyMs: 300 }),
-  requests: 100, plan: { limit: 20, windowMs: 2000 }, latencyMs: 300 });
-SCENARIOS.push({ name: 'X-RateLimit 1000/60s beside RateLimit 5/1s (draft-7), --concurrency 16', server: express([{ limit: 1000, windowMs: 60_000, headers: 'legacy' }, { limit: 5, windowMs: 1000, headers: 'draft-7' }]),
-  requests: 30, plan: { limit: 5, windowMs: 1000 }, latencyMs: 0, flags: ['--concurrency', '16'] });
-SCENARIOS.push({ name: 'Date an hour ahead, legacy + draft-6, 5/2s, --concurrency 16', server: express([{ limit: 5, windowMs: 2000, headers: ['legacy', 'draft-6'] }], { dateOffsetMs: 3_600_000 }),
-  requests: 25, plan: { limit: 5, windowMs: 2000 }, latencyMs: 0, flags: ['--concurrency', '16'] });
-SCENARIOS.push({ name: 'a Limit that changes on every answer (fault server, 5/2s), --concurrency 16',
+SCENARIOS.push({
+  name: 'stacked draft-8 with 300 ms latency, 20/2s, auto',
+  server: express([{ ...stacked[0] }, { limit: 20, windowMs: 2000, headers: 'draft-8' }], { latencyMs: 300 }),
+  requests: 100,
+  plan: { limit: 20, windowMs: 2000 },
+  latencyMs: 300,
+});
+SCENARIOS.push({
+  name: 'X-RateLimit 1000/60s beside RateLimit 5/1s (draft-7), --concurrency 16',
+  server: express([
+    { limit: 1000, windowMs: 60_000, headers: 'legacy' },
+    { limit: 5, windowMs: 1000, headers: 'draft-7' },
+  ]),
+  requests: 30,
+  plan: { limit: 5, windowMs: 1000 },
+  latencyMs: 0,
+  flags: ['--concurrency', '16'],
+});
+SCENARIOS.push({
+  name: 'Date an hour ahead, legacy + draft-6, 5/2s, --concurrency 16',
+  server: express([{ limit: 5, windowMs: 2000, headers: ['legacy', 'draft-6'] }], { dateOffsetMs: 3_600_000 }),
+  requests: 25,
+  plan: { limit: 5, windowMs: 2000 },
+  latencyMs: 0,
+  flags: ['--concurrency', '16'],
+});
+SCENARIOS.push({
+  name: 'a Limit that changes on every answer (fault server, 5/2s), --concurrency 16',
   server: fault({ rateLimit: { limit: 5, windowMs: 2000, resetFormat: 'epoch-ms', advertisedLimits: [5, 25, 10] } }),
-  requests: 25, plan: { limit: 5, windowMs: 2000 }, latencyMs: 0, flags: ['--concurrency', '16'] });
-SCENARIOS.push({ name: 'a Reset an hour in the past (fault server, 5/2s), --concurrency 16',
+  requests: 25,
+  plan: { limit: 5, windowMs: 2000 },
+  latencyMs: 0,
+  flags: ['--concurrency', '16'],
+});
+SCENARIOS.push({
+  name: 'a Reset an hour in the past (fault server, 5/2s), --concurrency 16',
   server: fault({ rateLimit: { limit: 5, windowMs: 2000, resetFormat: 'epoch-s', resetOffsetMs: -3_600_000 } }),
-  requests: 25, plan: { limit: 5, windowMs: 2000 }, latencyMs: 0, flags: ['--concurrency', '16'] });
+  requests: 25,
+  plan: { limit: 5, windowMs: 2000 },
+  latencyMs: 0,
+  flags: ['--concurrency', '16'],
+});
 
 const addresses = (n) => Array.from({ length: n }, (_, i) => `user${i}@example${i % 7}.com`).join('\n') + '\n';
 
@@ -65,8 +104,11 @@ async function run(bin, scenario) {
   const input = join(OUT, `pacing-${scenario.requests}.txt`);
   await import('node:fs').then((fs) => fs.writeFileSync(input, addresses(scenario.requests)));
   const summaryFile = join(OUT, 'pacing-summary.json');
-  const r = await timed(process.execPath, [bin, 'validate', input, '-o', join(OUT, 'pacing-out.csv'), '--batch-size', '1', '--no-progress',
-    '--summary', summaryFile, ...(scenario.flags ?? [])], { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url });
+  const r = await timed(
+    process.execPath,
+    [bin, 'validate', input, '-o', join(OUT, 'pacing-out.csv'), '--batch-size', '1', '--no-progress', '--summary', summaryFile, ...(scenario.flags ?? [])],
+    { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url },
+  );
   const stats = server.stats();
   await server.close();
   const summary = r.code === 0 || r.code === 4 ? JSON.parse(readFileSync(summaryFile, 'utf8')) : undefined;
@@ -90,10 +132,14 @@ for (const scenario of SCENARIOS) {
     t.count429 += stats.count429;
     t.worst = Math.max(t.worst, ratio);
     if (name === BINS.at(-1).name && (r.code !== 0 || stats.count429 > 0 || ratio > 1.1)) failed = true;
-    parts.push(`${name}: ${r.code === 0 ? '' : `exit ${r.code} · `}${stats.count429} 429s, ${stats.requests} requests, ${(r.elapsedMs / 1000).toFixed(2)} s = ${ratio.toFixed(2)}×`);
+    parts.push(
+      `${name}: ${r.code === 0 ? '' : `exit ${r.code} · `}${stats.count429} 429s, ${stats.requests} requests, ${(r.elapsedMs / 1000).toFixed(2)} s = ${ratio.toFixed(2)}×`,
+    );
   }
   console.log(`${scenario.name} (ideal ${(ideal(scenario) / 1000).toFixed(2)} s)\n    ${parts.join(' · ')}`);
 }
-console.log(`\nin all: ${BINS.map((b) => `${b.name} ${totals[b.name].count429} 429s, at worst ${totals[b.name].worst.toFixed(2)}× ideal`).join(' · ')} (goal: 0 429s, ≤ 1.10×)`);
+console.log(
+  `\nin all: ${BINS.map((b) => `${b.name} ${totals[b.name].count429} 429s, at worst ${totals[b.name].worst.toFixed(2)}× ideal`).join(' · ')} (goal: 0 429s, ≤ 1.10×)`,
+);
 console.log(`${load()} at the end`);
 process.exitCode = failed ? 1 : 0;

@@ -31,7 +31,11 @@ let excluded = 0;
 function body(emails) {
   const t = cpu();
   const results = emails.map((email) => ({
-    email, isValid: true, status: 'valid', confidence: 0.95, provider: 'bench',
+    email,
+    isValid: true,
+    status: 'valid',
+    confidence: 0.95,
+    provider: 'bench',
     details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), mx: true, disposable: false, role: false },
   }));
   const b = Buffer.from(JSON.stringify({ success: true, results, summary: { total: results.length, valid: results.length, invalid: 0, risky: 0 } }));

@@ -76,7 +76,8 @@ for (let i = 0; i < ROUNDS; i++) {
     best[kind] = Math.min(best[kind], r.ms);
   }
 }
-if (readFileSync(join(OUT, 'preflight-path.csv'), 'utf8') !== readFileSync(join(OUT, 'preflight-stdin.csv'), 'utf8')) throw new Error('the two runs wrote different rows');
+if (readFileSync(join(OUT, 'preflight-path.csv'), 'utf8') !== readFileSync(join(OUT, 'preflight-stdin.csv'), 'utf8'))
+  throw new Error('the two runs wrote different rows');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`${N.toLocaleString('en-US')} CSV rows, offline engine without DNS, best of ${ROUNDS}:`);
 console.log(`  validate - < big.csv (no pass)   ${s(best.stdin)}`);

@@ -44,7 +44,11 @@ function startServer(args) {
       resolve({
         url,
         stats: async () => (await fetch(`${url}/__stats`)).json(),
-        stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }),
+        stop: () =>
+          new Promise((r) => {
+            child.once('exit', r);
+            child.kill('SIGTERM');
+          }),
       });
     });
     child.once('error', reject);
@@ -52,8 +56,22 @@ function startServer(args) {
 }
 
 function runMailsift(url, output, summary) {
-  const args = ['validate', input, '-o', output, '--summary', summary, '--batch-size', String(BATCH),
-    '--concurrency', '8', '--retries', '8', '--no-progress', '--quiet'];
+  const args = [
+    'validate',
+    input,
+    '-o',
+    output,
+    '--summary',
+    summary,
+    '--batch-size',
+    String(BATCH),
+    '--concurrency',
+    '8',
+    '--retries',
+    '8',
+    '--no-progress',
+    '--quiet',
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '', MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: url },
@@ -120,8 +138,10 @@ for (const format of FORMATS) {
   if (run.code !== 0 || rows !== 'all rows correct') failed = true;
   console.log(`\nfault run (15% 503, 5% reset sockets, 5% dropped results): exit ${run.code}, ${rows}`);
   if (summary) {
-    console.log(`  ${summary.requests} requests for ${requests} batches, ${summary.retries} retries, ` +
-      `server saw ${JSON.stringify(stats.byStatus)}, ${(summary.elapsedMs / 1000).toFixed(2)} s`);
+    console.log(
+      `  ${summary.requests} requests for ${requests} batches, ${summary.retries} retries, ` +
+        `server saw ${JSON.stringify(stats.byStatus)}, ${(summary.elapsedMs / 1000).toFixed(2)} s`,
+    );
   }
 }
 

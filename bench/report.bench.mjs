@@ -34,7 +34,9 @@ try {
   const secs = (rs) => rs.map((r) => (r.ms / 1000).toFixed(2)).join(', ');
   const mb = (rs) => rs.map((r) => r.peakMb.toFixed(0)).join(', ');
   console.log(`rows (each its own domain)   ${N}`);
-  console.log(`time ratio with/without      ${median(withReport.map((r, i) => r.ms / without[i].ms)).toFixed(2)} median of ${ROUNDS} paired rounds  (goal <= 1.05)`);
+  console.log(
+    `time ratio with/without      ${median(withReport.map((r, i) => r.ms / without[i].ms)).toFixed(2)} median of ${ROUNDS} paired rounds  (goal <= 1.05)`,
+  );
   console.log(`peak RSS ratio with/without  ${ratio(median(withReport.map((r) => r.peakMb)), median(without.map((r) => r.peakMb)))} median against median`);
   console.log(`every run (wall s)           without: ${secs(without)}; with: ${secs(withReport)}`);
   console.log(`every run (peak MB)          without: ${mb(without)}; with: ${mb(withReport)}`);

@@ -252,7 +252,11 @@ async function benchStores(dir, keys) {
     console.log(`ratio redis / memory, p99 latency: median of paired rounds ${median(p99Ratios).toFixed(2)} (rounds ${range(p99Ratios)})`);
     console.log(`redis-server itself: peak RSS ${memory(redis.pid).peakMb.toFixed(0)} MB`);
     const notices = instances.find((i) => i.name === 'redis').notices;
-    console.log(notices.length ? `WARNING: the Redis instance fell back to memory during the run:\n  ${notices.join('\n  ')}` : 'the Redis instance used Redis throughout (no fallback to memory)');
+    console.log(
+      notices.length
+        ? `WARNING: the Redis instance fell back to memory during the run:\n  ${notices.join('\n  ')}`
+        : 'the Redis instance used Redis throughout (no fallback to memory)',
+    );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));
     await redis.stop();
@@ -288,10 +292,7 @@ try {
       await minimal.stop();
     }
 
-    const serve = await startProcess(
-      [BIN, 'serve', '--no-dns', '--port', '0', '--keys-file', keys, '--rate-limit', `${N}/60`],
-      'mailsift serve',
-    );
+    const serve = await startProcess([BIN, 'serve', '--no-dns', '--port', '0', '--keys-file', keys, '--rate-limit', `${N}/60`], 'mailsift serve');
     let serveMs;
     try {
       serveMs = await runValidate(input, serve.url);
@@ -302,7 +303,9 @@ try {
     const serveRate = (N / serveMs) * 1000;
     const minimalRate = (N / minimalMs) * 1000;
     console.log(`addresses: ${fmt(N)} (distinct, batches of 1000, client concurrency 4)`);
-    console.log(`minimal loopback server${existsSync(minimalFile) ? '' : ' (inline fallback)'}: ${fmt(minimalRate)} addresses/s (${(minimalMs / 1000).toFixed(1)} s)`);
+    console.log(
+      `minimal loopback server${existsSync(minimalFile) ? '' : ' (inline fallback)'}: ${fmt(minimalRate)} addresses/s (${(minimalMs / 1000).toFixed(1)} s)`,
+    );
     console.log(`mailsift serve --no-dns: ${fmt(serveRate)} addresses/s (${(serveMs / 1000).toFixed(1)} s)`);
     console.log(`ratio serve / minimal: ${(serveRate / minimalRate).toFixed(2)}`);
   }

@@ -77,9 +77,32 @@ function rssKiB(pid) {
 }
 
 async function startServe() {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--keys-file', join(dir, 'keys'), '--rate-limit', '100000/60',
-    '--dns-server', dnsAddress, '--smtp', '--smtp-port', String(smtpPort), '--smtp-allow-private',
-    '--smtp-deadline', String(DEADLINE_S), '--smtp-budget', String(BUDGET_S), '--smtp-retry-delay', '5'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'serve',
+      '--port',
+      '0',
+      '--keys-file',
+      join(dir, 'keys'),
+      '--rate-limit',
+      '100000/60',
+      '--dns-server',
+      dnsAddress,
+      '--smtp',
+      '--smtp-port',
+      String(smtpPort),
+      '--smtp-allow-private',
+      '--smtp-deadline',
+      String(DEADLINE_S),
+      '--smtp-budget',
+      String(BUDGET_S),
+      '--smtp-retry-delay',
+      '5',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   const url = await new Promise((resolve, reject) => {
     child.stderr.on('data', (d) => {
@@ -143,7 +166,9 @@ try {
   const many = await run('300 domains', (i) => `user@d${i}.tarpit.test`);
   const allOk = one.ok === N && many.ok === N;
   const bound = 64 * 1024;
-  console.log(`every request answered: ${allOk ? 'yes' : 'NO'}; peak growth within ${bound / 1024} MiB: ${one.growth <= bound && many.growth <= bound ? 'yes' : 'NO'}`);
+  console.log(
+    `every request answered: ${allOk ? 'yes' : 'NO'}; peak growth within ${bound / 1024} MiB: ${one.growth <= bound && many.growth <= bound ? 'yes' : 'NO'}`,
+  );
 } finally {
   for (const s of tarpit.servers) s.close();
   dns.close();

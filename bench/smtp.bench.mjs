@@ -29,7 +29,11 @@ const PER_HOST = 2;
 const ROUNDS = Number(process.env.SMTP_BENCH_ROUNDS ?? 3);
 
 const server = fork(fileURLToPath(new URL('./smtp-server.mjs', import.meta.url)), [String(DOMAINS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-const ask = (m) => new Promise((r) => { server.once('message', r); if (m) server.send(m); });
+const ask = (m) =>
+  new Promise((r) => {
+    server.once('message', r);
+    if (m) server.send(m);
+  });
 const { port } = await ask();
 
 const jobs = Array.from({ length: DOMAINS }, (_, d) => ({
@@ -45,8 +49,16 @@ const resolveHost = async (host) => [addressOf(host)];
 async function ours() {
   const budget = new MemorySessionBudget(PER_HOST);
   const checker = new SmtpChecker({
-    helo: 'bench.test', from: '', port, timeoutMs: 10_000, concurrency: CONCURRENCY, perHost: PER_HOST,
-    retryDelayMs: 1000, resolveHost, onWarning: (w) => console.error(w), budget,
+    helo: 'bench.test',
+    from: '',
+    port,
+    timeoutMs: 10_000,
+    concurrency: CONCURRENCY,
+    perHost: PER_HOST,
+    retryDelayMs: 1000,
+    resolveHost,
+    onWarning: (w) => console.error(w),
+    budget,
   });
   // as the engine does with a batch: every domain at once, bounded by the checker's limits
   const found = await Promise.all(jobs.map((j) => checker.checkDomain(j)));
@@ -106,12 +118,16 @@ try {
   const speed = median(runs.ours.map((o, i) => o.rate / runs.baseline[i].rate));
   const o = runs.ours;
   const b = runs.baseline;
-  console.log(`addresses                 ${fmt(N)} over ${DOMAINS} domains, replies held ${process.env.SMTP_BENCH_DELAY_MS ?? 20} ms, --smtp-concurrency ${CONCURRENCY}, --smtp-per-host ${PER_HOST}, ${ROUNDS} rounds`);
+  console.log(
+    `addresses                 ${fmt(N)} over ${DOMAINS} domains, replies held ${process.env.SMTP_BENCH_DELAY_MS ?? 20} ms, --smtp-concurrency ${CONCURRENCY}, --smtp-per-host ${PER_HOST}, ${ROUNDS} rounds`,
+  );
   console.log(`ours                      ${o.map((r) => fmt(r.rate)).join(', ')} addresses/s; ${fmt(o[0].connections)} connections`);
   console.log(`baseline (1 per address)  ${b.map((r) => fmt(r.rate)).join(', ')} addresses/s; ${fmt(b[0].connections)} connections`);
   console.log(`speed ratio               ${speed.toFixed(2)}x (median of paired rounds; goal >= 5)`);
   console.log(`connections ratio         ${ratio(b[0].connections, o[0].connections)}x fewer (goal >= 20)`);
-  console.log(`most sessions to one host ours ${Math.max(...o.map((r) => r.serverMaxPerHost))} (server-side), ${Math.max(...o.map((r) => r.clientMaxPerHost))} (client budget); baseline ${Math.max(...b.map((r) => r.serverMaxPerHost))}; limit ${PER_HOST}`);
+  console.log(
+    `most sessions to one host ours ${Math.max(...o.map((r) => r.serverMaxPerHost))} (server-side), ${Math.max(...o.map((r) => r.clientMaxPerHost))} (client budget); baseline ${Math.max(...b.map((r) => r.serverMaxPerHost))}; limit ${PER_HOST}`,
+  );
 } finally {
   server.kill('SIGTERM');
 }

@@ -23,7 +23,11 @@ const cases = [
 ];
 const baseline = ['-e', '0'];
 
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; ${ROUNDS} pairs each${haveTime ? '' : ' (no /usr/bin/time: wall only)'}`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; ${ROUNDS} pairs each${haveTime ? '' : ' (no /usr/bin/time: wall only)'}`,
+);
 console.log('| command | median wall | node -e 0 | difference (median per pair) | CPU ratio (median per pair) | goal |');
 console.log('|---|---|---|---|---|---|');
 for (const c of cases) {
@@ -41,9 +45,15 @@ for (const c of cases) {
   const wallB = median(pairs.map((p) => p.b.wallMs));
   const diff = median(pairs.map((p) => p.a.wallMs - p.b.wallMs));
   const cpu = haveTime ? median(pairs.map((p) => p.a.cpuMs / Math.max(p.b.cpuMs, 1))).toFixed(2) : '-';
-  console.log(`| ${c.name} | ${wallA.toFixed(0)} ms | ${wallB.toFixed(0)} ms | ${diff.toFixed(0)} ms | ${cpu} | ≤ ${c.goalMs} ms ${diff <= c.goalMs ? 'met' : 'NOT met'} |`);
+  console.log(
+    `| ${c.name} | ${wallA.toFixed(0)} ms | ${wallB.toFixed(0)} ms | ${diff.toFixed(0)} ms | ${cpu} | ≤ ${c.goalMs} ms ${diff <= c.goalMs ? 'met' : 'NOT met'} |`,
+  );
 }
-console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load average at the end ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 
 function run(args) {
   const started = process.hrtime.bigint();

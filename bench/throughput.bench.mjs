@@ -20,9 +20,10 @@ const CONCURRENCY = 8;
 const SERVER = process.env.BENCH_SERVER ?? 'light';
 const big = await addressFile(N);
 const small = await addressFile(N / 10);
-const server = SERVER === 'render'
-  ? await startServerProcess(join(ROOT, 'bench', 'minimal-server.mjs'))
-  : await startServerProcess(join(ROOT, 'bench', 'light-server.mjs'), [big]);
+const server =
+  SERVER === 'render'
+    ? await startServerProcess(join(ROOT, 'bench', 'minimal-server.mjs'))
+    : await startServerProcess(join(ROOT, 'bench', 'light-server.mjs'), [big]);
 const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
 
 /** Runs `fn` and adds the server's CPU time over it: a run is only as fast as both sides. */
@@ -33,13 +34,28 @@ async function withServerCpu(fn) {
 }
 
 try {
-  const ours = (input, out, concurrency = String(CONCURRENCY)) => () =>
-    withServerCpu(() => timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, out), '--concurrency', concurrency, '--no-progress', '-q'], env));
+  const ours =
+    (input, out, concurrency = String(CONCURRENCY)) =>
+    () =>
+      withServerCpu(() => timed(process.execPath, [BIN, 'validate', input, '-o', join(OUT, out), '--concurrency', concurrency, '--no-progress', '-q'], env));
   const minimal = (transport) => () =>
-    withServerCpu(() => timed(process.execPath, [join(ROOT, 'bench', 'minimal-client.mjs'), server.url, 'bench-key', big, join(OUT, `baseline-${transport}.csv`), String(CONCURRENCY), transport]));
+    withServerCpu(() =>
+      timed(process.execPath, [
+        join(ROOT, 'bench', 'minimal-client.mjs'),
+        server.url,
+        'bench-key',
+        big,
+        join(OUT, `baseline-${transport}.csv`),
+        String(CONCURRENCY),
+        transport,
+      ]),
+    );
   const kinds = {
-    http: minimal('http'), undici: minimal('undici'), mailsift: ours(big, 'mailsift.csv'),
-    auto: ours(big, 'mailsift-auto.csv', 'auto'), small: ours(small, 'mailsift-small.csv'),
+    http: minimal('http'),
+    undici: minimal('undici'),
+    mailsift: ours(big, 'mailsift.csv'),
+    auto: ours(big, 'mailsift-auto.csv', 'auto'),
+    small: ours(small, 'mailsift-small.csv'),
   };
   const runs = { http: [], undici: [], mailsift: [], auto: [], small: [] };
   for (let i = 0; i < ROUNDS; i++) {
@@ -69,26 +85,33 @@ try {
   const s = (ms) => (ms / 1000).toFixed(2);
   const us = (ms) => ((ms * 1000) / N).toFixed(2);
   const line = (name, rs) =>
-    console.log(`${name.padEnd(28)} best ${s(best(rs))} s (${Math.round(N / (best(rs) / 1000))} addresses/s); wall ${rs.map((r) => s(r.ms)).join(', ')} s; ` +
-      `CPU ${rs.map((r) => s(r.cpuMs)).join(', ')} s (${rs.map((r) => us(r.cpuMs)).join(', ')} µs an address); ` +
-      `server CPU ${rs.map((r) => s(r.serverCpuMs)).join(', ')} s; peak ${rs.map((r) => r.peakMb.toFixed(0)).join(', ')} MB`);
+    console.log(
+      `${name.padEnd(28)} best ${s(best(rs))} s (${Math.round(N / (best(rs) / 1000))} addresses/s); wall ${rs.map((r) => s(r.ms)).join(', ')} s; ` +
+        `CPU ${rs.map((r) => s(r.cpuMs)).join(', ')} s (${rs.map((r) => us(r.cpuMs)).join(', ')} µs an address); ` +
+        `server CPU ${rs.map((r) => s(r.serverCpuMs)).join(', ')} s; peak ${rs.map((r) => r.peakMb.toFixed(0)).join(', ')} MB`,
+    );
   console.log(`rows                         ${N}, ${ROUNDS} rounds, ${CONCURRENCY} requests in flight, ${SERVER} server`);
   line('minimal client, node:http', runs.http);
   line('minimal client, undici', runs.undici);
   line(`mailsift --concurrency ${CONCURRENCY}`, runs.mailsift);
   line('mailsift --concurrency auto', runs.auto);
-  console.log(`throughput ratio             ${ratio(b, o)} best against best (baseline: the ${baseKind} client)  (goal >= 0.85); ` +
-    `per round ${paired(runs.mailsift)}`);
+  console.log(
+    `throughput ratio             ${ratio(b, o)} best against best (baseline: the ${baseKind} client)  (goal >= 0.85); ` + `per round ${paired(runs.mailsift)}`,
+  );
   console.log(`  with --concurrency auto    ${ratio(b, best(runs.auto))} best against best; per round ${paired(runs.auto)}`);
   const cpu = (rs) => Math.min(...rs.map((r) => r.cpuMs));
   // The CPU baseline is the leaner of the two minimal clients, whichever was faster.
   const cpuKind = cpu(runs.http) <= cpu(runs.undici) ? 'http' : 'undici';
   const cpuBase = runs[cpuKind];
   const cpuPaired = (rs) => cpuBase.map((r, i) => (rs[i].cpuMs / r.cpuMs).toFixed(2)).join(', ');
-  console.log(`CPU an address               mailsift ${ratio(cpu(runs.mailsift), cpu(cpuBase))}× the ${cpuKind} client's, least against least (client processes only; goal <= 1.25); ` +
-    `per round ${cpuPaired(runs.mailsift)}; with auto ${ratio(cpu(runs.auto), cpu(cpuBase))}× (per round ${cpuPaired(runs.auto)})`);
+  console.log(
+    `CPU an address               mailsift ${ratio(cpu(runs.mailsift), cpu(cpuBase))}× the ${cpuKind} client's, least against least (client processes only; goal <= 1.25); ` +
+      `per round ${cpuPaired(runs.mailsift)}; with auto ${ratio(cpu(runs.auto), cpu(cpuBase))}× (per round ${cpuPaired(runs.auto)})`,
+  );
   console.log(`peak RSS at ${N} rows     ${peak.toFixed(0)} MB, the highest of ${ROUNDS} runs  (goal <= 200)`);
-  console.log(`peak RSS at ${N / 10} rows      ${smallPeak.toFixed(0)} MB; so about ${Math.round(((median(runs.mailsift.map((r) => r.peakMb)) - median(runs.small.map((r) => r.peakMb))) * 1048576) / (N * 0.9))} bytes per distinct address (medians)`);
+  console.log(
+    `peak RSS at ${N / 10} rows      ${smallPeak.toFixed(0)} MB; so about ${Math.round(((median(runs.mailsift.map((r) => r.peakMb)) - median(runs.small.map((r) => r.peakMb))) * 1048576) / (N * 0.9))} bytes per distinct address (medians)`,
+  );
 } finally {
   await server.stop();
 }

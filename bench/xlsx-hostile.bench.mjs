@@ -93,7 +93,12 @@ function workbook(sheetPieces, sharedPieces) {
   const one = (s) => () => [s];
   return [
     { name: '[Content_Types].xml', pieces: one('<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
-    { name: '_rels/.rels', pieces: one(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`) },
+    {
+      name: '_rels/.rels',
+      pieces: one(
+        `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+      ),
+    },
     { name: 'xl/workbook.xml', pieces: one(`<workbook ${NS}><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`) },
     {
       name: 'xl/_rels/workbook.xml.rels',
@@ -154,7 +159,20 @@ for (const [name, parts] of Object.entries(files)) {
   if (!existsSync(path)) await writeZip(path, parts());
   const mb = (statSync(path).size / 1024 / 1024).toFixed(1);
   const reader = await timed(process.execPath, [join(ROOT, 'bench', 'read-input.mjs'), path]);
-  const cli = await timed(process.execPath, [BIN, 'validate', path, '-o', join(OUT, 'hostile-out.csv'), '-q', '--engine', 'local', '--dns-server', '127.0.0.1:9', '--dns-timeout', '50']);
+  const cli = await timed(process.execPath, [
+    BIN,
+    'validate',
+    path,
+    '-o',
+    join(OUT, 'hostile-out.csv'),
+    '-q',
+    '--engine',
+    'local',
+    '--dns-server',
+    '127.0.0.1:9',
+    '--dns-timeout',
+    '50',
+  ]);
   const line = (r) => `${String(r.code).padStart(4)} ${(r.ms / 1000).toFixed(1).padStart(6)} s ${r.peakMb.toFixed(0).padStart(5)} MB`;
   console.log(`${name.padEnd(10)} ${mb.padStart(7)} MB  ${line(reader)} | ${line(cli)} | ${(cli.stderr.trim().split('\n').pop() ?? '').slice(0, 110)}`);
   if (reader.peakMb > 512 || cli.peakMb > 512) process.exitCode = 1;

@@ -15,10 +15,32 @@ const [writer, rowsArg, out, levelArg] = process.argv.slice(2);
 const N = Number(rowsArg);
 const LEVEL = Number(levelArg ?? 6);
 const HEADER = ['id', 'name', 'email', 'phone', 'zip'];
-const VERDICT_COLUMNS = ['status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax', 'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error'];
+const VERDICT_COLUMNS = [
+  'status',
+  'reason',
+  'is_valid',
+  'confidence',
+  'provider',
+  'syntax',
+  'domain',
+  'mx',
+  'disposable',
+  'role',
+  'free',
+  'suggestion',
+  'smtp',
+  'catch_all',
+  'error',
+];
 
 /** the input cells of row i: as a contacts export holds them */
-const fields = (i) => [String(i), `Person ${i}`, `user${i}.${(i * 2654435761) % 100000}@domain${i % 10000}.example.com`, `+1 555 ${String(i % 10000).padStart(4, '0')}`, String(i % 100000).padStart(5, '0')];
+const fields = (i) => [
+  String(i),
+  `Person ${i}`,
+  `user${i}.${(i * 2654435761) % 100000}@domain${i % 10000}.example.com`,
+  `+1 555 ${String(i % 10000).padStart(4, '0')}`,
+  String(i % 100000).padStart(5, '0'),
+];
 const verdict = (i) => ({
   email: fields(i)[2],
   isValid: i % 5 !== 0,
@@ -29,7 +51,20 @@ const verdict = (i) => ({
 });
 const values = (i) => {
   const v = verdict(i);
-  return [...fields(i), v.status, v.status === 'valid' ? undefined : 'rejected', v.isValid, v.confidence, v.provider, true, v.details.domain, true, false, false, false];
+  return [
+    ...fields(i),
+    v.status,
+    v.status === 'valid' ? undefined : 'rejected',
+    v.isValid,
+    v.confidence,
+    v.provider,
+    true,
+    v.details.domain,
+    true,
+    false,
+    false,
+    false,
+  ];
 };
 
 if (writer === 'mailsift') {
@@ -49,10 +84,13 @@ if (writer === 'mailsift') {
   const { SHEET_START, SHEET_END, SHEET_PATH, workbookParts, columnLetters, escapeCellText } = await import('../dist/write/xlsx-xml.js');
   const letters = Array.from({ length: 20 }, (_, i) => columnLetters(i));
   const cell = (ref, v) =>
-    v === undefined || v === '' ? '' :
-    typeof v === 'number' ? `<c r="${ref}"><v>${v}</v></c>` :
-    typeof v === 'boolean' ? `<c r="${ref}" t="b"><v>${v ? 1 : 0}</v></c>` :
-    `<c r="${ref}" t="inlineStr"><is><t xml:space="preserve">${escapeCellText(v)}</t></is></c>`;
+    v === undefined || v === ''
+      ? ''
+      : typeof v === 'number'
+        ? `<c r="${ref}"><v>${v}</v></c>`
+        : typeof v === 'boolean'
+          ? `<c r="${ref}" t="b"><v>${v ? 1 : 0}</v></c>`
+          : `<c r="${ref}" t="inlineStr"><is><t xml:space="preserve">${escapeCellText(v)}</t></is></c>`;
   const row = (r, cells) => `<row r="${r}">${cells.map((v, c) => cell(letters[c] + r, v)).join('')}</row>`;
   const parts = [SHEET_START, row(1, [...HEADER, ...VERDICT_COLUMNS])];
   for (let i = 0; i < N; i++) parts.push(row(i + 2, values(i)));
@@ -80,18 +118,35 @@ function storedZip(parts) {
     const body = deflateRawSync(data, { level: LEVEL });
     const n = Buffer.from(name);
     const h = Buffer.alloc(30);
-    h.writeUInt32LE(0x04034b50, 0); h.writeUInt16LE(20, 4); h.writeUInt16LE(8, 8); h.writeUInt16LE(33, 12);
-    h.writeUInt32LE(crc32(data), 14); h.writeUInt32LE(body.length, 18); h.writeUInt32LE(data.length, 22); h.writeUInt16LE(n.length, 26);
+    h.writeUInt32LE(0x04034b50, 0);
+    h.writeUInt16LE(20, 4);
+    h.writeUInt16LE(8, 8);
+    h.writeUInt16LE(33, 12);
+    h.writeUInt32LE(crc32(data), 14);
+    h.writeUInt32LE(body.length, 18);
+    h.writeUInt32LE(data.length, 22);
+    h.writeUInt16LE(n.length, 26);
     const d = Buffer.alloc(46);
-    d.writeUInt32LE(0x02014b50, 0); d.writeUInt16LE(20, 4); d.writeUInt16LE(20, 6); d.writeUInt16LE(8, 10); d.writeUInt16LE(33, 14);
-    d.writeUInt32LE(crc32(data), 16); d.writeUInt32LE(body.length, 20); d.writeUInt32LE(data.length, 24); d.writeUInt16LE(n.length, 28); d.writeUInt32LE(offset, 42);
+    d.writeUInt32LE(0x02014b50, 0);
+    d.writeUInt16LE(20, 4);
+    d.writeUInt16LE(20, 6);
+    d.writeUInt16LE(8, 10);
+    d.writeUInt16LE(33, 14);
+    d.writeUInt32LE(crc32(data), 16);
+    d.writeUInt32LE(body.length, 20);
+    d.writeUInt32LE(data.length, 24);
+    d.writeUInt16LE(n.length, 28);
+    d.writeUInt32LE(offset, 42);
     out.push(h, n, body);
     dir.push(d, n);
     offset += 30 + n.length + body.length;
   }
   const size = dir.reduce((s, b) => s + b.length, 0);
   const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(parts.length, 8); end.writeUInt16LE(parts.length, 10); end.writeUInt32LE(size, 12); end.writeUInt32LE(offset, 16);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(parts.length, 8);
+  end.writeUInt16LE(parts.length, 10);
+  end.writeUInt32LE(size, 12);
+  end.writeUInt32LE(offset, 16);
   return Buffer.concat([...out, ...dir, end]);
 }
-

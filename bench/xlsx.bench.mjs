@@ -57,7 +57,12 @@ async function sheetXml(path) {
 }
 
 {
-  const writers = [['mailsift', 6], ['mailsift', 1], ['minimal', 6], ['exceljs', 6]];
+  const writers = [
+    ['mailsift', 6],
+    ['mailsift', 1],
+    ['minimal', 6],
+    ['exceljs', 6],
+  ];
   const label = ([w, level]) => `${w} (deflate level ${level})`;
   const sizes = [Math.round(N / 10), N];
   const runs = new Map();
@@ -77,7 +82,9 @@ async function sheetXml(path) {
     }
   }
   console.log(`writers alone: ${sizes.join(' and ')} rows of 5 input cells and 15 verdict cells; ${ROUNDS} rounds, alternating`);
-  console.log('figures: median CPU time (user + system, deflate threads included), its median per-round ratio to the simple writer, peak RSS (max over rounds)');
+  console.log(
+    'figures: median CPU time (user + system, deflate threads included), its median per-round ratio to the simple writer, peak RSS (max over rounds)',
+  );
   for (const n of sizes) {
     const base = runs.get(`${n} ${label(['minimal', 6])}`);
     for (const w of writers) {
@@ -85,7 +92,9 @@ async function sheetXml(path) {
       const cpu = median(rs.map((r) => r.cpuMs));
       const vs = median(rs.map((r, i) => r.cpuMs / base[i].cpuMs));
       const peak = Math.max(...rs.map((r) => r.peakMb));
-      console.log(`${String(n).padStart(7)} ${label(w).padEnd(28)} CPU ${(cpu / 1000).toFixed(2).padStart(6)} s  (${vs.toFixed(2)}x the simple writer)  peak RSS ${peak.toFixed(0).padStart(4)} MB`);
+      console.log(
+        `${String(n).padStart(7)} ${label(w).padEnd(28)} CPU ${(cpu / 1000).toFixed(2).padStart(6)} s  (${vs.toFixed(2)}x the simple writer)  peak RSS ${peak.toFixed(0).padStart(4)} MB`,
+      );
     }
   }
 }
@@ -95,7 +104,12 @@ const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
 try {
   const sizes = [Math.round(N / 10), N];
   const files = Object.fromEntries(await Promise.all(sizes.map(async (n) => [n, await inputs(n)])));
-  const cases = [['csv', 'csv'], ['xlsx', 'csv'], ['csv', 'xlsx'], ['xlsx', 'xlsx']];
+  const cases = [
+    ['csv', 'csv'],
+    ['xlsx', 'csv'],
+    ['csv', 'xlsx'],
+    ['xlsx', 'xlsx'],
+  ];
   const results = new Map(); // "n in->out" → runs
   for (let round = 0; round < ROUNDS; round++) {
     // take turns at going first, so a drift in the machine's load favours no case

@@ -35,7 +35,10 @@ export function renderCliReference(program) {
   for (const { cmd, path } of commands) out.push(`- [\`${path}\`](#${anchor(path)}): ${cmd.description()}`);
   out.push('');
   for (const { cmd, path } of commands) out.push(...section(cmd, path));
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 function section(cmd, path) {
@@ -53,7 +56,9 @@ function section(cmd, path) {
   if (options.length > 0) {
     out.push('| option | default | description |', '|---|---|---|');
     for (const o of options) {
-      out.push(`| ${code(o.flags)} | ${defaultOf(o)} | ${cell(o.description)}${extras(o.argChoices, undefined, o.envVar)}${o.mandatory ? ' (required)' : ''} |`);
+      out.push(
+        `| ${code(o.flags)} | ${defaultOf(o)} | ${cell(o.description)}${extras(o.argChoices, undefined, o.envVar)}${o.mandatory ? ' (required)' : ''} |`,
+      );
     }
     out.push('');
   }
@@ -108,10 +113,17 @@ export function withExitTable(markdown, table) {
 export const EXIT_TABLE_PAGES = ['README.md', 'docs/output.md'];
 
 /** A table cell's text: pipes escaped, on one line. */
-const cell = (s) => String(s).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+const cell = (s) =>
+  String(s)
+    .replace(/\|/g, '\\|')
+    .replace(/\s*\n\s*/g, ' ');
 const code = (s) => `\`${cell(s)}\``;
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-export const anchor = (heading) => heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+export const anchor = (heading) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { createProgram } = await import('../dist/cli/main.js');

@@ -26,8 +26,14 @@ export const encodingKey = (name: string): string => name.toLowerCase().replace(
 
 /** The Unicode encodings, which have a byte-order mark, by their key. */
 const UNICODE: Record<string, string> = {
-  utf8: 'utf-8', utf16le: 'utf-16le', utf16be: 'utf-16be', utf32le: 'utf-32le', utf32be: 'utf-32be',
-  ucs2: 'utf-16le', utf16: 'utf-16le', utf32: 'utf-32le',
+  utf8: 'utf-8',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+  utf32le: 'utf-32le',
+  utf32be: 'utf-32be',
+  ucs2: 'utf-16le',
+  utf16: 'utf-16le',
+  utf32: 'utf-32le',
 };
 
 /** The Unicode encoding a name means (`UTF8` → `utf-8`), or undefined for a legacy one. */

@@ -108,10 +108,10 @@ export const EXIT_MEANINGS: readonly ExitMeaning[] = [
   },
   {
     code: EXIT.rowErrors,
-    help: 'finished, but some rows carry an error, or the run\'s own means failed for some rows (DNS unusable, port 25 blocked): the causes are printed',
+    help: "finished, but some rows carry an error, or the run's own means failed for some rows (DNS unusable, port 25 blocked): the causes are printed",
     check: 'no verdict could be obtained (the error is printed)',
     meaning:
-      'finished, but some rows have no verdict (`error` column set), or the run\'s own means failed for some rows (the DNS resolver unusable; outbound SMTP judged blocked or the SMTP proxy failing, with `--smtp`): said on stderr even with `--quiet`, and those rows are not journaled or cached as final',
+      "finished, but some rows have no verdict (`error` column set), or the run's own means failed for some rows (the DNS resolver unusable; outbound SMTP judged blocked or the SMTP proxy failing, with `--smtp`): said on stderr even with `--quiet`, and those rows are not journaled or cached as final",
     todo: 'read the cause lines printed after the summary: fix a wrong URL, key or TLS setting first; for a failing or slow API, or DNS or port 25 that failed, re-run with the same `--journal`: only those rows are checked again',
   },
   {

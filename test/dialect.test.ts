@@ -58,5 +58,13 @@ describe('what an encoding cannot hold', () => {
 });
 
 it('tells the Unicode encodings, which have a byte-order mark, by any spelling', () => {
-  expect(['UTF8', 'utf-8', 'utf16le', 'UTF-16BE', 'utf-32le', 'windows-1252', 'latin1'].map(unicodeEncoding)).toEqual(['utf-8', 'utf-8', 'utf-16le', 'utf-16be', 'utf-32le', undefined, undefined]);
+  expect(['UTF8', 'utf-8', 'utf16le', 'UTF-16BE', 'utf-32le', 'windows-1252', 'latin1'].map(unicodeEncoding)).toEqual([
+    'utf-8',
+    'utf-8',
+    'utf-16le',
+    'utf-16be',
+    'utf-32le',
+    undefined,
+    undefined,
+  ]);
 });

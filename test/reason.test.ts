@@ -113,10 +113,12 @@ describe('which verdicts are final (FINALITY, keptBy)', () => {
     const section = doc.slice(doc.indexOf('## Reasons: why a row is not plainly valid'));
     const rows = section.split('\n').filter((l) => /^\| (valid|invalid|risky|unknown) \|/.test(l));
     const words: Record<Finality, string> = { final: 'yes', 'resume-only': 'resume only', never: 'no' };
-    const documented = Object.fromEntries(rows.map((l) => {
-      const cells = l.split(' | ');
-      return [cells[1]!.replace(/`/g, ''), cells.at(-1)!.replace(/ \|$/, '')];
-    }));
+    const documented = Object.fromEntries(
+      rows.map((l) => {
+        const cells = l.split(' | ');
+        return [cells[1]!.replace(/`/g, ''), cells.at(-1)!.replace(/ \|$/, '')];
+      }),
+    );
     expect(documented['*(empty)*']).toBe('yes');
     for (const r of REASONS) expect(documented[r], r).toBe(words[FINALITY[r]]);
     expect(Object.keys(documented)).toHaveLength(REASONS.length + 1);

@@ -38,7 +38,9 @@ export type EngineChoice = ApiChoice | { engine: 'local'; notice?: string };
 export function resolveEngine(input: EngineChoiceInput, given: Given<EngineChoiceInput>, env: Readonly<Record<string, string | undefined>>): EngineChoice {
   if (input.apiKey !== undefined) {
     // never quoted back: it is the key
-    throw new UsageError('--api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"');
+    throw new UsageError(
+      '--api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"',
+    );
   }
   if (input.engine !== undefined && !['api', 'local', 'offline'].includes(input.engine)) {
     throw new UsageError(`--engine ${input.engine}: expected api or local (alias offline)`);
@@ -55,10 +57,7 @@ export function resolveEngine(input: EngineChoiceInput, given: Given<EngineChoic
     // a cron job must fail here, not quietly validate offline and exit 0.
     if (input.engine === 'api' || raw) {
       const why = input.engine === 'api' ? '--engine api' : `${baseUrlSource} is set`;
-      throw new MailsiftError(
-        `no API key (${why}): set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login" (or use --engine local)`,
-        EXIT.auth,
-      );
+      throw new MailsiftError(`no API key (${why}): set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login" (or use --engine local)`, EXIT.auth);
     }
     return {
       engine: 'local',

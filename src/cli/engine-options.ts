@@ -21,7 +21,13 @@ export const DNS_OPTIONS = {
     brief: 'no DNS lookups: a sandbox',
   }),
   /** milliseconds */
-  dnsTimeout: option<number>({ flags: '--dns-timeout <ms>', help: 'per DNS query, offline engine', parse: parseDnsTimeout, default: 2000, defaultShown: '2000' }),
+  dnsTimeout: option<number>({
+    flags: '--dns-timeout <ms>',
+    help: 'per DNS query, offline engine',
+    parse: parseDnsTimeout,
+    default: 2000,
+    defaultShown: '2000',
+  }),
 };
 
 /**

@@ -101,4 +101,3 @@ function exitNow(code: number): void {
   }
   process.exit(code);
 }
-

@@ -131,7 +131,13 @@ async function keepHeapNearLive(): Promise<void> {
 const OUTPUT: OutputConfiguration = {
   // commander's message quotes what was typed (an unknown option may hold escapes): each line printable
   outputError: (text: string, write: (s: string) => void) =>
-    write(text.replace(/^error: /, 'mailsift: ').split('\n').map(printable).join('\n')),
+    write(
+      text
+        .replace(/^error: /, 'mailsift: ')
+        .split('\n')
+        .map(printable)
+        .join('\n'),
+    ),
 };
 
 /** Help, --version and commander's errors through the io, as wide as its terminal says. */

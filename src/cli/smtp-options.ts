@@ -7,7 +7,16 @@ import type { SmtpSettings } from '../engines/local/index.js';
 import type { TlsMode } from '../engines/local/smtp/dialogue.js';
 import type { ArgvSecret } from './argv-secrets.js';
 
-export const SMTP_DEFAULTS = { tls: 'opportunistic' as TlsMode, port: 25, timeoutMs: 10_000, concurrency: 32, perHost: 2, retryDelayMs: 60_000, deadlineMs: 25_000, budgetMs: 120_000 };
+export const SMTP_DEFAULTS = {
+  tls: 'opportunistic' as TlsMode,
+  port: 25,
+  timeoutMs: 10_000,
+  concurrency: 32,
+  perHost: 2,
+  retryDelayMs: 60_000,
+  deadlineMs: 25_000,
+  budgetMs: 120_000,
+};
 
 // One parser per option, made once: validate, check and serve parse alike.
 const parsePort = intIn(1, 65535);
@@ -87,7 +96,12 @@ export const SMTP_OPTIONS = {
     parse: parseSmtpConcurrency,
     default: SMTP_DEFAULTS.concurrency,
   }),
-  smtpPerHost: option<number>({ flags: '--smtp-per-host <n>', help: 'SMTP sessions open at once to one mail server (its address, whatever names point at it)', parse: parsePerHost, default: SMTP_DEFAULTS.perHost }),
+  smtpPerHost: option<number>({
+    flags: '--smtp-per-host <n>',
+    help: 'SMTP sessions open at once to one mail server (its address, whatever names point at it)',
+    parse: parsePerHost,
+    default: SMTP_DEFAULTS.perHost,
+  }),
   /** milliseconds */
   smtpRetryDelay: option<number>({
     flags: '--smtp-retry-delay <seconds>',

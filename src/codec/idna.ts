@@ -245,7 +245,8 @@ function isVirama(c: number): boolean {
  * a cursively joined script counts as dual-joining. Right-joining letters (alef,
  * dal, reh, waw...) therefore pass where RFC 5892 wants L or D before a ZWNJ.
  */
-const RE_JOINING = /^[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Psalter_Pahlavi}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Sogdian}\p{Script=Old_Uyghur}\p{Script=Phags_Pa}]$/u;
+const RE_JOINING =
+  /^[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Psalter_Pahlavi}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Sogdian}\p{Script=Old_Uyghur}\p{Script=Phags_Pa}]$/u;
 /** Joining_Type T (transparent), approximated as the non-spacing and enclosing marks and format characters. */
 const RE_TRANSPARENT = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
 const RE_GREEK = /^\p{Script=Greek}$/u;
@@ -294,12 +295,44 @@ const BIDI_OTHER = 6; // ES, CS, ET, ON, BN: allowed inside either kind of label
  */
 const RE_RTL = new RegExp(
   `^[${[
-    'Hebrew', 'Arabic', 'Syriac', 'Thaana', 'Nko', 'Samaritan', 'Mandaic', 'Adlam', 'Hanifi_Rohingya', 'Mende_Kikakui',
-    'Yezidi', 'Old_South_Arabian', 'Old_North_Arabian', 'Imperial_Aramaic', 'Phoenician', 'Kharoshthi', 'Avestan',
-    'Inscriptional_Parthian', 'Inscriptional_Pahlavi', 'Psalter_Pahlavi', 'Manichaean', 'Nabataean', 'Palmyrene', 'Hatran',
-    'Lydian', 'Meroitic_Cursive', 'Meroitic_Hieroglyphs', 'Old_Hungarian', 'Old_Sogdian', 'Sogdian', 'Elymaic',
-    'Chorasmian', 'Old_Uyghur', 'Cypriot', 'Old_Turkic',
-  ].map((script) => `\\p{Script=${script}}`).join('')}]$`,
+    'Hebrew',
+    'Arabic',
+    'Syriac',
+    'Thaana',
+    'Nko',
+    'Samaritan',
+    'Mandaic',
+    'Adlam',
+    'Hanifi_Rohingya',
+    'Mende_Kikakui',
+    'Yezidi',
+    'Old_South_Arabian',
+    'Old_North_Arabian',
+    'Imperial_Aramaic',
+    'Phoenician',
+    'Kharoshthi',
+    'Avestan',
+    'Inscriptional_Parthian',
+    'Inscriptional_Pahlavi',
+    'Psalter_Pahlavi',
+    'Manichaean',
+    'Nabataean',
+    'Palmyrene',
+    'Hatran',
+    'Lydian',
+    'Meroitic_Cursive',
+    'Meroitic_Hieroglyphs',
+    'Old_Hungarian',
+    'Old_Sogdian',
+    'Sogdian',
+    'Elymaic',
+    'Chorasmian',
+    'Old_Uyghur',
+    'Cypriot',
+    'Old_Turkic',
+  ]
+    .map((script) => `\\p{Script=${script}}`)
+    .join('')}]$`,
   'u',
 );
 

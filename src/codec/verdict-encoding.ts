@@ -85,8 +85,7 @@ for (const status of ['v', 'i', 'r', 'u']) {
 function codeOf(v: Verdict): string {
   const d = v.details;
   const n =
-    TRI_INDEX(v.isValid) * 243 + TRI_INDEX(d.syntax) * 81 + TRI_INDEX(d.mx) * 27 +
-    TRI_INDEX(d.disposable) * 9 + TRI_INDEX(d.role) * 3 + TRI_INDEX(d.free);
+    TRI_INDEX(v.isValid) * 243 + TRI_INDEX(d.syntax) * 81 + TRI_INDEX(d.mx) * 27 + TRI_INDEX(d.disposable) * 9 + TRI_INDEX(d.role) * 3 + TRI_INDEX(d.free);
   return CODES[STATUS_INDEX[v.status] * 729 + n]!;
 }
 
@@ -162,9 +161,7 @@ function sealed(body: string): string {
  * memo), so that no state is shared between them.
  */
 export class VerdictEncoder {
-  private last:
-    | { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string }
-    | undefined;
+  private last: { code: string; confidence: number | undefined; provider: string; domain: 0 | 1; mailbox: string | undefined; tail: string } | undefined;
   private readonly letter: string;
 
   /**
@@ -184,8 +181,13 @@ export class VerdictEncoder {
     const domain = d.domain === undefined ? 0 : 1;
     const mailbox = mailboxCode(d);
     if (
-      shared && last && last.code === code && last.confidence === v.confidence && last.provider === v.provider &&
-      last.domain === domain && last.mailbox === mailbox
+      shared &&
+      last &&
+      last.code === code &&
+      last.confidence === v.confidence &&
+      last.provider === v.provider &&
+      last.domain === domain &&
+      last.mailbox === mailbox
     ) {
       return last.tail;
     }

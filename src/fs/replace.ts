@@ -130,7 +130,13 @@ async function createOnly(temp: string, target: string): Promise<boolean> {
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
   }
   // a file system without hard links
-  if (await stat(target).then(() => true, () => false)) return false;
+  if (
+    await stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return false;
   await rename(temp, target);
   return true;
 }

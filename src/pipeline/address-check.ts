@@ -140,15 +140,19 @@ async function problem(input: Input, rows: readonly InputRow[], o: AddressCheckO
   }
   const sheets = input.kind === 'xlsx' ? await sheetAdvice(o) : undefined;
   if (sheets !== undefined) return sheets;
-  return `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells hold one); name the address column with --column ` +
-    `(--column ${columnArg(input.header, input.emailColumn)} checks it as it is)`;
+  return (
+    `${here} of ${o.name} holds no addresses (fewer than 1 in 10 of its cells hold one); name the address column with --column ` +
+    `(--column ${columnArg(input.header, input.emailColumn)} checks it as it is)`
+  );
 }
 
 /** The notice for a column --column named that holds no address in the cells looked at. */
 function namedButEmpty(input: Input, rows: readonly InputRow[], cells: number): string {
   const better = bestColumn(input, rows);
-  return `${columnLabel(input.header, input.emailColumn)} holds no address in its first ${cells === 1 ? 'cell' : `${cells} cells`}; ` +
-    `checking it anyway, as --column says${better === undefined ? '' : ` (${columnLabel(input.header, better)} holds addresses)`}`;
+  return (
+    `${columnLabel(input.header, input.emailColumn)} holds no address in its first ${cells === 1 ? 'cell' : `${cells} cells`}; ` +
+    `checking it anyway, as --column says${better === undefined ? '' : ` (${columnLabel(input.header, better)} holds addresses)`}`
+  );
 }
 
 /**

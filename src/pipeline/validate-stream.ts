@@ -17,7 +17,6 @@ import type { Clock } from '../time/clock.js';
 
 export type { RunProgress } from './tally.js';
 
-
 /** rows whose address keys are looked up together (see keysAhead) */
 const AHEAD = 64;
 
@@ -157,9 +156,13 @@ class Pipeline {
     this.dedupe = options.dedupe ?? new Dedupe();
     this.stop = options.stop ?? new AbortController().signal;
     this.cancel = options.cancel ?? new AbortController().signal;
-    this.cancel.addEventListener('abort', () => {
-      for (const free of this.giveUp) free();
-    }, { once: true });
+    this.cancel.addEventListener(
+      'abort',
+      () => {
+        for (const free of this.giveUp) free();
+      },
+      { once: true },
+    );
     const signalled = (): void => void (this.signalled = true);
     this.stop.addEventListener('abort', signalled, { once: true });
     this.cancel.addEventListener('abort', signalled, { once: true });

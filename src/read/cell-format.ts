@@ -33,11 +33,29 @@ const GENERAL: NumberFormat = { kind: 'general' };
 
 /** Excel's built-in formats by id (those a file refers to without spelling them out). */
 const BUILTIN: Record<number, string> = {
-  1: '0', 2: '0.00', 3: '#,##0', 4: '#,##0.00', 9: '0%', 10: '0.00%',
-  14: 'yyyy-mm-dd', 15: 'd-mmm-yy', 16: 'd-mmm', 17: 'mmm-yy', 18: 'h:mm AM/PM', 19: 'h:mm:ss AM/PM', 20: 'h:mm', 21: 'h:mm:ss', 22: 'm/d/yy h:mm',
+  1: '0',
+  2: '0.00',
+  3: '#,##0',
+  4: '#,##0.00',
+  9: '0%',
+  10: '0.00%',
+  14: 'yyyy-mm-dd',
+  15: 'd-mmm-yy',
+  16: 'd-mmm',
+  17: 'mmm-yy',
+  18: 'h:mm AM/PM',
+  19: 'h:mm:ss AM/PM',
+  20: 'h:mm',
+  21: 'h:mm:ss',
+  22: 'm/d/yy h:mm',
   // 37–40 pad a positive with a space where a negative has its ")" (`_)` in Excel's spelling)
-  37: '#,##0 ;(#,##0)', 38: '#,##0 ;(#,##0)', 39: '#,##0.00 ;(#,##0.00)', 40: '#,##0.00 ;(#,##0.00)',
-  45: 'mm:ss', 46: '[h]:mm:ss', 47: 'mmss.0',
+  37: '#,##0 ;(#,##0)',
+  38: '#,##0 ;(#,##0)',
+  39: '#,##0.00 ;(#,##0.00)',
+  40: '#,##0.00 ;(#,##0.00)',
+  45: 'mm:ss',
+  46: '[h]:mm:ss',
+  47: 'mmss.0',
 };
 /** Locale-dependent built-in date formats (East Asian Excel). */
 const isBuiltinDate = (id: number): boolean => (id >= 27 && id <= 36) || (id >= 50 && id <= 58);

@@ -17,28 +17,111 @@ export type { ColumnChoice, ColumnSource } from './input-row.js';
  */
 const ADDRESS_NAMES: ReadonlySet<string> = new Set([
   // English
-  'email', 'e mail', 'mail', 'emails', 'e mails', 'email address', 'e mail address', 'mail address', 'email addresses',
-  'e mail addresses', 'email addr', 'emailaddress', 'emailaddr',
+  'email',
+  'e mail',
+  'mail',
+  'emails',
+  'e mails',
+  'email address',
+  'e mail address',
+  'mail address',
+  'email addresses',
+  'e mail addresses',
+  'email addr',
+  'emailaddress',
+  'emailaddr',
   // French
-  'courriel', 'adresse courriel', 'adresse email', 'adresse e mail', 'adresse mail', 'adresse electronique', 'mel',
+  'courriel',
+  'adresse courriel',
+  'adresse email',
+  'adresse e mail',
+  'adresse mail',
+  'adresse electronique',
+  'mel',
   // German
-  'e mail adresse', 'email adresse', 'emailadresse', 'e mailadresse', 'mailadresse',
+  'e mail adresse',
+  'email adresse',
+  'emailadresse',
+  'e mailadresse',
+  'mailadresse',
   // Spanish, Portuguese, Italian
-  'correo', 'correo electronico', 'direccion de correo', 'direccion de correo electronico', 'direccion de email',
-  'direccion de e mail', 'email endereco', 'endereco de email', 'endereco de e mail', 'correio eletronico',
-  'endereco eletronico', 'indirizzo email', 'indirizzo e mail', 'posta elettronica', 'indirizzo di posta elettronica',
+  'correo',
+  'correo electronico',
+  'direccion de correo',
+  'direccion de correo electronico',
+  'direccion de email',
+  'direccion de e mail',
+  'email endereco',
+  'endereco de email',
+  'endereco de e mail',
+  'correio eletronico',
+  'endereco eletronico',
+  'indirizzo email',
+  'indirizzo e mail',
+  'posta elettronica',
+  'indirizzo di posta elettronica',
   // Dutch, Nordic, Finnish, Turkish, Polish
-  'e mailadres', 'emailadres', 'e mail adres', 'mailadres', 'e post', 'epost', 'e postadresse', 'epostadresse',
-  'e post adresse', 'e postadress', 'epostadress', 'sahkoposti', 'sahkopostiosoite', 'e posta', 'eposta',
-  'e posta adresi', 'adres e mail', 'adres email',
+  'e mailadres',
+  'emailadres',
+  'e mail adres',
+  'mailadres',
+  'e post',
+  'epost',
+  'e postadresse',
+  'epostadresse',
+  'e post adresse',
+  'e postadress',
+  'epostadress',
+  'sahkoposti',
+  'sahkopostiosoite',
+  'e posta',
+  'eposta',
+  'e posta adresi',
+  'adres e mail',
+  'adres email',
 ]);
 
 /** Words that say whose or which address it is, not what the column holds. */
 const QUALIFIERS: ReadonlySet<string> = new Set([
-  'work', 'home', 'personal', 'private', 'business', 'office', 'company', 'corporate', 'primary', 'main', 'secondary',
-  'other', 'alternate', 'alternative', 'additional', 'contact', 'customer', 'client', 'user', 'member', 'subscriber',
-  'billing', 'your', 'value', 'principal', 'principale', 'professionnel', 'professionnelle', 'personnel', 'personnelle',
-  'privat', 'privee', 'prive', 'geschaftlich', 'dienstlich', 'trabajo', 'lavoro', 'werk', 'zakelijk',
+  'work',
+  'home',
+  'personal',
+  'private',
+  'business',
+  'office',
+  'company',
+  'corporate',
+  'primary',
+  'main',
+  'secondary',
+  'other',
+  'alternate',
+  'alternative',
+  'additional',
+  'contact',
+  'customer',
+  'client',
+  'user',
+  'member',
+  'subscriber',
+  'billing',
+  'your',
+  'value',
+  'principal',
+  'principale',
+  'professionnel',
+  'professionnelle',
+  'personnel',
+  'personnelle',
+  'privat',
+  'privee',
+  'prive',
+  'geschaftlich',
+  'dienstlich',
+  'trabajo',
+  'lavoro',
+  'werk',
+  'zakelijk',
 ]);
 
 /**
@@ -49,9 +132,22 @@ const QUALIFIERS: ReadonlySet<string> = new Set([
  * writes them and compared as headerWords has them, below.
  */
 const OUTLOOK_NAMES = [
-  'Adresse de messagerie', 'Indirizzo posta elettronica', 'E-mailová adresa', 'E-poštni naslov', 'E-adresa', 'El. pašto adresas',
-  '2-as el. pašto adresas', '3-ias el. pašto adresas', 'Имейл адрес', 'عنوان البريد الإلكتروني', '電子メール アドレス', '전자 메일 주소',
-  '电子邮件地址', '电子邮件 2 地址', '電子郵件地址', '電子郵件 2 地址',
+  'Adresse de messagerie',
+  'Indirizzo posta elettronica',
+  'E-mailová adresa',
+  'E-poštni naslov',
+  'E-adresa',
+  'El. pašto adresas',
+  '2-as el. pašto adresas',
+  '3-ias el. pašto adresas',
+  'Имейл адрес',
+  'عنوان البريد الإلكتروني',
+  '電子メール アドレス',
+  '전자 메일 주소',
+  '电子邮件地址',
+  '电子邮件 2 地址',
+  '電子郵件地址',
+  '電子郵件 2 地址',
 ];
 
 /** A header as words: `E-mail 1 - Value` → `e mail value` (numbers and qualifiers dropped). */
@@ -74,7 +170,6 @@ export function isAddressHeader(name: string): boolean {
   return ADDRESS_NAMES.has(words) || OUTLOOK_WORDS.has(words);
 }
 
-
 /**
  * Which columns hold the address. `--column` wins (1-based numbers or header
  * names, comma-separated for several); else the first column whose header
@@ -84,11 +179,7 @@ export function isAddressHeader(name: string): boolean {
  * with the most cells that hold an address (`@handle` is not one; first on a
  * tie).
  */
-export function chooseColumns(
-  header: readonly string[],
-  sample: readonly (readonly string[])[],
-  requested?: string,
-): ColumnChoice {
+export function chooseColumns(header: readonly string[], sample: readonly (readonly string[])[], requested?: string): ColumnChoice {
   const counts = header.map((_, col) => {
     let n = 0;
     for (const row of sample) if (holdsAddress(row[col] ?? '')) n++;
@@ -114,9 +205,7 @@ export function chooseColumns(
   let best = -1;
   for (let col = 0; col < header.length; col++) if (counts[col]! > (best < 0 ? 0 : counts[best]!)) best = col;
   if (best < 0) {
-    throw new UsageError(
-      `no address column found (looked for a header like "email" and for cells holding an address); name it with --column`,
-    );
+    throw new UsageError(`no address column found (looked for a header like "email" and for cells holding an address); name it with --column`);
   }
   return { columns: [best], by: 'content', others: others([best]) };
 }
@@ -169,8 +258,7 @@ export function columnsByNumber(requested: string): boolean {
  * none. We then name the columns ourselves.
  */
 export function looksHeaderless(firstRow: readonly string[]): boolean {
-  return firstRow.some((cell) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(cell.trim())) &&
-    !firstRow.some((cell) => isAddressHeader(cell));
+  return firstRow.some((cell) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(cell.trim())) && !firstRow.some((cell) => isAddressHeader(cell));
 }
 
 /** A column as messages name it: `column "Work Email" (3)`, or `column 3` without a name. */
@@ -210,8 +298,7 @@ export function describeChoice(header: readonly string[], choice: ColumnChoice):
 export function columnListArg(header: readonly string[], cols: readonly number[]): string {
   const usable = cols.every((i) => {
     const name = header[i] ?? '';
-    return name !== '' && name !== `column${i + 1}` && !name.includes(',') && header.indexOf(name) === i &&
-      !/^\d+$/.test(name) && printable(name) === name;
+    return name !== '' && name !== `column${i + 1}` && !name.includes(',') && header.indexOf(name) === i && !/^\d+$/.test(name) && printable(name) === name;
   });
   return usable ? shellWord(cols.map((i) => header[i]!).join(',')) : cols.map((i) => i + 1).join(',');
 }

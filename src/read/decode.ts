@@ -152,10 +152,7 @@ async function* decodeStrict(
       // the decoder: simdutf checks it and toString copies it (1M addresses,
       // 40 MB: 10-15 ms against 50 ms). The first chunk goes to the decoder,
       // which drops a BOM only there.
-      const text =
-        encoding === 'utf-8' && !first && tail.length === 0 && isUtf8(chunk)
-          ? chunk.toString('utf8')
-          : decoder.decode(chunk, { stream: true });
+      const text = encoding === 'utf-8' && !first && tail.length === 0 && isUtf8(chunk) ? chunk.toString('utf8') : decoder.decode(chunk, { stream: true });
       first = false;
       offset += chunk.length;
       tail = encoding === 'utf-8' ? chunk.subarray(chunk.length - incompleteTail(chunk)) : heldUtf16(tail, chunk, encoding === 'utf-16le');
@@ -173,9 +170,10 @@ async function* decodeStrict(
     }
     // Within the failing chunk (and the sequence the previous one left unfinished),
     // or, at the end of the input, that unfinished sequence itself.
-    const at = chunk === undefined
-      ? offset - tail.length
-      : offset - tail.length + Math.min(firstInvalidUtf8(Buffer.concat([tail, chunk])), tail.length + chunk.length - 1);
+    const at =
+      chunk === undefined
+        ? offset - tail.length
+        : offset - tail.length + Math.min(firstInvalidUtf8(Buffer.concat([tail, chunk])), tail.length + chunk.length - 1);
     throw new UsageError(
       `${name}: invalid UTF-8 at byte ${at}; for a legacy export give its encoding (--encoding windows-1252, latin1, ...), or save it as UTF-8`,
     );

@@ -62,7 +62,9 @@ export function uncalculatedAddresses(name: string, header: string, column: numb
 
 /** No column was found to hold addresses, and formulas without a value may be why. */
 export function noColumnButFormulas(name: string, f: FormulaCells, reason: string): UsageError {
-  return new UsageError(`${name}: ${reason}; ${cellCount(f.count)} hold formulas with no saved value (${f.cells()}), which mailsift does not calculate: ${ADVICE}`);
+  return new UsageError(
+    `${name}: ${reason}; ${cellCount(f.count)} hold formulas with no saved value (${f.cells()}), which mailsift does not calculate: ${ADVICE}`,
+  );
 }
 
 /** The one-line notice for formulas without a value outside the address column: those cells are read as empty. */

@@ -71,7 +71,9 @@ export async function openInput(options: OpenInputOptions): Promise<Input> {
     if (text.trim().length === 0) throw new UsageError(`${name}: empty input, no addresses to validate`);
     // What a text is comes from its content (a table saved as .txt, the wrong file);
     // a file named .csv or .tsv is a table, of one column perhaps.
-    const shape = named(/\.(csv|tsv)$/i) ? { kind: 'table' as const, delimiter: sepLine(text)?.delimiter ?? detectDelimiter(text) } : classifyText(text, chunks.done);
+    const shape = named(/\.(csv|tsv)$/i)
+      ? { kind: 'table' as const, delimiter: sepLine(text)?.delimiter ?? detectDelimiter(text) }
+      : classifyText(text, chunks.done);
     if (shape.kind === 'other') throw new UsageError(`${name} looks like ${shape.what}`);
     const dialect: Dialect = { delimiter: ',', eol: lineEnding(text), encoding: decoded.encoding, bom: decoded.bom };
     if (shape.kind === 'table') {
@@ -186,7 +188,6 @@ async function openFile(path: string, size: InputBytes): Promise<{ stream: NodeJ
   );
   return { stream: wrapped, regular: stat.isFile() };
 }
-
 
 async function openCsv(chunks: Peekable, delimiter: string, name: string, column?: string, onNotice?: (line: string) => void): Promise<Input> {
   // loaded here: a text list has no use for it

@@ -205,7 +205,8 @@ function tableDelimiter(head: string, complete: boolean): string | undefined {
   return rest.length === 0 || alike * 2 >= rest.length ? d : undefined;
 }
 
-const MAIL_HEADERS = /^(from|to|cc|subject|date|received|return-path|message-id|mime-version|delivered-to|reply-to|x-[a-z0-9-]+|content-type|dkim-signature|authentication-results|arc-[a-z-]+):/i;
+const MAIL_HEADERS =
+  /^(from|to|cc|subject|date|received|return-path|message-id|mime-version|delivered-to|reply-to|x-[a-z0-9-]+|content-type|dkim-signature|authentication-results|arc-[a-z-]+):/i;
 
 /**
  * What a text that is no list or table plainly is, from its first lines:

@@ -11,8 +11,7 @@ import { ZipFile, type ZipEntry } from './zip.js';
 /** A zip archive's first bytes: every .xlsx starts with them. */
 export const isZip = (head: Buffer): boolean => head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
 /** An OLE2 compound file: the legacy binary .xls (and a password-protected .xlsx). */
-export const isOle2 = (head: Buffer): boolean =>
-  head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0;
+export const isOle2 = (head: Buffer): boolean => head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0;
 
 /**
  * The reader's limits, generous for any real workbook, so that a hostile one

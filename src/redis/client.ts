@@ -51,5 +51,3 @@ export async function connectRedis(target: RedisTarget, flag: string, options: R
   started = true;
   return client;
 }
-
-

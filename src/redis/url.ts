@@ -68,4 +68,3 @@ export function describeRedisError(err: unknown, target: RedisTarget): string {
   }
   return text;
 }
-

@@ -51,9 +51,15 @@ const BY_REASON: Record<Reason, Step> = {
   smtp_timeout: { action: 'retry', advice: 'the mail server was too slow to answer: run again later' },
   greylisted: { action: 'retry', advice: 'the mail server asked to come back later: run again in an hour' },
   smtp_blocked: { action: 'retry', advice: 'the mail server refused the checker itself: check from a host with a good reputation or through --smtp-proxy' },
-  smtp_sender_refused: { action: 'retry', advice: "the mail server refused the checker's MAIL FROM address, and <> too: run again with --smtp-from set to an address of your own domain" },
+  smtp_sender_refused: {
+    action: 'retry',
+    advice: "the mail server refused the checker's MAIL FROM address, and <> too: run again with --smtp-from set to an address of your own domain",
+  },
   // a server without SMTPUTF8 cannot take a non-ASCII address at all (RFC 6531): mail to it bounces before it leaves
-  smtp_no_utf8: { action: 'fix', advice: 'the mail server cannot take an address with non-ASCII letters before the @ (no SMTPUTF8): ask the person for another address' },
+  smtp_no_utf8: {
+    action: 'fix',
+    advice: 'the mail server cannot take an address with non-ASCII letters before the @ (no SMTPUTF8): ask the person for another address',
+  },
   api_error: { action: 'retry', advice: 'the API gave no verdict (see the error column): run again with --journal' },
   unverifiable: { action: 'retry', advice: 'nobody could tell: run again later, or validate with another engine' },
 };

@@ -30,7 +30,6 @@ export interface ReportMeta {
   dryRun?: DryRunCounts;
 }
 
-
 /**
  * The report: one self-contained HTML page (inline CSS and SVG, no script, no
  * fetch — a Content-Security-Policy says so to the browser too). Pure: the
@@ -40,7 +39,15 @@ export function renderReport(tally: ReportTally, meta: ReportMeta): string {
   const title = `mailsift report: ${meta.input === '-' ? 'stdin' : printable(meta.input)}`;
   const body = meta.dryRun
     ? [overview(meta), domains(tally, meta), duplicates(meta.summary)]
-    : [overview(meta), statuses(meta.summary), reasons(tally, meta.summary), nextSteps(tally, meta.summary.total), domains(tally, meta), typos(tally), duplicates(meta.summary)];
+    : [
+        overview(meta),
+        statuses(meta.summary),
+        reasons(tally, meta.summary),
+        nextSteps(tally, meta.summary.total),
+        domains(tally, meta),
+        typos(tally),
+        duplicates(meta.summary),
+      ];
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -54,7 +61,10 @@ export function renderReport(tally: ReportTally, meta: ReportMeta): string {
 <body>
 <main>
 ${body}
-<footer>Made by mailsift ${meta.version} on ${meta.finishedAt.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}.
+<footer>Made by mailsift ${meta.version} on ${meta.finishedAt
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC')}.
 Every count is of input rows, duplicates included, before <code>--only</code>, <code>--except</code> or <code>--unique</code> leave any out: the same counts as the summary.</footer>
 </main>
 </body>
@@ -116,7 +126,9 @@ ${stackedBar(segments, rows, 'rows by status')}
 function reasons(t: ReportTally, s: Summary): Html {
   if (!t.reasonsGiven) return html`<section><h2>Reasons</h2><p class="muted">This build of mailsift gives no reasons.</p></section>`;
   // the summary's counts, most first
-  const list = Object.entries(s.reasons).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const list = Object.entries(s.reasons)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const max = list[0]?.[1] ?? 0;
   const statusOf = new Map(t.byGroup().map((g) => [g.reason, g.status]));
   const line = ([reason, rows]: [string, number]) => {
@@ -126,9 +138,12 @@ function reasons(t: ReportTally, s: Summary): Html {
 <td class="chart">${bar(rows, max, status)}</td></tr>`;
   };
   return html`<section><h2>Reasons</h2>
-${list.length === 0 ? html`<p class="muted">No row needs a reason: every one is plainly valid.</p>`
+${
+  list.length === 0
+    ? html`<p class="muted">No row needs a reason: every one is plainly valid.</p>`
     : html`<table><thead><tr><th>reason</th><th>status</th><th class="n">rows</th><th class="n">share</th><th class="chart"></th></tr></thead>
-<tbody>${list.map(line)}</tbody></table>`}
+<tbody>${list.map(line)}</tbody></table>`
+}
 <p class="note">Why a row is not plainly valid; shares are of all ${count(s.total)} rows.</p></section>`;
 }
 
@@ -143,7 +158,9 @@ function nextSteps(t: ReportTally, total: number): Html {
     const step = nextStep(g.status, g.reason, g.fixable);
     const card = byAction.get(step.action)!;
     card.rows += g.rows;
-    card.items.push(html`<li><b>${count(g.rows)}</b> ${g.status}${g.reason ? html` <code>${g.reason}</code>` : ''}${g.fixable ? ' with a suggestion' : ''}: ${withFlags(step.advice)}</li>`);
+    card.items.push(
+      html`<li><b>${count(g.rows)}</b> ${g.status}${g.reason ? html` <code>${g.reason}</code>` : ''}${g.fixable ? ' with a suggestion' : ''}: ${withFlags(step.advice)}</li>`,
+    );
     // what --only matches a row by: its reason, or its status when it has none
     const token = g.reason || g.status;
     card.tokens.add(token);
@@ -156,9 +173,12 @@ function nextSteps(t: ReportTally, total: number): Html {
     // a token is shared only through a suggestion: the fix card has the rows with one, the other card the rest
     const which = action === 'fix' ? 'with' : 'without';
     const sharedText = shared.length ? html`the ${shared.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)} rows ${which} a suggestion` : '';
-    const get = exact.length === 0 && shared.length === 0 ? ''
-      : exact.length === 0 ? html`<p class="get">Get them: ${sharedText}</p>`
-        : html`<p class="get">Get them: <code>--only ${exact.join(',')} -o ${action}.csv</code>${shared.length ? html`, and ${sharedText}` : ''}</p>`;
+    const get =
+      exact.length === 0 && shared.length === 0
+        ? ''
+        : exact.length === 0
+          ? html`<p class="get">Get them: ${sharedText}</p>`
+          : html`<p class="get">Get them: <code>--only ${exact.join(',')} -o ${action}.csv</code>${shared.length ? html`, and ${sharedText}` : ''}</p>`;
     return html`<div class="step ${action}"><h3>${ACTION_TITLE[action]}</h3>
 <div class="big" data-figure="action.${action}">${count(rows)}</div><div class="muted">${percent(rows, total)} of rows</div>
 ${items.length ? html`<ul>${items}</ul>${get}` : html`<p class="muted">none</p>`}</div>`;
@@ -195,15 +215,22 @@ function domains(t: ReportTally, meta: ReportMeta): Html {
       tone: status,
     }));
     return html`<tr><td class="name">${domainText(d.domain)}</td><td class="n">${mark}${count(own)}</td><td class="n">${mark}${percent(own, total)}</td>
-${verdicts ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
-<td class="chart">${stackedBar(segments, own, `${printable(d.domain)} by status`, 'mini')}</td>` : ''}</tr>`;
+${
+  verdicts
+    ? html`<td class="n">${count(d.invalid)}</td><td class="n">${count(d.risky)}</td><td class="n">${count(d.unknown)}</td>
+<td class="chart">${stackedBar(segments, own, `${printable(d.domain)} by status`, 'mini')}</td>`
+    : ''
+}</tr>`;
   };
   const distinct = t.domains.approximate ? `more than ${count(DOMAIN_SLOTS)}` : count(t.domains.size);
   return html`<section><h2>Top domains</h2>
-${top.length === 0 ? html`<p class="muted">No row has a domain.</p>`
+${
+  top.length === 0
+    ? html`<p class="muted">No row has a domain.</p>`
     : html`<table><thead><tr><th>domain</th><th class="n">rows</th><th class="n">share</th>
 ${verdicts ? html`<th class="n">invalid</th><th class="n">risky</th><th class="n">unknown</th><th class="chart"></th>` : ''}</tr></thead>
-<tbody>${top.map(line)}</tbody></table>`}
+<tbody>${top.map(line)}</tbody></table>`
+}
 <p class="note">${distinct} distinct domains${t.noDomain ? `; ${plural(t.noDomain, 'row has', 'rows have')} none (empty or no @)` : ''}.
 ${t.domains.approximate ? `A count marked ≥ is at least that many rows: with more than ${count(DOMAIN_SLOTS)} domains, a domain's first rows may go uncounted until it is among the most frequent, and its invalid, risky and unknown columns are of the rows counted. Unmarked counts are exact.` : ''}</p></section>`;
 }

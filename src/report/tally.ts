@@ -98,8 +98,7 @@ export class ReportTally {
         }
       }
     }
-    return groups
-      .sort((a, b) => STATUSES.indexOf(a.status) - STATUSES.indexOf(b.status) || b.rows - a.rows || (a.reason < b.reason ? -1 : 1));
+    return groups.sort((a, b) => STATUSES.indexOf(a.status) - STATUSES.indexOf(b.status) || b.rows - a.rows || (a.reason < b.reason ? -1 : 1));
   }
 
   /** the misspellings with the most rows, most first */

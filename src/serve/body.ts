@@ -6,8 +6,7 @@ export const MAX_BULK = 1000;
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; error: ApiError };
 
-const tooLarge = (limit: number): ApiError =>
-  apiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large', `The body must not exceed ${limit} bytes`);
+const tooLarge = (limit: number): ApiError => apiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large', `The body must not exceed ${limit} bytes`);
 
 /**
  * Reads the body up to `limit` bytes. Past the limit it stops collecting and

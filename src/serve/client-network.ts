@@ -16,7 +16,12 @@ export function networkOf(address: string): string | undefined {
   const bare = address.replace(/%.*$/, ''); // a zone (fe80::1%eth0) is no part of the address
   if (!isIPv6(bare)) return undefined;
   const groups = expand(bare);
-  return groups === undefined ? undefined : `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return groups === undefined
+    ? undefined
+    : `${groups
+        .slice(0, 4)
+        .map((g) => g.toString(16))
+        .join(':')}::/64`;
 }
 
 /** The eight 16-bit groups of an IPv6 address (`::` expanded; a trailing dotted quad read as two groups). */

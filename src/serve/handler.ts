@@ -181,7 +181,12 @@ async function handle(
     return fail(ctx, req, res, apiError(401, 'UNAUTHORIZED', 'The API key is missing or invalid', why));
   }
   if (!isJsonContentType(req.headers['content-type'])) {
-    return fail(ctx, req, res, apiError(400, 'INVALID_REQUEST', 'Content-Type must be application/json', 'Send a JSON body with Content-Type: application/json'));
+    return fail(
+      ctx,
+      req,
+      res,
+      apiError(400, 'INVALID_REQUEST', 'Content-Type must be application/json', 'Send a JSON body with Content-Type: application/json'),
+    );
   }
 
   const body = await readBody(req, ctx.bodyLimitBytes);
@@ -257,9 +262,7 @@ async function validateBulk(engine: ServeEngine, emails: readonly string[], sign
   const distinct = [...new Set(emails)];
   const byEmail = new Map<string, Verdict>();
   for (const v of await engine.validate(distinct, signal)) byEmail.set(v.email, v);
-  return emails.map(
-    (email) => byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict for this address'),
-  );
+  return emails.map((email) => byEmail.get(email) ?? errorVerdict(email, 'MISSING_RESULT', 'the engine gave no verdict for this address'));
 }
 
 /** Lets the client finish sending (so it reads our 413), but only up to a bound. */

@@ -11,30 +11,23 @@ import { systemClock } from '../time/clock.js';
  */
 export class ServeMetrics {
   readonly registry = new Registry();
-  private readonly requests = this.registry.add(
-    new Counter('mailsift_http_requests_total', 'HTTP requests answered, by route and status code'),
-  );
+  private readonly requests = this.registry.add(new Counter('mailsift_http_requests_total', 'HTTP requests answered, by route and status code'));
   private readonly duration = this.registry.add(
-    new Histogram('mailsift_http_request_duration_seconds', 'Time from request to response, by route', [
-      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-    ]),
+    new Histogram(
+      'mailsift_http_request_duration_seconds',
+      'Time from request to response, by route',
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ),
   );
   private readonly addresses = this.registry.add(new Counter('mailsift_addresses_validated_total', 'Addresses validated, by verdict status'));
-  private readonly rateLimited = this.registry.add(
-    new Counter('mailsift_rate_limited_total', 'Requests refused with 429, by bucket kind (key or ip)'),
-  );
+  private readonly rateLimited = this.registry.add(new Counter('mailsift_rate_limited_total', 'Requests refused with 429, by bucket kind (key or ip)'));
   private readonly cache = this.registry.add(
-    new Counter(
-      'mailsift_cache_lookups_total',
-      'Cache lookups by cache and result: hit in this process (memory), hit in Redis (shared), or miss',
-    ),
+    new Counter('mailsift_cache_lookups_total', 'Cache lookups by cache and result: hit in this process (memory), hit in Redis (shared), or miss'),
   );
   private readonly dnsFailures = this.registry.add(
     new Counter('mailsift_dns_failures_total', 'DNS questions that got no answer (time-outs, SERVFAIL, refused), by c-ares code'),
   );
-  private readonly smtpSessions = this.registry.add(
-    new Counter('mailsift_smtp_sessions_total', 'SMTP sessions opened by the mailbox check, by outcome'),
-  );
+  private readonly smtpSessions = this.registry.add(new Counter('mailsift_smtp_sessions_total', 'SMTP sessions opened by the mailbox check, by outcome'));
   private readonly smtpOpen = this.registry.add(new Gauge('mailsift_smtp_sessions_open', 'SMTP sessions open now'));
   private readonly redisUp = this.registry.add(
     new Gauge('mailsift_redis_up', '1 while the shared Redis answers, 0 while this instance uses its own memory; absent without --redis'),

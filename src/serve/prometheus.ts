@@ -54,7 +54,11 @@ abstract class Series<V> implements Family {
 
 export class Counter extends Series<number> {
   /** `collect` gives the total when the metrics are read (the process's CPU time) */
-  constructor(name: string, help: string, private readonly collect?: () => number) {
+  constructor(
+    name: string,
+    help: string,
+    private readonly collect?: () => number,
+  ) {
     super(name, help, 'counter');
   }
 
@@ -74,7 +78,11 @@ export class Counter extends Series<number> {
 
 export class Gauge extends Series<number> {
   /** `collect` gives the value when the metrics are read (the process's memory) */
-  constructor(name: string, help: string, private readonly collect?: () => number) {
+  constructor(
+    name: string,
+    help: string,
+    private readonly collect?: () => number,
+  ) {
     super(name, help, 'gauge');
   }
 
@@ -103,7 +111,11 @@ interface Buckets {
 }
 
 export class Histogram extends Series<Buckets> {
-  constructor(name: string, help: string, private readonly bounds: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    private readonly bounds: readonly number[],
+  ) {
     super(name, help, 'histogram');
   }
 

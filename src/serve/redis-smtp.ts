@@ -195,4 +195,3 @@ export class RedisSessionBudget implements SessionBudget {
     };
   }
 }
-

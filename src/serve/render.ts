@@ -65,7 +65,7 @@ function undeterminedError(v: Verdict): { error: { code: string; message: string
     v.outage === 'dns'
       ? "not determined: this server's DNS is unusable; ask again later"
       : v.outage === 'smtp'
-        ? "not determined: this server cannot reach mail servers; ask again later"
+        ? 'not determined: this server cannot reach mail servers; ask again later'
         : 'not determined, for a temporary reason; ask again later';
   return { error: { code: UNDETERMINED, message, details: reason } };
 }

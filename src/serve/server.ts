@@ -65,9 +65,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     smtpState: options.smtpState,
     dnsState: options.dnsState,
   });
-  const server: Server = options.tls
-    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
-    : createHttpServer(handler);
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   // Slow clients must not hold a connection (and a drain) open for long.
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;

@@ -45,7 +45,8 @@ export interface BindingOptions {
 export function jobBinding(o: BindingOptions): JobBinding {
   const baseUrl = o.engine === 'api' && o.baseUrl ? normaliseBaseUrl(o.baseUrl) : undefined;
   const relevant = { v: 1, engine: o.engine, baseUrl, dns: o.engine === 'local' ? (o.dnsServer ?? 'system') : undefined };
-  const binding: JobBinding = baseUrl === undefined ? { engine: o.engine, fingerprint: fingerprint(relevant) } : { engine: o.engine, baseUrl, fingerprint: fingerprint(relevant) };
+  const binding: JobBinding =
+    baseUrl === undefined ? { engine: o.engine, fingerprint: fingerprint(relevant) } : { engine: o.engine, baseUrl, fingerprint: fingerprint(relevant) };
   if (o.engine === 'local') binding.legacyFingerprint = fingerprint({ ...relevant, smtp: true });
   return binding;
 }

@@ -68,29 +68,36 @@ export async function openJournal(path: string, binding: JobBinding, evidence: E
   try {
     const now = (age?.clock ?? systemClock).now();
     const expiry = { now, notBefore: age ? now - age.ttlMs : -Infinity, ...(age?.readOnly ? { readOnly: true } : {}) };
-    opened = await openVerdictFile(path, 'journal', binding, (line) => {
-      const read = tails.read(line);
-      if (read.kind === 'damaged') {
-        unused.damaged++;
-        return false;
-      }
-      if (read.kind === 'older') {
-        unused.olderFor(addressKey(read.email));
+    opened = await openVerdictFile(
+      path,
+      'journal',
+      binding,
+      (line) => {
+        const read = tails.read(line);
+        if (read.kind === 'damaged') {
+          unused.damaged++;
+          return false;
+        }
+        if (read.kind === 'older') {
+          unused.olderFor(addressKey(read.email));
+          return true;
+        }
+        const { email, tail } = read;
+        const key = addressKey(email);
+        if (!suffices(tails.evidence(tail), evidence)) {
+          unused.weakerFor(key);
+          return true;
+        }
+        const verdict = tails.verdict(email, tail);
+        // what the journal keeps (keptBy) is all it ever wrote; a line that is not, it does not trust
+        if (!keptBy('journal', verdict)) return true;
+        index ??= new VerdictMemo(hash);
+        index.fulfil(index.claim(key).ticket, key, verdict, true);
         return true;
-      }
-      const { email, tail } = read;
-      const key = addressKey(email);
-      if (!suffices(tails.evidence(tail), evidence)) {
-        unused.weakerFor(key);
-        return true;
-      }
-      const verdict = tails.verdict(email, tail);
-      // what the journal keeps (keptBy) is all it ever wrote; a line that is not, it does not trust
-      if (!keptBy('journal', verdict)) return true;
-      index ??= new VerdictMemo(hash);
-      index.fulfil(index.claim(key).ticket, key, verdict, true);
-      return true;
-    }, false, expiry);
+      },
+      false,
+      expiry,
+    );
   } catch (err) {
     await unlock();
     throw err;

@@ -94,7 +94,7 @@ async function takeLock(lock: string, depth: number): Promise<Held> {
   let placed = false;
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
-      if (await create(fresh, lock)) return (placed = true), held;
+      if (await create(fresh, lock)) return ((placed = true), held);
       const seen = await holder(lock);
       if (seen === undefined) continue; // let go meanwhile: try again
       // (a lock file is locked before it appears under its name: no grace for a fresh one)
@@ -105,7 +105,7 @@ async function takeLock(lock: string, depth: number): Promise<Held> {
       try {
         if ((await holder(lock))?.id === seen.id) {
           await rename(fresh, lock);
-          return (placed = true), held;
+          return ((placed = true), held);
         }
       } finally {
         await rm(claim, { force: true });
@@ -163,4 +163,3 @@ async function holder(lock: string): Promise<{ owner: string; id: string } | und
     await fh.close();
   }
 }
-

@@ -140,7 +140,11 @@ export async function openRedisCache(target: RedisTarget, o: RedisCacheOptions):
         return;
       }
       try {
-        await client.multi().hset(key, ...fields).expire(key, ttlSeconds).exec();
+        await client
+          .multi()
+          .hset(key, ...fields)
+          .expire(key, ttlSeconds)
+          .exec();
       } catch (err) {
         // A cache is an optimisation: a Redis that went away (ioredis gave up after its
         // retries) costs the next runs these verdicts, never this run its output.
@@ -148,7 +152,9 @@ export async function openRedisCache(target: RedisTarget, o: RedisCacheOptions):
         unstored += fields.length / 2;
         if (lost) return; // another batch's write failed with it: said once
         lost = true;
-        o.onLost?.(`--cache: ${target.shown} stopped answering (${describeRedisError(err, target)}); the run goes on without the cache, and what it pays for from now on is not stored there`);
+        o.onLost?.(
+          `--cache: ${target.shown} stopped answering (${describeRedisError(err, target)}); the run goes on without the cache, and what it pays for from now on is not stored there`,
+        );
       }
     },
     async close() {

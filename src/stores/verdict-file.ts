@@ -46,7 +46,10 @@ export interface Expiry {
 export function headerLine(kind: FileKind, binding: JobBinding, began?: number): string {
   const { engine, baseUrl, fingerprint } = binding;
   // `began` in epoch seconds, as the cache's lines have their time
-  return JSON.stringify({ mailsift: kind, version: VERSION, engine, baseUrl, fingerprint, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) + '\n';
+  return (
+    JSON.stringify({ mailsift: kind, version: VERSION, engine, baseUrl, fingerprint, ...(began === undefined ? {} : { began: Math.floor(began / 1000) }) }) +
+    '\n'
+  );
 }
 
 /** Stops a scan at the header of a file that is too old (see Expiry). */
@@ -155,7 +158,10 @@ export function appending(
   const encoder = new VerdictEncoder(evidence);
   return {
     record(verdicts) {
-      const text = encoder.lines(verdicts.filter((v) => keptBy(kind, v)), stamp?.());
+      const text = encoder.lines(
+        verdicts.filter((v) => keptBy(kind, v)),
+        stamp?.(),
+      );
       return text ? appender.append(text) : Promise.resolve();
     },
     async close() {

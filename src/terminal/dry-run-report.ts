@@ -37,25 +37,25 @@ export function renderDryRun(f: DryRunFigures, color: boolean): string {
     row('rows', `${count(f.rows)} (${plural(f.duplicates, 'duplicate', 'duplicates')})`),
   ];
   if (f.columns?.length) lines.push(row(f.columns.length === 1 ? 'column' : 'columns', checkedColumnsText(f.columns)));
-  lines.push(
-    row('addresses', `${count(f.distinctAddresses)} distinct`),
-    row('precheck', `${plural(f.prechecked, 'row', 'rows')} rejected without a call`),
-  );
+  lines.push(row('addresses', `${count(f.distinctAddresses)} distinct`), row('precheck', `${plural(f.prechecked, 'row', 'rows')} rejected without a call`));
   if (f.empty > 0) lines.push(row('empty', `${plural(f.empty, 'row has', 'rows have')} no address (reason empty, nothing sent)`));
   if (f.alreadyKnown > 0) lines.push(row('known', `${plural(f.alreadyKnown, 'address', 'addresses')} answered by journal/cache`));
   if (f.engine === 'local') {
     lines.push(row('to check', `${plural(f.toSend, 'address', 'addresses')} with the local engine (no API requests)`));
   } else {
     lines.push(
-      row('to send', `${plural(f.toSend, 'address', 'addresses')} in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
-        `(batches of ${count(f.batchSize)}, ${f.concurrency === 'auto' ? 'in flight as the server allows, up to 64' : `${f.concurrency} in flight`})`),
+      row(
+        'to send',
+        `${plural(f.toSend, 'address', 'addresses')} in ${plural(f.requests, 'bulk request', 'bulk requests')} ` +
+          `(batches of ${count(f.batchSize)}, ${f.concurrency === 'auto' ? 'in flight as the server allows, up to 64' : `${f.concurrency} in flight`})`,
+      ),
     );
     const eta = dryRunEtaMs(f);
     if (f.rateLimit && eta !== undefined) {
       const limit = `${plural(f.rateLimit.requests, 'request', 'requests')} per ${duration(f.rateLimit.windowSeconds * 1000)}`;
       lines.push(row('eta', eta === 0 ? `within one rate-limit window (${limit})` : `at least ${duration(eta)} (${limit})`));
     } else {
-      lines.push(row('eta', 'unknown: the rate limit is only learnt from the server\'s answers'));
+      lines.push(row('eta', "unknown: the rate limit is only learnt from the server's answers"));
     }
   }
   return lines.join('\n') + '\n';

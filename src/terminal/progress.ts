@@ -21,5 +21,15 @@ export interface Progress extends RunProgress {
 
 /** `now`: the run's start, epoch ms (io.clock's) */
 export function newProgress(now: number): Progress {
-  return { rowsRead: 0, addressesQueued: 0, addressesDone: 0, rowsWritten: 0, rowsAnswered: 0, addressesReused: 0, inputDone: false, startedAt: now, addressesChecked: 0 };
+  return {
+    rowsRead: 0,
+    addressesQueued: 0,
+    addressesDone: 0,
+    rowsWritten: 0,
+    rowsAnswered: 0,
+    addressesReused: 0,
+    inputDone: false,
+    startedAt: now,
+    addressesChecked: 0,
+  };
 }

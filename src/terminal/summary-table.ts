@@ -89,9 +89,10 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
     // total counts the rows answered; rowsRead the rows taken from the input, which are
     // all of it only once it was read to its end (else "of 10,210" reads as the file's size)
     const read = opts.input?.rowsRead ?? s.total;
-    const text = opts.input?.inputDone === false
-      ? `interrupted: ${plural(s.total, 'row', 'rows')} written, of ${count(read)} read; the rest of the input was not read`
-      : `interrupted: ${count(s.total)} of ${plural(read, 'row', 'rows')} written`;
+    const text =
+      opts.input?.inputDone === false
+        ? `interrupted: ${plural(s.total, 'row', 'rows')} written, of ${count(read)} read; the rest of the input was not read`
+        : `interrupted: ${count(s.total)} of ${plural(read, 'row', 'rows')} written`;
     row('stopped', paint(c, ['yellow', 'bold'], text));
   }
   const removed = s.duplicatesRemoved ? `, ${plural(s.duplicatesRemoved, 'duplicate', 'duplicates')} left out by --unique` : '';
@@ -99,7 +100,9 @@ export function renderSummary(s: Summary, opts: SummaryTableOptions): string {
   row(
     'output',
     // paths as typed may hold control characters
-    printable(`${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : '')),
+    printable(
+      `${opts.output}${written}` + (opts.summaryFile ? ` · summary in ${opts.summaryFile}` : '') + (opts.reportFile ? ` · report in ${opts.reportFile}` : ''),
+    ),
   );
   // Summary.warnings are left out: each was said on stderr when it arose, and
   // the --summary JSON keeps them.

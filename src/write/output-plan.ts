@@ -19,15 +19,18 @@ function formatFromPath(path: string | undefined): OutputFormat {
   if (ext === undefined) return 'csv';
   const format = EXTENSION_FORMAT[ext];
   if (format === undefined) {
-    throw new UsageError(
-      `-o ${path}: mailsift does not write .${ext} files; name it .csv, .json, .ndjson, .txt or .xlsx, or say which format with --format`,
-    );
+    throw new UsageError(`-o ${path}: mailsift does not write .${ext} files; name it .csv, .json, .ndjson, .txt or .xlsx, or say which format with --format`);
   }
   return format;
 }
 
 const EXTENSION_FORMAT: Record<string, OutputFormat> = {
-  csv: 'csv', json: 'json', ndjson: 'ndjson', jsonl: 'ndjson', txt: 'txt', xlsx: 'xlsx',
+  csv: 'csv',
+  json: 'json',
+  ndjson: 'ndjson',
+  jsonl: 'ndjson',
+  txt: 'txt',
+  xlsx: 'xlsx',
 };
 
 /**
@@ -174,8 +177,11 @@ export function planOutput(flags: OutputFlags, stdoutIsTTY: boolean): OutputPlan
   }
   if (format !== 'csv') {
     const given = [
-      ['--bom', flags.bom === true], ['--no-bom', flags.bom === false], ['--output-delimiter', dialect.delimiter !== undefined],
-      ['--output-eol', dialect.eol !== undefined], ['--output-encoding', dialect.encoding !== undefined],
+      ['--bom', flags.bom === true],
+      ['--no-bom', flags.bom === false],
+      ['--output-delimiter', dialect.delimiter !== undefined],
+      ['--output-eol', dialect.eol !== undefined],
+      ['--output-encoding', dialect.encoding !== undefined],
     ].find(([, on]) => on);
     if (given) throw new UsageError(`${given[0]} is for CSV output (how a spreadsheet opens it); --format ${format} is written as that format says`);
   }

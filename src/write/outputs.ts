@@ -145,7 +145,9 @@ function lossNotices(parts: readonly Opened[]): string[] {
   return parts.flatMap((p) => {
     const lost = p.encoder?.lost ?? 0;
     if (lost === 0) return [];
-    return [`${p.label}: ${lost} character${lost === 1 ? '' : 's'} that the output's encoding cannot hold written as "?" (--output-encoding utf-8 keeps every character)`];
+    return [
+      `${p.label}: ${lost} character${lost === 1 ? '' : 's'} that the output's encoding cannot hold written as "?" (--output-encoding utf-8 keeps every character)`,
+    ];
   });
 }
 
@@ -203,7 +205,13 @@ function splitOutput(dir: string, statuses: readonly Status[], parts: Opened[], 
 /** Removes `dir` and its parents up to `top` (the first that mkdir created), as long as each is empty. */
 async function removeEmptyDirs(top: string, dir: string): Promise<void> {
   for (let d = resolve(dir); d.startsWith(resolve(top)); d = dirname(d)) {
-    if (!(await fs.rmdir(d).then(() => true, () => false))) return;
+    if (
+      !(await fs.rmdir(d).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
   }
 }
 

@@ -67,7 +67,8 @@ export function createRowWriter(
       const verdictCell = csvVerdictCell(delimiter);
       return writer({
         // Excel's `sep=` line first, as the input had it (after the BOM): not a row
-        begin: async () => sink.write((bom ? '\ufeff' : '') + (sep === undefined ? '' : sep + delimiter + eol) + columnHeader(columns, header, inputCell, delimiter) + eol),
+        begin: async () =>
+          sink.write((bom ? '\ufeff' : '') + (sep === undefined ? '' : sep + delimiter + eol) + columnHeader(columns, header, inputCell, delimiter) + eol),
         row: columns.groups
           ? (fields, v, reason, checkedCells) => {
               // each checked cell's verdict columns, one group after another
@@ -81,21 +82,28 @@ export function createRowWriter(
               sink.write(text + eol);
             }
           : columns.standard
-          ? (fields, v, reason) => sink.write(cellsOf(fields, inputCell, delimiter) + tail(v, reason) + eol)
-          : (fields, v, reason) => {
-              const out: string[] = [];
-              for (const c of columns.order) {
-                if (c === 'input') for (const f of fields) out.push(inputCell(f));
-                else out.push(verdictCell(v, c, reason));
-              }
-              sink.write(out.join(delimiter) + eol);
-            },
+            ? (fields, v, reason) => sink.write(cellsOf(fields, inputCell, delimiter) + tail(v, reason) + eol)
+            : (fields, v, reason) => {
+                const out: string[] = [];
+                for (const c of columns.order) {
+                  if (c === 'input') for (const f of fields) out.push(inputCell(f));
+                  else out.push(verdictCell(v, c, reason));
+                }
+                sink.write(out.join(delimiter) + eol);
+              },
       });
     }
     case 'txt':
       // The address as the input spells it (trimmed), one a line: a line break
       // inside a (then invalid) cell would split it in two.
-      return writer({ row: (_fields, v, _reason, checkedCells) => sink.write(addressesOf(v, checkedCells).map((a) => a.replace(/[\r\n]+/g, ' ') + '\n').join('')) });
+      return writer({
+        row: (_fields, v, _reason, checkedCells) =>
+          sink.write(
+            addressesOf(v, checkedCells)
+              .map((a) => a.replace(/[\r\n]+/g, ' ') + '\n')
+              .join(''),
+          ),
+      });
     case 'ndjson':
       return writer({ row: (fields, v, reason, checkedCells) => sink.write(result(fields, v, reason, checkedCells) + '\n') });
     case 'json': {

@@ -20,8 +20,21 @@ export interface CheckedCell extends ReasonedVerdict {
 
 /** The columns appended to every output row, in this order; never engine- or flag-dependent, so a script reading them works with any engine. */
 export const VERDICT_COLUMNS = [
-  'status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax', 'domain',
-  'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error',
+  'status',
+  'reason',
+  'is_valid',
+  'confidence',
+  'provider',
+  'syntax',
+  'domain',
+  'mx',
+  'disposable',
+  'role',
+  'free',
+  'suggestion',
+  'smtp',
+  'catch_all',
+  'error',
 ] as const;
 
 export type VerdictColumn = (typeof VERDICT_COLUMNS)[number];
@@ -149,9 +162,19 @@ function sameButDomain(a: Verdict, b: Verdict): boolean {
   const d = a.details;
   const e = b.details;
   return (
-    a.status === b.status && a.isValid === b.isValid && a.confidence === b.confidence && a.provider === b.provider &&
-    a.error?.code === b.error?.code && d.syntax === e.syntax && d.mx === e.mx && d.disposable === e.disposable &&
-    d.role === e.role && d.free === e.free && d.suggestion === e.suggestion && d.smtp === e.smtp && d.catchAll === e.catchAll
+    a.status === b.status &&
+    a.isValid === b.isValid &&
+    a.confidence === b.confidence &&
+    a.provider === b.provider &&
+    a.error?.code === b.error?.code &&
+    d.syntax === e.syntax &&
+    d.mx === e.mx &&
+    d.disposable === e.disposable &&
+    d.role === e.role &&
+    d.free === e.free &&
+    d.suggestion === e.suggestion &&
+    d.smtp === e.smtp &&
+    d.catchAll === e.catchAll
   );
 }
 

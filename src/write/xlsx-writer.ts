@@ -6,9 +6,7 @@ import { columnNames, type Columns } from './output-plan.js';
 import type { RowWriter } from './row-writer.js';
 import { waitDrain } from './sink.js';
 import { verdictValue, type CellValue } from './verdict-columns.js';
-import {
-  booleanCell, columnLetters, numberCell, SHEET_END, SHEET_PATH, SHEET_START, textCell, workbookParts, XLSX_SHEET_LIMITS,
-} from './xlsx-xml.js';
+import { booleanCell, columnLetters, numberCell, SHEET_END, SHEET_PATH, SHEET_START, textCell, workbookParts, XLSX_SHEET_LIMITS } from './xlsx-xml.js';
 import { ZIP32_MAX, ZipStream } from './zip-stream.js';
 
 /** sheet XML buffered before it is handed to deflate */
@@ -244,9 +242,7 @@ function tooManyRows(label: string, most: number, instead: string): UsageError {
 }
 
 function tooLong(label: string, ref: string, chars: number, most: number, instead: string): UsageError {
-  return new UsageError(
-    `${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (${instead})`,
-  );
+  return new UsageError(`${label}: cell ${ref} holds ${fmt(chars)} characters, past the ${fmt(most)} an .xlsx cell holds; write CSV instead (${instead})`);
 }
 
 function tooBig(label: string, maxBytes: number, instead: string): UsageError {

@@ -56,8 +56,7 @@ export function escapeCellText(text: string): string {
 }
 
 /** A text cell: an inline string, its spaces kept. Never `t="str"`, which is a formula's result. */
-export const textCell = (ref: string, text: string): string =>
-  `<c r="${ref}" t="inlineStr"><is><t xml:space="preserve">${escapeCellText(text)}</t></is></c>`;
+export const textCell = (ref: string, text: string): string => `<c r="${ref}" t="inlineStr"><is><t xml:space="preserve">${escapeCellText(text)}</t></is></c>`;
 
 /** A number cell; a value that is not a finite number is written as its text. */
 export const numberCell = (ref: string, n: number): string => (Number.isFinite(n) ? `<c r="${ref}"><v>${n}</v></c>` : textCell(ref, String(n)));
@@ -90,13 +89,11 @@ export function workbookParts(sheetName: string): [string, string][] {
     ],
     [
       '_rels/.rels',
-      `${HEAD}<Relationships xmlns="${PKG_REL}">` +
-        `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+      `${HEAD}<Relationships xmlns="${PKG_REL}">` + `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
     ],
     [
       'xl/workbook.xml',
-      `${HEAD}<workbook xmlns="${MAIN}" xmlns:r="${REL}"><sheets>` +
-        `<sheet name="${escapeCellText(sheetName)}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      `${HEAD}<workbook xmlns="${MAIN}" xmlns:r="${REL}"><sheets>` + `<sheet name="${escapeCellText(sheetName)}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
     ],
     [
       'xl/_rels/workbook.xml.rels',

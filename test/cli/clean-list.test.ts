@@ -48,8 +48,16 @@ const LIST =
   '9,Jane again,Jane@MX.test,\n' +
   '10,Empty,,\n';
 const EXPECTED = [
-  ['valid', ''], ['invalid', 'syntax'], ['risky', 'role'], ['unknown', 'dns_error'], ['risky', 'disposable'], ['risky', 'typo'],
-  ['invalid', 'no_mail_server'], ['invalid', 'domain_not_found'], ['valid', ''], ['invalid', 'empty'],
+  ['valid', ''],
+  ['invalid', 'syntax'],
+  ['risky', 'role'],
+  ['unknown', 'dns_error'],
+  ['risky', 'disposable'],
+  ['risky', 'typo'],
+  ['invalid', 'no_mail_server'],
+  ['invalid', 'domain_not_found'],
+  ['valid', ''],
+  ['invalid', 'empty'],
 ];
 
 describe('a reason on every row', () => {
@@ -72,7 +80,7 @@ describe('a reason on every row', () => {
     expect([s.empty, s.prechecked]).toEqual([1, 1]);
   });
 
-  it('JSON and NDJSON carry reason and the row\'s other cells under input; .xlsx has the column; --unique keeps first rows', async () => {
+  it("JSON and NDJSON carry reason and the row's other cells under input; .xlsx has the column; --unique keeps first rows", async () => {
     const input = file('list2.csv', LIST);
     const json = await runInProcess(['validate', input, ...offline(), '--format', 'json', '-q'], { env: noKey });
     expect(json.code).toBe(0);
@@ -86,7 +94,10 @@ describe('a reason on every row', () => {
       env: noKey,
     });
     expect(nd.code).toBe(0);
-    const lines = nd.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = nd.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     // Jane@MX.test (row 9) is Jane@mx.test's duplicate (the domain compares case-insensitively)
     expect(lines.map((l) => l.input.id)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '10']);
     const u = JSON.parse(readFileSync(join(dir, 'u.json'), 'utf8'));
@@ -112,15 +123,26 @@ describe('a reason on every row', () => {
       env: noKey,
     });
     expect(clean.code).toBe(0);
-    expect(parseCsv(clean.stdout).slice(1).map((row) => row[2])).toEqual(['Jane@mx.test', 'admin@mx.test', 'Jane@MX.test']);
+    expect(
+      parseCsv(clean.stdout)
+        .slice(1)
+        .map((row) => row[2]),
+    ).toEqual(['Jane@mx.test', 'admin@mx.test', 'Jane@MX.test']);
     const byReason = await runInProcess(['validate', input, ...offline(), '--only', 'syntax,empty,dns_error', '-q'], { env: noKey });
-    expect(parseCsv(byReason.stdout).slice(1).map((row) => row[0])).toEqual(['2', '4', '10']);
+    expect(
+      parseCsv(byReason.stdout)
+        .slice(1)
+        .map((row) => row[0]),
+    ).toEqual(['2', '4', '10']);
 
     const asked = dns.queries.length;
     const nodns = await runInProcess(['validate', input, ...offline(), '--no-dns', '--format', 'ndjson', '-q'], { env: noKey });
     expect(nodns.code).toBe(0);
     expect(dns.queries.length).toBe(asked);
-    const statuses = nodns.stdout.trim().split('\n').map((l) => JSON.parse(l).status);
+    const statuses = nodns.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).status);
     expect(statuses).toEqual(['valid', 'invalid', 'risky', 'valid', 'risky', 'risky', 'valid', 'valid', 'valid', 'invalid']);
 
     const bad = await runInProcess(['validate', input, ...offline(), '--except', 'disposible'], { env: noKey });
@@ -143,7 +165,10 @@ describe('loud where it used to be silent', () => {
 
     const book = new ExcelJS.Workbook();
     book.addWorksheet('Notes').addRows([['note'], ['call back on Monday'], ['ask for a quote']]);
-    book.addWorksheet('Leads').addRows([['name', 'mail'], ['Ann', 'ann@example.com']]);
+    book.addWorksheet('Leads').addRows([
+      ['name', 'mail'],
+      ['Ann', 'ann@example.com'],
+    ]);
     const xlsx = join(dir, 'book.xlsx');
     await book.xlsx.writeFile(xlsx);
     const sheet = await runInProcess(['validate', xlsx], { env });

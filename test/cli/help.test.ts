@@ -19,7 +19,7 @@ function shown(cmd: Command): string {
 const name = (cmd: Command): string => (cmd.parent ? `${name(cmd.parent)} ${cmd.name()}` : cmd.name());
 
 describe('help', () => {
-  it.each(['short', 'all'] as const)('every line of every command\'s --help%s fits 80 columns', (depth) => {
+  it.each(['short', 'all'] as const)("every line of every command's --help%s fits 80 columns", (depth) => {
     for (const cmd of all(createProgram(depth))) {
       for (const line of shown(cmd).split('\n')) expect(line.length, `${name(cmd)}: ${line}`).toBeLessThanOrEqual(80);
     }
@@ -40,7 +40,9 @@ describe('help', () => {
     const whole = createProgram('all');
     for (const cmd of ['validate', 'check', 'serve']) {
       const s = short.commands.find((c) => c.name() === cmd)!;
-      const listed = shown(s).match(/^ {2}(?:-\w, )?--[\w-]+/gm)!.map((l) => l.trim().replace(/^-\w, /, ''));
+      const listed = shown(s)
+        .match(/^ {2}(?:-\w, )?--[\w-]+/gm)!
+        .map((l) => l.trim().replace(/^-\w, /, ''));
       const longs = new Set([...s.options.map((o) => o.long), '--help']);
       for (const flag of listed) expect(longs.has(flag), `${cmd} ${flag}`).toBe(true);
       expect(listed.length).toBeGreaterThan(4);
@@ -68,6 +70,7 @@ describe('help', () => {
     expect(helpDepth(['validate', 'all', '--help'])).toBe('short');
     const whole = await planValidate(['--help', 'all'], { env: {}, stdinIsTTY: false, stdoutIsTTY: false });
     if (!('shown' in whole)) throw new Error('expected help');
-    for (const text of ['Exit status:', 'Output columns', 'metrics: valid, invalid', 'MAILSIFT_BASE_URL', '--smtp-per-host']) expect(whole.shown).toContain(text);
+    for (const text of ['Exit status:', 'Output columns', 'metrics: valid, invalid', 'MAILSIFT_BASE_URL', '--smtp-per-host'])
+      expect(whole.shown).toContain(text);
   });
 });

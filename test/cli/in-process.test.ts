@@ -64,12 +64,17 @@ describe('a run in another directory', () => {
 });
 
 describe('what the io states', () => {
-  it('-o /dev/stdout and --summary /dev/stderr name the run\'s own streams: here its buffers, not the test runner\'s', async () => {
+  it("-o /dev/stdout and --summary /dev/stderr name the run's own streams: here its buffers, not the test runner's", async () => {
     const r = await runInProcess(['validate', '-', '--engine', 'local', '--no-dns', '-o', '/dev/stdout', '--summary', '/dev/stderr', '-q'], {
       stdin: 'ann@example.com\nbob@example.com\nnot-an-address\n',
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(parseCsv(r.stdout).map((row) => [row[0], row[1]])).toEqual([['email', 'status'], ['ann@example.com', 'valid'], ['bob@example.com', 'valid'], ['not-an-address', 'invalid']]);
+    expect(parseCsv(r.stdout).map((row) => [row[0], row[1]])).toEqual([
+      ['email', 'status'],
+      ['ann@example.com', 'valid'],
+      ['bob@example.com', 'valid'],
+      ['not-an-address', 'invalid'],
+    ]);
     expect(JSON.parse(r.stderr)).toMatchObject({ total: 3, invalid: 1 });
   });
 

@@ -42,7 +42,7 @@ describe('watchInterrupts', () => {
     ['SIGQUIT', 131],
     ['SIGUSR2', 140],
     ['SIGALRM', 142],
-  ] as const)('%s: SIGTERM\'s clean-up (its shorter wait), exit %d', (sig, code) => {
+  ] as const)("%s: SIGTERM's clean-up (its shorter wait), exit %d", (sig, code) => {
     const { target, notices, exits, w } = setup();
     target.emit(sig);
     expect([w.stop.aborted, w.exitCode()]).toEqual([true, code]);

@@ -21,7 +21,12 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: `BAD_GATEWAY ${req.headers.authorization}`, message: 'upstream failed' }, echo: { authorization: req.headers.authorization } }));
+      res.end(
+        JSON.stringify({
+          error: { code: `BAD_GATEWAY ${req.headers.authorization}`, message: 'upstream failed' },
+          echo: { authorization: req.headers.authorization },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -78,14 +83,40 @@ describe('the API key echoed inside a 200 answer', () => {
 
   it.each(['ndjson', 'csv'])('neither the %s output nor the journal, the summary, the report or -v holds it', async (format) => {
     const journal = join(dir, `j-${format}.journal`);
-    const r = await runInProcess(['validate', 'in.txt', '-v', '--retries', '0', '--format', format, '-o', `echo.${format}`, '--summary', `echo-${format}.json`, '--report', `echo-${format}.html`, '--journal', journal], {
-      cwd: dir,
-      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: echoUrl },
-    });
+    const r = await runInProcess(
+      [
+        'validate',
+        'in.txt',
+        '-v',
+        '--retries',
+        '0',
+        '--format',
+        format,
+        '-o',
+        `echo.${format}`,
+        '--summary',
+        `echo-${format}.json`,
+        '--report',
+        `echo-${format}.html`,
+        '--journal',
+        journal,
+      ],
+      {
+        cwd: dir,
+        env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: echoUrl },
+      },
+    );
     expect(r.code, r.stderr).toBe(4);
     const output = await readFile(join(dir, `echo.${format}`), 'utf8');
     expect(output).toContain('[redacted]');
-    const written = [r.stderr, r.stdout, output, await readFile(journal, 'utf8'), await readFile(join(dir, `echo-${format}.json`), 'utf8'), await readFile(join(dir, `echo-${format}.html`), 'utf8')].join('\n');
+    const written = [
+      r.stderr,
+      r.stdout,
+      output,
+      await readFile(journal, 'utf8'),
+      await readFile(join(dir, `echo-${format}.json`), 'utf8'),
+      await readFile(join(dir, `echo-${format}.html`), 'utf8'),
+    ].join('\n');
     expect(written).not.toContain(KEY);
     expect(written).not.toContain(KEY.slice(0, 12));
   });

@@ -37,17 +37,20 @@ describe('a stored key that is not a readable file', () => {
       runCli(['validate', input, '--no-dns'], { env: { ...env, MAILSIFT_BASE_URL: 'http://127.0.0.1:9' }, timeoutMs: 30_000 }),
     ]);
 
-  it.each([
-    ['a FIFO', (path: string) => spawnSyncOk('mkfifo', [path]), /the stored key is not a regular file/],
-  ])('%s: an offline run never opens it; a run that needs the key says what is wrong, exit 2, at once', async (_what, plant, message) => {
-    const { env, credentials } = configDir();
-    plant(credentials);
-    const [offline, api] = await runs(env);
-    expect([offline.code, offline.signal], offline.stderr).toEqual([0, null]);
-    expect(offline.stderr).toMatch(/^mailsift: no API address \(--base-url or MAILSIFT_BASE_URL\) for the key stored by "mailsift login": using the offline engine$/m);
-    expect([api.code, api.signal]).toEqual([2, null]);
-    expect(oneLine(api)).toMatch(message);
-  });
+  it.each([['a FIFO', (path: string) => spawnSyncOk('mkfifo', [path]), /the stored key is not a regular file/]])(
+    '%s: an offline run never opens it; a run that needs the key says what is wrong, exit 2, at once',
+    async (_what, plant, message) => {
+      const { env, credentials } = configDir();
+      plant(credentials);
+      const [offline, api] = await runs(env);
+      expect([offline.code, offline.signal], offline.stderr).toEqual([0, null]);
+      expect(offline.stderr).toMatch(
+        /^mailsift: no API address \(--base-url or MAILSIFT_BASE_URL\) for the key stored by "mailsift login": using the offline engine$/m,
+      );
+      expect([api.code, api.signal]).toEqual([2, null]);
+      expect(oneLine(api)).toMatch(message);
+    },
+  );
 
   it('permission denied (EACCES): the offline run goes on, the API run gets one clear line', async (ctx) => {
     if (missingToolNow(ctx, 'root', userInfo().uid !== 0 && 'needs a second user: run as root, the binary as nobody')) return;
@@ -76,7 +79,12 @@ function spawnSyncOk(cmd: string, args: string[]): void {
 /** The binary as another user (root only), bounded like runCli. */
 function spawnAs(uid: number, args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', HOME: dir, ...env }, uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', HOME: dir, ...env },
+      uid,
+      gid: uid,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

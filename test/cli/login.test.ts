@@ -82,7 +82,9 @@ describe('mailsift login', () => {
     symlinkSync(victim, credentials);
     const r = await runInProcess(['login'], { env, stdin: `${KEY}\n` });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`mailsift: login: ${credentials} is a symbolic link, which mailsift never writes through; remove it (mailsift logout), then log in again\n`);
+    expect(r.stderr).toContain(
+      `mailsift: login: ${credentials} is a symbolic link, which mailsift never writes through; remove it (mailsift logout), then log in again\n`,
+    );
     expect(readFileSync(victim, 'utf8')).toBe('not yours\n');
     expect(readlinkSync(credentials)).toBe(victim);
   });
@@ -106,7 +108,9 @@ describe('a stored key that is not a readable file', () => {
     plant(credentials);
     const [offline, api] = await runs(env);
     expect([offline.code, offline.signal], offline.stderr).toEqual([0, null]);
-    expect(offline.stderr).toMatch(/^mailsift: no API address \(--base-url or MAILSIFT_BASE_URL\) for the key stored by "mailsift login": using the offline engine$/m);
+    expect(offline.stderr).toMatch(
+      /^mailsift: no API address \(--base-url or MAILSIFT_BASE_URL\) for the key stored by "mailsift login": using the offline engine$/m,
+    );
     expect([api.code, api.signal]).toEqual([2, null]);
     expect(oneLine(api)).toMatch(message);
   });

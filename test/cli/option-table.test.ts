@@ -17,7 +17,19 @@ describe('options declared once, as records', () => {
     const shown = (cmd: Command) => new Map(cmd.options.map((o) => [o.long, `${o.description}|${String(o.defaultValue)}`]));
     const validate = shown(toCommand(VALIDATE));
     const check = shown(toCommand(CHECK));
-    const shared = ['--engine', '--base-url', '--api-key-file', '--timeout', '--retries', '--verbose', '--dns-server', '--dns-timeout', '--smtp', '--smtp-port', '--smtp-per-host'];
+    const shared = [
+      '--engine',
+      '--base-url',
+      '--api-key-file',
+      '--timeout',
+      '--retries',
+      '--verbose',
+      '--dns-server',
+      '--dns-timeout',
+      '--smtp',
+      '--smtp-port',
+      '--smtp-per-host',
+    ];
     for (const flag of shared) {
       expect(validate.get(flag), flag).toBeDefined();
       expect(check.get(flag), flag).toBe(validate.get(flag));
@@ -32,12 +44,14 @@ describe('options declared once, as records', () => {
   it('serve --help lists every option of its tables, in table order, and nothing else', () => {
     const help = toCommand(SERVE, 'all').helpInformation();
     const listed = help.match(/^ {2}(?:-\w, )?--[\w-]+/gm)!.map((l) => l.trim().replace(/^-\w, /, ''));
-    const declared = [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION].flatMap((t) => Object.values(t).map((r) => r.flags.replace(/^-\w, /, '').split(' ')[0]));
+    const declared = [SERVE_OPTIONS, SMTP_OPTIONS, SMTP_DEADLINE_OPTION].flatMap((t) =>
+      Object.values(t).map((r) => r.flags.replace(/^-\w, /, '').split(' ')[0]),
+    );
     expect(listed).toEqual([...declared, '--help']);
     expect(listed.length).toBeGreaterThan(25);
   });
 
-  it('a variable stands in for a flag not typed (flag > environment > default), parsed by the flag\'s parser', () => {
+  it("a variable stands in for a flag not typed (flag > environment > default), parsed by the flag's parser", () => {
     const table = {
       port: option<number>({ flags: '--port <n>', help: 'x', parse: Number, default: 80, env: 'X_PORT' }),
       name: option<string | undefined>({ flags: '--name <s>', help: 'x', env: 'X_NAME' }),
@@ -81,7 +95,9 @@ describe('each flag parsed once (issue 34.1)', () => {
     for (const entry of options) byFlag.set(entry.option.long!, [...(byFlag.get(entry.option.long!) ?? []), entry]);
     const shared = [...byFlag.entries()].filter(([, list]) => list.length > 1);
     // --dns-timeout, --dns-server, --no-dns, the --smtp ones… in validate, check and serve
-    expect(shared.map(([flag]) => flag)).toEqual(expect.arrayContaining(['--dns-timeout', '--dns-server', '--no-dns', '--smtp-port', '--smtp-timeout', '--timeout']));
+    expect(shared.map(([flag]) => flag)).toEqual(
+      expect.arrayContaining(['--dns-timeout', '--dns-server', '--no-dns', '--smtp-port', '--smtp-timeout', '--timeout']),
+    );
     for (const [flag, [first, ...rest]] of shared) {
       for (const other of rest) {
         // commander makes a parser per Option for .choices(): compare the choices instead

@@ -40,7 +40,11 @@ afterAll(async () => {
 /** The binary as pid 1 of a PID namespace of its own; SIGKILL to the handle kills it (--kill-child). */
 function inNamespace(args: string[]) {
   const env = { PATH: process.env.PATH ?? '', NO_COLOR: '1', MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url };
-  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, BIN, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, BIN, ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -69,7 +73,11 @@ describe.skipIf(!canUnshare)('two runs, each pid 1 in a PID namespace of its own
     expect(rb.code, rb.stderr).toBe(0);
     const ra = await a.done;
     expect(ra.code, ra.stderr).toBe(0);
-    expect(readFileSync(join(dir, 'out', 'a.csv'), 'utf8').trimEnd().split('\n')).toHaveLength(ROWS + 1);
+    expect(
+      readFileSync(join(dir, 'out', 'a.csv'), 'utf8')
+        .trimEnd()
+        .split('\n'),
+    ).toHaveLength(ROWS + 1);
   });
 
   it('the second run is refused the journal the first one holds: nothing paid twice', async () => {

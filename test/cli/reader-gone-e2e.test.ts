@@ -68,20 +68,24 @@ describe('the reader of stdout leaves', () => {
   it.each([
     ['--format', 'txt', '--batch-size', '500'],
     ['--format', 'csv', '--batch-size', '100'],
-  ])('%s %s %s %s: batches smaller than the output buffer reach the reader as they come, so it leaves after the first', async (...flags) => {
-    const closed = join(dir, `closed-at-${flags.join('')}`);
-    const from = api.requests.length;
-    const script =
-      `"${process.execPath}" "${BIN}" validate "${big}" ${flags.join(' ')} --concurrency 1` +
-      ` | { head -1 > /dev/null; sleep 0.2; exec 0<&-; date +%s%3N > "${closed}"; }`;
-    const sh = spawn('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '', MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
-    const code = await new Promise<number | null>((resolve) => sh.on('close', resolve));
-    expect(code).toBe(0);
-    const closedAt = Number(readFileSync(closed, 'utf8'));
-    const bulk = api.requests.slice(from).filter((r) => r.path === '/api/validate/bulk');
-    expect(bulk.filter((r) => r.startedAt > closedAt).map((r) => r.emails.length)).toEqual([]);
-    // one at a time: the first answer's rows reach head, the next write finds it gone; held in a
-    // 64 KiB buffer, rows reached head only after a dozen (txt) or thirty (csv) answers
-    expect(bulk.length).toBeLessThanOrEqual(3);
-  }, 60_000);
+  ])(
+    '%s %s %s %s: batches smaller than the output buffer reach the reader as they come, so it leaves after the first',
+    async (...flags) => {
+      const closed = join(dir, `closed-at-${flags.join('')}`);
+      const from = api.requests.length;
+      const script =
+        `"${process.execPath}" "${BIN}" validate "${big}" ${flags.join(' ')} --concurrency 1` +
+        ` | { head -1 > /dev/null; sleep 0.2; exec 0<&-; date +%s%3N > "${closed}"; }`;
+      const sh = spawn('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '', MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
+      const code = await new Promise<number | null>((resolve) => sh.on('close', resolve));
+      expect(code).toBe(0);
+      const closedAt = Number(readFileSync(closed, 'utf8'));
+      const bulk = api.requests.slice(from).filter((r) => r.path === '/api/validate/bulk');
+      expect(bulk.filter((r) => r.startedAt > closedAt).map((r) => r.emails.length)).toEqual([]);
+      // one at a time: the first answer's rows reach head, the next write finds it gone; held in a
+      // 64 KiB buffer, rows reached head only after a dozen (txt) or thirty (csv) answers
+      expect(bulk.length).toBeLessThanOrEqual(3);
+    },
+    60_000,
+  );
 });

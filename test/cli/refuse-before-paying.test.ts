@@ -23,18 +23,49 @@ function latin1At(i: number): Buffer {
 }
 
 const CASES: [string, string, string | Buffer, string[], RegExp][] = [
-  ['a stray field in row 20,001', 'stray.csv', csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,ok,stray` : undefined)), [],
-    /^mailsift: stray\.csv: row 20001 has a cell in column D \(4\), past the 3 columns of the header and the first rows/],
-  ['a 40,000-character cell with -o out.xlsx', 'long.csv', csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)), ['-o', 'out.xlsx'],
-    /^mailsift: out\.xlsx: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(-o out\.csv\)\n$/],
+  [
+    'a stray field in row 20,001',
+    'stray.csv',
+    csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,ok,stray` : undefined)),
+    [],
+    /^mailsift: stray\.csv: row 20001 has a cell in column D \(4\), past the 3 columns of the header and the first rows/,
+  ],
+  [
+    'a 40,000-character cell with -o out.xlsx',
+    'long.csv',
+    csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)),
+    ['-o', 'out.xlsx'],
+    /^mailsift: out\.xlsx: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(-o out\.csv\)\n$/,
+  ],
   // every row reaches one of the --split files, so a cell no .xlsx holds ends the run as surely as with -o
-  ['a 40,000-character cell with --split DIR --format xlsx', 'long-split.csv', csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)), ['--split', 'by-status', '--format', 'xlsx'],
-    /^mailsift: --split by-status: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(--format csv\)\n$/],
-  ['a byte that is not UTF-8 in row 25,001', 'latin1.csv', latin1At(25_000), [], /^mailsift: latin1\.csv: invalid UTF-8 at byte \d+; for a legacy export give its encoding/],
-  ['a quote never closed at the end', 'quote.csv', csvRows((i) => (i === ROWS - 1 ? `${i},"user${i}@example.com,ok` : undefined)), [],
-    /^mailsift: quote\.csv: malformed CSV: /],
-  ['a line of 1.1 MB in a text list', 'list.txt', Array.from({ length: ROWS }, (_, i) => (i === 20_000 ? 'x'.repeat(1_100_000) : `user${i}@example.com`)).join('\n') + '\n', [],
-    /^mailsift: list\.txt: line 20001 is longer than 1 MB/],
+  [
+    'a 40,000-character cell with --split DIR --format xlsx',
+    'long-split.csv',
+    csvRows((i) => (i === 15_000 ? `${i},user${i}@example.com,${'x'.repeat(40_000)}` : undefined)),
+    ['--split', 'by-status', '--format', 'xlsx'],
+    /^mailsift: --split by-status: cell C15002 holds 40,000 characters, past the 32,767 an \.xlsx cell holds; write CSV instead \(--format csv\)\n$/,
+  ],
+  [
+    'a byte that is not UTF-8 in row 25,001',
+    'latin1.csv',
+    latin1At(25_000),
+    [],
+    /^mailsift: latin1\.csv: invalid UTF-8 at byte \d+; for a legacy export give its encoding/,
+  ],
+  [
+    'a quote never closed at the end',
+    'quote.csv',
+    csvRows((i) => (i === ROWS - 1 ? `${i},"user${i}@example.com,ok` : undefined)),
+    [],
+    /^mailsift: quote\.csv: malformed CSV: /,
+  ],
+  [
+    'a line of 1.1 MB in a text list',
+    'list.txt',
+    Array.from({ length: ROWS }, (_, i) => (i === 20_000 ? 'x'.repeat(1_100_000) : `user${i}@example.com`)).join('\n') + '\n',
+    [],
+    /^mailsift: list\.txt: line 20001 is longer than 1 MB/,
+  ],
 ];
 
 describe('a file input that would end in exit 2 is refused before the first request', () => {
@@ -67,7 +98,10 @@ describe('a file the quick scan is unsure of, which the reader reads', () => {
   it('a quote inside an unquoted field (5" screen) in row 20,001: the run goes on, every row written', async () => {
     const api = await startFaultServer({ apiKey: KEY });
     try {
-      writeFileSync(join(dir, 'inch.csv'), csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,5" screen` : undefined)));
+      writeFileSync(
+        join(dir, 'inch.csv'),
+        csvRows((i) => (i === 19_999 ? `${i},user${i}@example.com,5" screen` : undefined)),
+      );
       const r = await runInProcess(['validate', 'inch.csv', '-o', 'inch-out.csv'], { cwd: dir, env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: api.url } });
       expect(r.code, r.stderr).toBe(0);
       expect(api.requests.flatMap((q) => q.emails)).toHaveLength(ROWS);

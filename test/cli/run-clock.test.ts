@@ -26,7 +26,8 @@ describe('io.clock', () => {
     const env = { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url };
     const asked = (): number => server!.requests.filter((r) => r.path === '/api/validate/bulk').flatMap((r) => r.emails).length;
     let t = Date.UTC(2031, 0, 1);
-    const run = () => runInProcess(['validate', 'list.txt', '--cache', 'verdicts.cache', '--cache-ttl', '12h', '-q'], { env, cwd, clock: clockReading(() => t) });
+    const run = () =>
+      runInProcess(['validate', 'list.txt', '--cache', 'verdicts.cache', '--cache-ttl', '12h', '-q'], { env, cwd, clock: clockReading(() => t) });
     expect((await run()).code).toBe(0);
     expect(asked()).toBe(2);
     t += 12 * HOUR - 60_000;

@@ -22,7 +22,9 @@ describe('--journal and --cache that are no regular file', () => {
   ])('%s %s: exit 2, one line that says what to give, not to delete it', async (flag, path) => {
     const r = await runInProcess(['validate', 'in.txt', flag, path, '--engine', 'local', '--no-dns', '-q'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`mailsift: ${flag} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier ${flag})\n`);
+    expect(r.stderr).toBe(
+      `mailsift: ${flag} ${path} is not a regular file: it is read back by the next run; give the path of a file (new or an earlier ${flag})\n`,
+    );
     expect(r.stderr).not.toContain('delete');
   });
 });

@@ -88,7 +88,9 @@ describe('messages', () => {
     const key = 'sk_live_9f8e7d6c5b4a3f2e1d0c';
     const r = await runInProcess(['validate', '-', '--api-key', key], { stdin: 'a@example.com\n' });
     expect([r.code, r.stdout]).toEqual([2, '']);
-    expect(r.stderr).toBe('mailsift: --api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"\n');
+    expect(r.stderr).toBe(
+      'mailsift: --api-key: keys never go in flags (ps and shell history show them); set MAILSIFT_API_KEY, pass --api-key-file FILE or run "mailsift login"\n',
+    );
     const ttl = await runInProcess(['validate', '-', '--cache', join(dir, 'ttl.cache'), '--cache-ttl', '30'], { stdin: 'a@example.com\n' });
     expect([ttl.code, ttl.stdout]).toEqual([2, '']);
     expect(ttl.stderr).toMatch(/^mailsift: option '--cache-ttl <duration>' argument '30' is invalid\. a number alone is ambiguous: add a unit, e\.g\. 30d/);
@@ -101,14 +103,24 @@ describe('messages', () => {
 describe('completion', () => {
   const complete = (script: string, line: string): string[] => {
     const words = line.split(' ');
-    const r = spawnSync('bash', ['-c', `source "$1"; COMP_WORDS=("\${@:2}"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _mailsift; printf '%s\\n' "\${COMPREPLY[@]}"`, 'bash', script, ...words], {
-      encoding: 'utf8',
-      cwd: dir,
-    });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `source "$1"; COMP_WORDS=("\${@:2}"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _mailsift; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        'bash',
+        script,
+        ...words,
+      ],
+      {
+        encoding: 'utf8',
+        cwd: dir,
+      },
+    );
     return r.stdout.split('\n').filter(Boolean);
   };
 
-  it('bash: completes commands, every option of a command, and choices, from the CLI\'s own table', async () => {
+  it("bash: completes commands, every option of a command, and choices, from the CLI's own table", async () => {
     const r = await runInProcess(['completion', 'bash']);
     expect(r.code).toBe(0);
     const script = join(dir, 'mailsift.bash');

@@ -10,13 +10,41 @@ const KELVIN = '\u212a';
 function samples(): string[] {
   const xml = readFileSync(new URL('../fixtures/isemail-tests.xml', import.meta.url), 'utf8');
   const corpus = [...xml.matchAll(/<address>([\s\S]*?)<\/address>/g)].map((m) =>
-    m[1]!.replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16))).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&'),
+    m[1]!
+      .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&'),
   );
   const more = [
-    'jane.doe@gmail.com', 'Jane.Doe@gmail.com', 'JANE.DOE@GMAIL.COM', 'a@kelvin.com', `a@${KELVIN}elvin.com`, `${KELVIN}@kelvin.com`,
-    'a@bücher.de', 'a@BÜCHER.de', 'a@xn--bcher-kva.de', 'a@XN--BCHER-KVA.DE', 'a@xn--kelvin-.com', '"Jane Doe"@x.de', '"jane doe"@x.de',
-    'jörg@x.de', 'JÖRG@x.de', 'a@[IPv6:::1]', 'a@[ipv6:::1]', 'a@[127.0.0.1]', 'a@-x.com', 'a@x-.com', 'a@ab--c.com', 'a.@x.com',
-    'a@x.com.', 'x'.repeat(64) + '@x.com', 'x'.repeat(65) + '@x.com', `a@${'b'.repeat(63)}.com`, `a@${'b'.repeat(64)}.com`,
+    'jane.doe@gmail.com',
+    'Jane.Doe@gmail.com',
+    'JANE.DOE@GMAIL.COM',
+    'a@kelvin.com',
+    `a@${KELVIN}elvin.com`,
+    `${KELVIN}@kelvin.com`,
+    'a@bücher.de',
+    'a@BÜCHER.de',
+    'a@xn--bcher-kva.de',
+    'a@XN--BCHER-KVA.DE',
+    'a@xn--kelvin-.com',
+    '"Jane Doe"@x.de',
+    '"jane doe"@x.de',
+    'jörg@x.de',
+    'JÖRG@x.de',
+    'a@[IPv6:::1]',
+    'a@[ipv6:::1]',
+    'a@[127.0.0.1]',
+    'a@-x.com',
+    'a@x-.com',
+    'a@ab--c.com',
+    'a.@x.com',
+    'a@x.com.',
+    'x'.repeat(64) + '@x.com',
+    'x'.repeat(65) + '@x.com',
+    `a@${'b'.repeat(63)}.com`,
+    `a@${'b'.repeat(64)}.com`,
   ];
   const random = seeded(38);
   const alphabet = ['a', 'B', '.', '@', '-', '"', ' ', 'x', 'n', 'Ü', KELVIN, '1', '[', ']', '\\', '+', 'ǅ'];
@@ -30,7 +58,9 @@ function samples(): string[] {
 
 describe('the address key', () => {
   it('gives one key to the case variants of an ASCII local part and to the spellings of one domain', () => {
-    expect(new Set(['Jane.Doe@gmail.com', 'JANE.DOE@gmail.com', 'jane.doe@gmail.com', 'jane.doe@GMAIL.com'].map(addressKey))).toEqual(new Set(['jane.doe@gmail.com']));
+    expect(new Set(['Jane.Doe@gmail.com', 'JANE.DOE@gmail.com', 'jane.doe@gmail.com', 'jane.doe@GMAIL.com'].map(addressKey))).toEqual(
+      new Set(['jane.doe@gmail.com']),
+    );
     expect(new Set(['a@bücher.de', 'a@BÜCHER.de', 'a@xn--bcher-kva.de', 'a@XN--bcher-KVA.de'].map(addressKey))).toEqual(new Set(['a@xn--bcher-kva.de']));
     expect(addressKey('"Jane Doe"@X.de')).toBe('"jane doe"@x.de');
     // letters outside ASCII keep their case

@@ -1,14 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import {
-  CONTEXTJ,
-  CONTEXTO,
-  derivedProperty,
-  domainToAscii,
-  punycodeDecode,
-  punycodeEncode,
-  PVALID,
-} from '../../src/codec/idna.js';
+import { CONTEXTJ, CONTEXTO, derivedProperty, domainToAscii, punycodeDecode, punycodeEncode, PVALID } from '../../src/codec/idna.js';
 import { parseAddress } from '../../src/codec/syntax.js';
 
 /** Accepted domains and their A-label form (IDN ccTLDs as python `idna` tests them, RFC 5892 examples). */
@@ -133,10 +125,18 @@ describe('IDNA2008 domains', () => {
 
 describe('Punycode (RFC 3492 §7.1 samples)', () => {
   it.each([
-    ['(A) Arabic (Egyptian)', '\u0644\u064A\u0647\u0645\u0627\u0628\u062A\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064A\u061F', 'egbpdaj6bu4bxfgehfvwxn'],
+    [
+      '(A) Arabic (Egyptian)',
+      '\u0644\u064A\u0647\u0645\u0627\u0628\u062A\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064A\u061F',
+      'egbpdaj6bu4bxfgehfvwxn',
+    ],
     ['(B) Chinese (simplified)', '\u4ED6\u4EEC\u4E3A\u4EC0\u4E48\u4E0D\u8BF4\u4E2D\u6587', 'ihqwcrb4cv8a8dqg056pqjye'],
     ['(L) Japanese mixed', '3\u5E74B\u7D44\u91D1\u516B\u5148\u751F', '3B-ww4c5e180e575a65lsy2b'],
-    ['(R) Russian', '\u043F\u043E\u0447\u0435\u043C\u0443\u0436\u0435\u043E\u043D\u0438\u043D\u0435\u0433\u043E\u0432\u043E\u0440\u044F\u0442\u043F\u043E\u0440\u0443\u0441\u0441\u043A\u0438', 'b1abfaaepdrnnbgefbaDotcwatmq2g4l'],
+    [
+      '(R) Russian',
+      '\u043F\u043E\u0447\u0435\u043C\u0443\u0436\u0435\u043E\u043D\u0438\u043D\u0435\u0433\u043E\u0432\u043E\u0440\u044F\u0442\u043F\u043E\u0440\u0443\u0441\u0441\u043A\u0438',
+      'b1abfaaepdrnnbgefbaDotcwatmq2g4l',
+    ],
     ['outside the BMP', '💩', 'ls8h'],
   ])('%s', (_name, unicode, puny) => {
     // the samples mark case in their digits; the encoder writes lower case
@@ -153,9 +153,28 @@ describe('Punycode (RFC 3492 §7.1 samples)', () => {
 
 describe('derived property (RFC 5892 §3) from the engine Unicode data', () => {
   it.each([
-    [0x61, PVALID], [0x41, 0], [0xdf, PVALID], [0x3c2, PVALID], [0x131, PVALID], [0x200c, CONTEXTJ], [0x200d, CONTEXTJ],
-    [0xb7, CONTEXTO], [0x30fb, CONTEXTO], [0x660, CONTEXTO], [0x6f9, CONTEXTO], [0x640, 0], [0x20ac, 0], [0x24, 0],
-    [0x13a0, PVALID], [0xab70, 0], [0x345, 0], [0x1fb3, 0], [0x1100, 0], [0xac00, PVALID], [0x3007, PVALID], [0xff41, 0],
+    [0x61, PVALID],
+    [0x41, 0],
+    [0xdf, PVALID],
+    [0x3c2, PVALID],
+    [0x131, PVALID],
+    [0x200c, CONTEXTJ],
+    [0x200d, CONTEXTJ],
+    [0xb7, CONTEXTO],
+    [0x30fb, CONTEXTO],
+    [0x660, CONTEXTO],
+    [0x6f9, CONTEXTO],
+    [0x640, 0],
+    [0x20ac, 0],
+    [0x24, 0],
+    [0x13a0, PVALID],
+    [0xab70, 0],
+    [0x345, 0],
+    [0x1fb3, 0],
+    [0x1100, 0],
+    [0xac00, PVALID],
+    [0x3007, PVALID],
+    [0xff41, 0],
   ])('U+%s', (c, want) => {
     const p = derivedProperty(c);
     expect(p <= CONTEXTO ? p : 0).toBe(want);
@@ -166,7 +185,11 @@ describe('derived property (RFC 5892 §3) from the engine Unicode data', () => {
   const table = pythonIdnaTable();
   it.skipIf(table === undefined)('agrees with python idna on every code point (Unicode versions matching)', () => {
     const want = new Uint8Array(0x110000);
-    for (const [name, code] of [['PVALID', PVALID], ['CONTEXTJ', CONTEXTJ], ['CONTEXTO', CONTEXTO]] as const) {
+    for (const [name, code] of [
+      ['PVALID', PVALID],
+      ['CONTEXTJ', CONTEXTJ],
+      ['CONTEXTO', CONTEXTO],
+    ] as const) {
       for (const [a, b] of table!.classes[name]!) want.fill(code, a, b);
     }
     const differ: string[] = [];

@@ -18,7 +18,11 @@ import type { Verdict } from '../../src/verdict.js';
 const degenerate = (): number => 7;
 
 const verdict = (email: string, status: Verdict['status']): Verdict => ({
-  email, status, isValid: status === 'valid', confidence: 0.9, provider: 'p',
+  email,
+  status,
+  isValid: status === 'valid',
+  confidence: 0.9,
+  provider: 'p',
   details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase() },
 });
 /** what the engine in these tests says: the status is in the address */
@@ -55,7 +59,16 @@ describe('a hash that collides for every key', () => {
     };
     const out: Verdict[] = [];
     const { summary } = await validateStream({
-      input: { kind: 'text', header: ['email'], emailColumn: 0, rows: (async function* () { yield rows.slice(0, 5); yield rows.slice(5); })(), close: () => {} },
+      input: {
+        kind: 'text',
+        header: ['email'],
+        emailColumn: 0,
+        rows: (async function* () {
+          yield rows.slice(0, 5);
+          yield rows.slice(5);
+        })(),
+        close: () => {},
+      },
       validator,
       writer: { begin: async () => {}, row: (_f, v) => void out.push(v), drain: async () => {}, end: async (_s: Summary) => {} },
       batchSize: 3,

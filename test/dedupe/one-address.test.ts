@@ -97,7 +97,11 @@ describe('case variants of one mailbox', () => {
     await server.close();
     const kelvin = 'a@\u212aelvin.com';
     // it judges the address as sent, then echoes it lower-cased: KELVIN SIGN lower-cased is k
-    server = await startFaultServer({ apiKey: API_KEY, lowercaseEcho: true, verdictFor: (e) => (e.includes('\u212a') ? { status: 'invalid', confidence: 0.99, mx: false } : { status: 'valid' }) });
+    server = await startFaultServer({
+      apiKey: API_KEY,
+      lowercaseEcho: true,
+      verdictFor: (e) => (e.includes('\u212a') ? { status: 'invalid', confidence: 0.99, mx: false } : { status: 'valid' }),
+    });
     await writeFile(join(dir, 'pair.txt'), `${kelvin}\na@kelvin.com\n`);
     const run = await runInProcess(['validate', 'pair.txt', '--cache', 'verdicts.cache'], { cwd: dir, env: apiEnv(server) });
     expect(run.code, run.stderr).toBe(0);

@@ -4,22 +4,56 @@ import { VerdictMemo } from '../../src/dedupe/verdict-memo.js';
 import type { Verdict } from '../../src/verdict.js';
 
 const verdict = (email: string, status: Verdict['status']): Verdict => ({
-  email, status, isValid: status === 'valid', confidence: 0.9, provider: 'p',
+  email,
+  status,
+  isValid: status === 'valid',
+  confidence: 0.9,
+  provider: 'p',
   details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase() },
 });
 
 /** Keys the arena's byte encoding must still tell apart exactly. */
 const tricky = [
-  'ann@x.io', 'ann@y.io', 'ann@x.i', 'ann@xx.io', 'an@nx.io', 'ann@', 'ann', '@x.io', '', 'a@b@x.io', 'a@b', 'a',
-  'é@x.io', 'e@x.io', 'ann@ĳ.io', 'ann@ij.io', '\ud800@x.io', '\udc00@x.io', 'ann@\ud800', 'ann@\udc00',
+  'ann@x.io',
+  'ann@y.io',
+  'ann@x.i',
+  'ann@xx.io',
+  'an@nx.io',
+  'ann@',
+  'ann',
+  '@x.io',
+  '',
+  'a@b@x.io',
+  'a@b',
+  'a',
+  'é@x.io',
+  'e@x.io',
+  'ann@ĳ.io',
+  'ann@ij.io',
+  '\ud800@x.io',
+  '\udc00@x.io',
+  'ann@\ud800',
+  'ann@\udc00',
   // code units around the one-byte / three-byte boundary of the encoding
-  '\u00fe', '\u00ff', '\u0100', '\uff00', '\uffff', '\u00ff\u0000\u00ff', '\u00ff\u00ff', '\u00ff\u00ff\u00ff', '\u0000\u00ff', '\u00ff\u0000',
+  '\u00fe',
+  '\u00ff',
+  '\u0100',
+  '\uff00',
+  '\uffff',
+  '\u00ff\u0000\u00ff',
+  '\u00ff\u00ff',
+  '\u00ff\u00ff\u00ff',
+  '\u0000\u00ff',
+  '\u00ff\u0000',
 ];
 
 describe('the memo tells keys apart exactly', () => {
   // Every key collides: each lookup compares bytes with all before it (quadratic), so fewer keys
   // there; each comparison is still exact.
-  for (const [name, hash, fillSize] of [['the real hash', undefined, 5000], ['a hash where every key collides', () => 7, 1500]] as const) {
+  for (const [name, hash, fillSize] of [
+    ['the real hash', undefined, 5000],
+    ['a hash where every key collides', () => 7, 1500],
+  ] as const) {
     it(`tells every key apart (${name})`, () => {
       const memo = new VerdictMemo(hash);
       const fill = Array.from({ length: fillSize }, (_, i) => `u${i}@d${i % 7}.io`);
@@ -61,7 +95,10 @@ describe('the memo tells keys apart exactly', () => {
     expect(new Set(tickets).size).toBe(all.length);
     all.forEach((k, i) => memo.fulfil(tickets[i]!, k, verdict(k, i % 2 ? 'invalid' : 'valid')));
     // one assertion over all of them: a hundred thousand expect() calls cost seconds
-    const wrong = all.filter((k, i) => { const c = memo.claim(k); return c.kind !== 'done' || c.ticket !== tickets[i]; });
+    const wrong = all.filter((k, i) => {
+      const c = memo.claim(k);
+      return c.kind !== 'done' || c.ticket !== tickets[i];
+    });
     expect(wrong).toEqual([]);
     expect(memo.find('a'.repeat(400_000) + '@x.iq')).toBe(-1);
     expect(memo.find('user100000.3@d90.io')).toBe(-1);
@@ -70,7 +107,11 @@ describe('the memo tells keys apart exactly', () => {
 
 describe('dedupe memory', () => {
   const verdict = (email: string, status: Verdict['status'] = 'valid', suggestion?: string): Verdict => ({
-    email, status, isValid: status === 'valid', confidence: 0.9, provider: 'p',
+    email,
+    status,
+    isValid: status === 'valid',
+    confidence: 0.9,
+    provider: 'p',
     details: { syntax: true, domain: email.slice(email.lastIndexOf('@') + 1).toLowerCase(), suggestion },
   });
 
@@ -120,7 +161,9 @@ describe('dedupe memory', () => {
       const { kind, ticket } = memo.claim(addressKey(email));
       expect(kind).toBe('done');
       expect(memo.verdictAt(ticket, addressKey(email), email)).toMatchObject({
-        email, status: i % 3 ? 'valid' : 'invalid', details: { domain: `d${i % 7}.com` },
+        email,
+        status: i % 3 ? 'valid' : 'invalid',
+        details: { domain: `d${i % 7}.com` },
       });
     }
     const again = memo.claim('x@gmial.com').ticket;

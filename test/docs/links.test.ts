@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { anchor } from '../../scripts/gen-cli-docs.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const pages = ['README.md', 'ARCHITECTURE.md', 'fixtures/README.md', 'src/serve/README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  'ARCHITECTURE.md',
+  'fixtures/README.md',
+  'src/serve/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The anchors of a page's headings, as GitHub makes them (a repeated heading gets -1, -2, ...). */
 function anchors(text: string): Set<string> {
@@ -20,7 +28,6 @@ function anchors(text: string): Set<string> {
   }
   return out;
 }
-
 
 const withoutCode = (text: string): string => text.replace(/^```[\s\S]*?^```/gm, '');
 
@@ -103,6 +110,9 @@ describe('pages that list a folder', () => {
     const text = readFileSync(join(root, page), 'utf8');
     const named = new Set([...text.matchAll(/`([^`\n]+)`/g)].map(([, span]) => span!.split('/').pop()!));
     const files = readdirSync(join(root, folder)).filter((f) => f.endsWith('.ts'));
-    expect(files.filter((f) => !named.has(f)), `${page} does not name these files of ${folder}`).toEqual([]);
+    expect(
+      files.filter((f) => !named.has(f)),
+      `${page} does not name these files of ${folder}`,
+    ).toEqual([]);
   });
 });

@@ -46,7 +46,14 @@ describe.skipIf(missingTool('faketime', !FAKETIME && 'not found (apt-get install
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn('faketime', [when, 'bash', '-c', script], {
         cwd,
-        env: { PATH: process.env.PATH ?? '', TZ: 'UTC', FAKETIME_DONT_FAKE_MONOTONIC: '1', MAILSIFT_BASE_URL: server.url, MAILSIFT_API_KEY: KEY, NO_COLOR: '1' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          TZ: 'UTC',
+          FAKETIME_DONT_FAKE_MONOTONIC: '1',
+          MAILSIFT_BASE_URL: server.url,
+          MAILSIFT_API_KEY: KEY,
+          NO_COLOR: '1',
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let err = '';
@@ -70,32 +77,39 @@ describe.skipIf(missingTool('faketime', !FAKETIME && 'not found (apt-get install
   it.each([
     ['the next night: what was paid for is reused from the cache, not paid again', '2024-03-02 02:15:00', 25, 75],
     ['35 nights later, past --cache-ttl 30d: every address is asked again, none served from the journal', '2024-04-05 02:15:00', 100, 0],
-  ])('%s', async (_name, second, paid, reused) => {
-    const cwd = join(dir, second.slice(0, 10));
-    mkdirSync(cwd);
-    const recipe = nightlyRecipe();
-    const first = await night(cwd, recipe, '2024-03-01 02:15:00', monday);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.sent.size).toBe(100);
-    const next = await night(cwd, recipe, second, tuesday);
-    expect(next.code, next.stderr).toBe(0);
-    expect(next.summary.total).toBe(100);
-    expect(next.sent.size, `sent ${next.sent.size}; summary ${JSON.stringify(next.summary)}`).toBe(paid);
-    expect(next.summary.fromCache + next.summary.fromJournal).toBe(reused);
-    // a journal resumes its own night's job: what another night paid for comes from the cache, within the TTL
-    expect(next.summary.fromJournal).toBe(0);
-  }, 120_000);
+  ])(
+    '%s',
+    async (_name, second, paid, reused) => {
+      const cwd = join(dir, second.slice(0, 10));
+      mkdirSync(cwd);
+      const recipe = nightlyRecipe();
+      const first = await night(cwd, recipe, '2024-03-01 02:15:00', monday);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.sent.size).toBe(100);
+      const next = await night(cwd, recipe, second, tuesday);
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.summary.total).toBe(100);
+      expect(next.sent.size, `sent ${next.sent.size}; summary ${JSON.stringify(next.summary)}`).toBe(paid);
+      expect(next.summary.fromCache + next.summary.fromJournal).toBe(reused);
+      // a journal resumes its own night's job: what another night paid for comes from the cache, within the TTL
+      expect(next.summary.fromJournal).toBe(0);
+    },
+    120_000,
+  );
 
   it('a journal given every night under one name (what the recipe once said) never serves a verdict past --cache-ttl', async () => {
     const cwd = join(dir, 'one-journal');
     mkdirSync(cwd);
-    const oneJournal = 'npx mailsift validate signups.csv -o checked.csv --journal signups.journal --cache verdicts.cache --cache-ttl 30d --summary summary.json';
+    const oneJournal =
+      'npx mailsift validate signups.csv -o checked.csv --journal signups.journal --cache verdicts.cache --cache-ttl 30d --summary summary.json';
     const first = await night(cwd, oneJournal, '2024-03-01 02:15:00', monday);
     expect(first.code, first.stderr).toBe(0);
     const next = await night(cwd, oneJournal, '2024-04-05 02:15:00', tuesday);
     expect(next.code, next.stderr).toBe(0);
     expect(next.sent.size).toBe(100);
     expect(next.summary.fromJournal).toBe(0);
-    expect(next.stderr).toContain('--journal signups.journal holds a job begun 2024-03-01 02:15 UTC, longer ago than --cache-ttl 30d: its verdicts are too old to reuse, so it is begun afresh');
+    expect(next.stderr).toContain(
+      '--journal signups.journal holds a job begun 2024-03-01 02:15 UTC, longer ago than --cache-ttl 30d: its verdicts are too old to reuse, so it is begun afresh',
+    );
   }, 120_000);
 });

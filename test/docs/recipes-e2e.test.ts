@@ -29,7 +29,13 @@ interface Recipe {
 }
 
 function recipes(): Recipe[] {
-  const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const pages = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
   return pages.flatMap((page) => {
     const text = readFileSync(join(root, page), 'utf8');
     return [...text.matchAll(/^```sh recipe\n([\s\S]*?)^```$/gm)].map((m) => ({
@@ -138,30 +144,36 @@ describe('the recipes run as written', () => {
     expect(all.filter((r) => r.page === 'README.md').length).toBeGreaterThan(0);
   });
 
-  it.concurrent.each(all.map((r) => [`${r.page}:${r.line}`, r] as const))('%s', async (_name, recipe) => {
-    const missing = tools(recipe.script).filter((t) => !have(t));
-    if (missingToolNow(undefined, missing.join(', '), missing.length > 0 && `not installed, and the recipe at ${_name} pipes into it`)) return;
-    const dir = join(work, `run-${recipe.page.replace(/\W/g, '_')}-${recipe.line}`);
-    cpSync(join(work, 'inputs'), dir, { recursive: true });
-    const log = join(dir, '.mailsift-exits');
-    writeFileSync(log, '');
-    const script = recipe.script.replaceAll('https://api.example.com', server.url).replace(/MAILSIFT_API_KEY=\.\.\./g, `MAILSIFT_API_KEY=${KEY}`);
-    const { status, stderr } = await run(script, dir, log);
-    const exits = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
-    const failed = exits.filter((line) => !/^[05] /.test(line));
-    const context = `\n${recipe.page}:${recipe.line}\n${script}\nstderr:\n${stderr}`;
-    expect(exits.length, `no mailsift ran${context}`).toBeGreaterThan(0);
-    expect(failed, `a mailsift failed${context}`).toEqual([]);
-    expect(stderr, context).not.toMatch(/command not found|No such file or directory|not provided/);
-    expect([0, 5], `bash exited ${status}${context}`).toContain(status);
-    // a block is a dozen processes, run beside the others: on a loaded machine that is more than
-    // the default 30 s, and nothing here measures time (run() kills a block at 60 s)
-  }, 90_000);
+  it.concurrent.each(all.map((r) => [`${r.page}:${r.line}`, r] as const))(
+    '%s',
+    async (_name, recipe) => {
+      const missing = tools(recipe.script).filter((t) => !have(t));
+      if (missingToolNow(undefined, missing.join(', '), missing.length > 0 && `not installed, and the recipe at ${_name} pipes into it`)) return;
+      const dir = join(work, `run-${recipe.page.replace(/\W/g, '_')}-${recipe.line}`);
+      cpSync(join(work, 'inputs'), dir, { recursive: true });
+      const log = join(dir, '.mailsift-exits');
+      writeFileSync(log, '');
+      const script = recipe.script.replaceAll('https://api.example.com', server.url).replace(/MAILSIFT_API_KEY=\.\.\./g, `MAILSIFT_API_KEY=${KEY}`);
+      const { status, stderr } = await run(script, dir, log);
+      const exits = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
+      const failed = exits.filter((line) => !/^[05] /.test(line));
+      const context = `\n${recipe.page}:${recipe.line}\n${script}\nstderr:\n${stderr}`;
+      expect(exits.length, `no mailsift ran${context}`).toBeGreaterThan(0);
+      expect(failed, `a mailsift failed${context}`).toEqual([]);
+      expect(stderr, context).not.toMatch(/command not found|No such file or directory|not provided/);
+      expect([0, 5], `bash exited ${status}${context}`).toContain(status);
+      // a block is a dozen processes, run beside the others: on a loaded machine that is more than
+      // the default 30 s, and nothing here measures time (run() kills a block at 60 s)
+    },
+    90_000,
+  );
 });
 
 describe('what the recipes promise', () => {
   it.each(['README.md', 'docs/recipes.md'])('%s: "a list you can mail" holds no role, disposable, invalid or unknown row', async (page) => {
-    const line = readFileSync(join(root, page), 'utf8').split('\n').find((l) => l.includes('-o mailable.csv'));
+    const line = readFileSync(join(root, page), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('-o mailable.csv'));
     expect(line, `${page} has no mailable.csv recipe`).toBeDefined();
     const dir = join(work, `mailable-${page.replace(/\W/g, '_')}`);
     cpSync(join(work, 'inputs'), dir, { recursive: true });

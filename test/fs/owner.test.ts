@@ -42,15 +42,18 @@ describe.runIf(linux)('owner', () => {
     expect(describeOwner(SELF)).toBe(`pid ${process.pid}`);
   });
 
-  it.skipIf(missingTool('flock(1)', !hasFlock && 'not found (util-linux)'))('in another namespace: alive while the file is locked, gone once it is let go (and not just made)', async () => {
-    const file = join(dir, 'locked');
-    await writeFile(file, '');
-    const owner = `1-12345-${FOREIGN}`;
-    const held = await holdLock(file);
-    expect(held).toBeDefined();
-    expect(await ownerIsGone(owner, file, 0)).toBe(false);
-    await held!.close();
-    expect(await ownerIsGone(owner, file)).toBe(false); // made a moment ago: its owner may be about to lock it
-    expect(await ownerIsGone(owner, file, 0)).toBe(true);
-  });
+  it.skipIf(missingTool('flock(1)', !hasFlock && 'not found (util-linux)'))(
+    'in another namespace: alive while the file is locked, gone once it is let go (and not just made)',
+    async () => {
+      const file = join(dir, 'locked');
+      await writeFile(file, '');
+      const owner = `1-12345-${FOREIGN}`;
+      const held = await holdLock(file);
+      expect(held).toBeDefined();
+      expect(await ownerIsGone(owner, file, 0)).toBe(false);
+      await held!.close();
+      expect(await ownerIsGone(owner, file)).toBe(false); // made a moment ago: its owner may be about to lock it
+      expect(await ownerIsGone(owner, file, 0)).toBe(true);
+    },
+  );
 });

@@ -45,11 +45,27 @@ describe('numeric options are checked at the call', () => {
     ['validate batchSize 1001', () => validate(['a@example.com'], { ...local, batchSize: 1001 }), /batchSize .* not 1001/],
     ['validateFile concurrency -1', () => validateFile(join(dir, 'list.txt'), { ...local, concurrency: -1 }), /concurrency .* not -1/],
     ['createApiValidator concurrency 0', () => createApiValidator({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', concurrency: 0 }), /concurrency .* not 0/],
-    ['createApiValidator timeoutMs NaN', () => createApiValidator({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: Number.NaN }), /timeoutMs must be a finite number/],
-    ['createApiValidator retries -1', () => createApiValidator({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: -1 }), /retries must be an integer of at least 0, not -1/],
+    [
+      'createApiValidator timeoutMs NaN',
+      () => createApiValidator({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: Number.NaN }),
+      /timeoutMs must be a finite number/,
+    ],
+    [
+      'createApiValidator retries -1',
+      () => createApiValidator({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: -1 }),
+      /retries must be an integer of at least 0, not -1/,
+    ],
     ['createLocalValidator dnsTimeoutMs Infinity', () => createLocalValidator({ dnsTimeoutMs: Infinity }), /dnsTimeoutMs .* not Infinity/],
-    ['createLocalValidator smtp.perHost 0', () => createLocalValidator({ smtp: { helo: 'h.test', from: '', port: 25, timeoutMs: 1000, concurrency: 4, perHost: 0, retryDelayMs: 0 } }), /smtp\.perHost .* not 0/],
-    ['createLocalValidator smtp.concurrency 0', () => createLocalValidator({ smtp: { helo: 'h.test', from: '', port: 25, timeoutMs: 1000, concurrency: 0, perHost: 2, retryDelayMs: 0 } }), /smtp\.concurrency .* not 0/],
+    [
+      'createLocalValidator smtp.perHost 0',
+      () => createLocalValidator({ smtp: { helo: 'h.test', from: '', port: 25, timeoutMs: 1000, concurrency: 4, perHost: 0, retryDelayMs: 0 } }),
+      /smtp\.perHost .* not 0/,
+    ],
+    [
+      'createLocalValidator smtp.concurrency 0',
+      () => createLocalValidator({ smtp: { helo: 'h.test', from: '', port: 25, timeoutMs: 1000, concurrency: 0, perHost: 2, retryDelayMs: 0 } }),
+      /smtp\.concurrency .* not 0/,
+    ],
   ])('%s: RangeError naming it', (_name, call, why) => {
     expect(call).toThrow(RangeError);
     expect(call).toThrow(why);
@@ -57,7 +73,7 @@ describe('numeric options are checked at the call', () => {
 });
 
 describe('an abort ends the run even when the validator never answers', () => {
-  it('validate rejects with the signal\'s reason', async () => {
+  it("validate rejects with the signal's reason", async () => {
     const validator = neverAnswers();
     const ac = new AbortController();
     const run = drain(validate(['a@example.com', 'b@example.com'], { validator, signal: ac.signal }));
@@ -68,7 +84,7 @@ describe('an abort ends the run even when the validator never answers', () => {
     await expect(run).rejects.toMatchObject({ name: 'AbortError' });
   }, 5000);
 
-  it('validateFile rejects with the signal\'s reason; an abort before the start too', async () => {
+  it("validateFile rejects with the signal's reason; an abort before the start too", async () => {
     const reason = new Error('caller gave up');
     const ac = new AbortController();
     const run = drain(validateFile(join(dir, 'list.txt'), { validator: neverAnswers(), signal: ac.signal }));

@@ -69,7 +69,9 @@ describe('a text input that is no address list', () => {
   it('stdin whose first chunk is one address, then prose, is refused by the rows the check samples', async () => {
     const { Readable } = await import('node:stream');
     const stdin = Readable.from([Buffer.from('a@mx.test\n'), Buffer.from(README)]);
-    expect(await failure(openAddressInput({ path: '-', stdin }))).toMatch(/^stdin looks like prose or a document, not a list \(2 of its 46 non-blank lines hold an address/);
+    expect(await failure(openAddressInput({ path: '-', stdin }))).toMatch(
+      /^stdin looks like prose or a document, not a list \(2 of its 46 non-blank lines hold an address/,
+    );
   });
 });
 
@@ -85,7 +87,10 @@ describe("the library's validateFile runs the same check", () => {
 
   it('a column named with column: is checked as it is, however few addresses it holds', async () => {
     const v = counting();
-    const path = file('sparse.csv', `name,email\n${Array.from({ length: 40 }, (_, i) => (i === 25 ? 'Zed,zed@mx.test' : `P${i},${i % 2 ? 'n/a' : ''}`)).join('\n')}\n`);
+    const path = file(
+      'sparse.csv',
+      `name,email\n${Array.from({ length: 40 }, (_, i) => (i === 25 ? 'Zed,zed@mx.test' : `P${i},${i % 2 ? 'n/a' : ''}`)).join('\n')}\n`,
+    );
     const out: string[] = [];
     for await (const r of validateFile(path, { validator: v, column: 'email' })) out.push(r.verdict.status);
     expect(out).toHaveLength(40);
@@ -103,7 +108,8 @@ describe("the library's validateFile runs the same check", () => {
   it('a right file still comes through, row for row', async () => {
     const v = counting();
     const out: string[] = [];
-    for await (const r of validateFile(file('ok.csv', 'name,email\nAnn,ann@mx.test\n\nBob,bob@mx.test\n'), { validator: v })) out.push(`${r.fields.join('|')}:${r.verdict.status}`);
+    for await (const r of validateFile(file('ok.csv', 'name,email\nAnn,ann@mx.test\n\nBob,bob@mx.test\n'), { validator: v }))
+      out.push(`${r.fields.join('|')}:${r.verdict.status}`);
     expect(out).toEqual(['Ann|ann@mx.test:valid', '|:invalid', 'Bob|bob@mx.test:valid']);
   });
 });

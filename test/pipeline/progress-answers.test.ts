@@ -31,7 +31,15 @@ describe('progress counts what was answered, not only what was written', () => {
     const progress = { ...newProgress(Date.now()), inputBytes: { read: 1, total: 1 } };
     let whileHeld: { written: number; answered: number; percent: number | undefined } | undefined;
     const run = validateStream({
-      input: { kind: 'text', header: ['email'], emailColumn: 0, rows: (async function* () { for (let i = 0; i < rows.length; i += 100) yield rows.slice(i, i + 100); })(), close: () => {} },
+      input: {
+        kind: 'text',
+        header: ['email'],
+        emailColumn: 0,
+        rows: (async function* () {
+          for (let i = 0; i < rows.length; i += 100) yield rows.slice(i, i + 100);
+        })(),
+        close: () => {},
+      },
       validator,
       writer: { begin: async () => {}, row: () => {}, drain: async () => {}, end: async () => {} },
       batchSize: 100,
@@ -63,8 +71,21 @@ describe('progress counts what was answered, not only what was written', () => {
     const emails = ['a@x.io', 'not an address', 'a@x.io', '', 'b@x.io'];
     const events: RunProgress[] = [];
     await validateStream({
-      input: { kind: 'text', header: ['email'], emailColumn: 0, rows: (async function* () { yield emails.map((email) => ({ fields: [email], email })); })(), close: () => {} },
-      validator: { engine: 'api', validate: async (batch) => batch.map(verdict), stats: () => ({ requests: 0, retries: 0, rateLimited: 0 }), close: async () => {} },
+      input: {
+        kind: 'text',
+        header: ['email'],
+        emailColumn: 0,
+        rows: (async function* () {
+          yield emails.map((email) => ({ fields: [email], email }));
+        })(),
+        close: () => {},
+      },
+      validator: {
+        engine: 'api',
+        validate: async (batch) => batch.map(verdict),
+        stats: () => ({ requests: 0, retries: 0, rateLimited: 0 }),
+        close: async () => {},
+      },
       writer: { begin: async () => {}, row: () => {}, drain: async () => {}, end: async () => {} },
       batchSize: 10,
       concurrency: 1,

@@ -15,7 +15,13 @@ import type { Reason } from '../../src/reason.js';
 import { precheckVerdict } from '../../src/pipeline/precheck.js';
 
 const verdict = (email: string, status: Status, extra: Partial<Verdict> = {}): Verdict => ({
-  email, isValid: status === 'unknown' ? undefined : status !== 'invalid', status, confidence: 0.9, provider: 'test', details: {}, ...extra,
+  email,
+  isValid: status === 'unknown' ? undefined : status !== 'invalid',
+  status,
+  confidence: 0.9,
+  provider: 'test',
+  details: {},
+  ...extra,
 });
 
 /** Answers by the local part (invalid…, risky…, unknown…, fail… gets no verdict), each batch after a delay that makes them cross. */
@@ -91,7 +97,12 @@ describe('rows with several addresses', () => {
     );
     expect(writer.rows.map((r) => r.fields[0])).toEqual(['Ann', 'Bob', 'Cy', 'Dee', 'Eve', 'Fay']);
     expect(writer.rows.map((r) => [r.status, r.reason])).toEqual([
-      ['valid', ''], ['valid', ''], ['invalid', 'no_mail_server'], ['invalid', 'empty'], ['valid', ''], ['invalid', 'syntax'],
+      ['valid', ''],
+      ['valid', ''],
+      ['invalid', 'no_mail_server'],
+      ['invalid', 'empty'],
+      ['valid', ''],
+      ['invalid', 'syntax'],
     ]);
     expect(writer.rows.map((r) => r.cells!.map((c) => `${c.verdict.status}/${c.reason}`))).toEqual([
       ['valid/', 'valid/'],
@@ -103,7 +114,8 @@ describe('rows with several addresses', () => {
     ]);
     // a cell that lists several keeps each address's verdict, under its own spelling
     expect(writer.rows[2]!.cells![0]!.addresses!.map((a) => [a.verdict.email, a.verdict.status])).toEqual([
-      ['invalid.cy@a.example', 'invalid'], ['cy@a.example', 'valid'],
+      ['invalid.cy@a.example', 'invalid'],
+      ['cy@a.example', 'valid'],
     ]);
     // Eve's two addresses were both seen before: the row is a duplicate
     expect(summary).toMatchObject({ total: 6, valid: 3, invalid: 3, empty: 1, prechecked: 1, duplicates: 1 });
@@ -112,7 +124,12 @@ describe('rows with several addresses', () => {
   it('--unique leaves out a row whose every address came before', async () => {
     const writer = collecting();
     const { summary } = await validateStream({
-      input: table(header, records, [1, 2]), validator: recording(), writer, batchSize: 100, concurrency: 1, filter: { unique: true },
+      input: table(header, records, [1, 2]),
+      validator: recording(),
+      writer,
+      batchSize: 100,
+      concurrency: 1,
+      filter: { unique: true },
     });
     expect(writer.rows.map((r) => r.fields[0])).toEqual(['Ann', 'Bob', 'Cy', 'Dee', 'Fay']);
     expect(summary.duplicatesRemoved).toBe(1);
@@ -121,9 +138,16 @@ describe('rows with several addresses', () => {
   it('an address without a verdict decides its row: counted as an error, whatever the other addresses are', async () => {
     const writer = collecting();
     const { summary } = await validateStream({
-      input: table(['email'], [['invalid.x@a.example ::: fail.y@a.example'], ['ok@a.example']], [0]), validator: recording(), writer, batchSize: 10, concurrency: 1,
+      input: table(['email'], [['invalid.x@a.example ::: fail.y@a.example'], ['ok@a.example']], [0]),
+      validator: recording(),
+      writer,
+      batchSize: 10,
+      concurrency: 1,
     });
-    expect(writer.rows.map((r) => [r.status, r.reason])).toEqual([['unknown', 'api_error'], ['valid', '']]);
+    expect(writer.rows.map((r) => [r.status, r.reason])).toEqual([
+      ['unknown', 'api_error'],
+      ['valid', ''],
+    ]);
     expect(summary.errors).toBe(1);
   });
 });
@@ -137,7 +161,7 @@ describe('the deciding verdict of several', () => {
     ['unknown over risky', [v('risky'), v('unknown')], 'unknown@x.example'],
     ['risky over valid', [v('valid'), v('risky')], 'risky@x.example'],
     ['no verdict over invalid', [v('invalid'), errorVerdict('e@x.example', 'TIMEOUT', 't')], 'e@x.example'],
-    ['the run\'s own outage over invalid', [v('invalid'), verdict('o@x.example', 'unknown', { outage: 'dns' })], 'o@x.example'],
+    ["the run's own outage over invalid", [v('invalid'), verdict('o@x.example', 'unknown', { outage: 'dns' })], 'o@x.example'],
     ['precheck invalid as any invalid: the first', [precheckVerdict('n/a'), v('invalid')], 'n/a'],
   ])('%s', (_name, verdicts, email) => expect(deciding(verdicts).email).toBe(email));
 });

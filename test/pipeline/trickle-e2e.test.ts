@@ -31,7 +31,10 @@ describe('a trickling pipe (tail -f | mailsift validate)', () => {
     } finally {
       child.kill('SIGKILL');
     }
-    const rows = stdout.trim().split('\n').map((l) => JSON.parse(l) as { email: string; status: string });
+    const rows = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { email: string; status: string });
     expect(rows.map((r) => `${r.email}:${r.status}`)).toEqual(['first@example.com:valid', 'invalid.second@example.com:invalid']);
     expect(server.requests.map((r) => r.emails)).toEqual([['first@example.com'], ['invalid.second@example.com']]);
   });

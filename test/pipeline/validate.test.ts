@@ -45,8 +45,27 @@ describe('validate against the API', () => {
     expect(r.stdout.startsWith('\uFEFFid,name,note,Email,status,')).toBe(true);
     expect(r.stdout.endsWith('\r\n')).toBe(true);
     const rows = parseCsv(r.stdout.slice(1));
-    expect(rows[0]).toEqual(['id', 'name', 'note', 'Email', 'status', 'reason', 'is_valid', 'confidence', 'provider', 'syntax',
-      'domain', 'mx', 'disposable', 'role', 'free', 'suggestion', 'smtp', 'catch_all', 'error']);
+    expect(rows[0]).toEqual([
+      'id',
+      'name',
+      'note',
+      'Email',
+      'status',
+      'reason',
+      'is_valid',
+      'confidence',
+      'provider',
+      'syntax',
+      'domain',
+      'mx',
+      'disposable',
+      'role',
+      'free',
+      'suggestion',
+      'smtp',
+      'catch_all',
+      'error',
+    ]);
     expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
       ['1', 'Smith, Jane', 'line one\nline two', 'jane@example.com'],
       ['2', 'Zoë Ångström', 'says "hi"', 'invalid.zoe@example.org'],
@@ -79,7 +98,11 @@ describe('validate against the API', () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.results.map((x: { email: string; status: string }) => `${x.email}:${x.status}`)).toEqual([
-      'x@example.com:valid', 'y@example.com:valid', 'x@example.com:valid', 'x@EXAMPLE.COM:valid', 'y@example.com:valid',
+      'x@example.com:valid',
+      'y@example.com:valid',
+      'x@example.com:valid',
+      'x@EXAMPLE.COM:valid',
+      'y@example.com:valid',
     ]);
     expect(sentAddresses().sort()).toEqual(['x@example.com', 'y@example.com']);
     expect(out.summary).toMatchObject({ total: 5, duplicates: 3, valid: 5 });
@@ -92,8 +115,11 @@ describe('validate against the API', () => {
     expect(r.code).toBe(0);
     const rows = parseCsv(r.stdout).slice(1);
     expect(rows.map((row) => [row[0], row[2], row[3], row[6]])).toEqual([
-      ['1', 'invalid', 'empty', 'precheck'], ['2', 'invalid', 'syntax', 'precheck'], ['3', 'invalid', 'syntax', 'precheck'],
-      ['4', 'valid', '', 'fault-server'], ['5', 'invalid', 'syntax', 'precheck'],
+      ['1', 'invalid', 'empty', 'precheck'],
+      ['2', 'invalid', 'syntax', 'precheck'],
+      ['3', 'invalid', 'syntax', 'precheck'],
+      ['4', 'valid', '', 'fault-server'],
+      ['5', 'invalid', 'syntax', 'precheck'],
     ]);
     expect(sentAddresses()).toEqual(['ok@example.com']);
   });
@@ -105,7 +131,10 @@ describe('validate against the API', () => {
       env: api(),
     });
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.email)).toEqual(emails);
     // Shape B has no status: a risky address there reads as its isValid says (false here).
     lines.forEach((l, i) => expect(l.status).toBe(i % 3 === 2 && l.status === 'invalid' ? 'invalid' : ['valid', 'invalid', 'risky'][i % 3]));
@@ -142,7 +171,11 @@ describe('validate against the API', () => {
     const input = file('formula.csv', 'name,email,amount\n=HYPERLINK("http://x"),+a@example.com,-5\n@SUM(A1),b@example.com,-1+2\n');
     const r = await runInProcess(['validate', input], { env: api() });
     expect(r.code).toBe(0);
-    expect(parseCsv(r.stdout).slice(1).map((row) => row.slice(0, 3))).toEqual([
+    expect(
+      parseCsv(r.stdout)
+        .slice(1)
+        .map((row) => row.slice(0, 3)),
+    ).toEqual([
       ['=HYPERLINK("http://x")', '+a@example.com', '-5'],
       ['@SUM(A1)', 'b@example.com', '-1+2'],
     ]);
@@ -166,7 +199,12 @@ describe('validate against the API', () => {
     const r = await runInProcess(['validate', file('auth.txt', emails), '--batch-size', '5', '--summary', summaryPath], { env: api() });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/refused the key/);
-    expect(r.stderr.trim().split('\n').filter((l) => !l.includes('offline engine'))).toHaveLength(1);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('offline engine')),
+    ).toHaveLength(1);
     expect(server.requests.length).toBeLessThanOrEqual(4);
     for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(KEY);
   });
@@ -175,10 +213,20 @@ describe('validate against the API', () => {
     await serverWith({ failRate503: 0.5, seed: 3 });
     const keyFile = file('key.txt', `${KEY}\n`);
     const summaryPath = join(dir, 'secret-summary.json');
-    const r = await runInProcess(
-      ['validate', file('k.txt', 'a@example.com\nb@example.com\n'), '--api-key-file', keyFile, '--base-url', server.url,
-        '--summary', summaryPath, '--retries', '1', '--format', 'json'],
-    );
+    const r = await runInProcess([
+      'validate',
+      file('k.txt', 'a@example.com\nb@example.com\n'),
+      '--api-key-file',
+      keyFile,
+      '--base-url',
+      server.url,
+      '--summary',
+      summaryPath,
+      '--retries',
+      '1',
+      '--format',
+      'json',
+    ]);
     expect([0, 4]).toContain(r.code);
     for (const text of [r.stdout, r.stderr, readFileSync(summaryPath, 'utf8')]) expect(text).not.toContain(KEY);
     expect(server.requests.every((req) => req.authorization === `Bearer ${KEY}`)).toBe(true);
@@ -197,7 +245,10 @@ describe('an API that is not there', () => {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: `http://127.0.0.1:${port}` },
     });
     expect(r.code).toBe(4);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(400);
     expect(new Set(rows.map((x) => `${x.status}:${x.error?.code}`))).toEqual(new Set(['unknown:NETWORK']));
     const summary = r.stderr.match(/requests\s+(\d+)/);
@@ -215,10 +266,24 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
   });
   const cases: [string, () => string[], Record<string, string>, RegExp][] = [
     ['a missing file', () => ['validate', join(tmp, 'nope.csv')], {}, /^mailsift: cannot read .*nope\.csv: no such file/],
-    ['a malformed CSV, found while reading', () => ['validate', file('unclosed.csv', 'email,name\na@example.com,x\n"b@example.com,y\n'), '--engine', 'local'], {}, /^mailsift: .*malformed CSV/],
-    ['--batch-size 5000', () => ['validate', file('ok1.txt', 'a@example.com\n'), '--batch-size', '5000'], {}, /^mailsift: option '--batch-size <n>' argument '5000' is invalid/],
-    ['plain http to a non-loopback host, the key never shown', () => ['validate', file('ok4.txt', 'a@example.com\n'), '--base-url', 'http://api.example.com'],
-      { MAILSIFT_API_KEY: KEY }, /^mailsift: --base-url http:\/\/api\.example\.com: plain http is only allowed to loopback/],
+    [
+      'a malformed CSV, found while reading',
+      () => ['validate', file('unclosed.csv', 'email,name\na@example.com,x\n"b@example.com,y\n'), '--engine', 'local'],
+      {},
+      /^mailsift: .*malformed CSV/,
+    ],
+    [
+      '--batch-size 5000',
+      () => ['validate', file('ok1.txt', 'a@example.com\n'), '--batch-size', '5000'],
+      {},
+      /^mailsift: option '--batch-size <n>' argument '5000' is invalid/,
+    ],
+    [
+      'plain http to a non-loopback host, the key never shown',
+      () => ['validate', file('ok4.txt', 'a@example.com\n'), '--base-url', 'http://api.example.com'],
+      { MAILSIFT_API_KEY: KEY },
+      /^mailsift: --base-url http:\/\/api\.example\.com: plain http is only allowed to loopback/,
+    ],
   ];
   it.each(cases)('%s', async (_name, args, env, message) => {
     const r = await runInProcess(args(), { env });
@@ -227,7 +292,12 @@ describe('bad input: one line on stderr, exit 2, nothing on stdout', () => {
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(r.stderr).not.toContain(KEY);
-    expect(r.stderr.trim().split('\n').filter((l) => !/offline engine/.test(l))).toHaveLength(1);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !/offline engine/.test(l)),
+    ).toHaveLength(1);
   });
 
   it('an API engine without a key exits 3: a cron job that lost its key must not quietly validate offline and exit 0', async () => {
@@ -243,6 +313,8 @@ describe.skipIf(!existsSync('/dev/full'))('an output that cannot be written (a f
     const input = file('full.txt', 'a@example.com\nb@example.com\n');
     const r = await runInProcess(['validate', input, '--engine', 'local', '-q', '-o', '/dev/full']);
     expect(r.code).toBe(74); // issue 13: a full disk is no bug (it was 1)
-    expect(r.stderr.trim()).toMatch(/^mailsift: cannot write \/dev\/full: ENOSPC \(no space left on the device\); make room or give another path, then run again$/);
+    expect(r.stderr.trim()).toMatch(
+      /^mailsift: cannot write \/dev\/full: ENOSPC \(no space left on the device\); make room or give another path, then run again$/,
+    );
   });
 });

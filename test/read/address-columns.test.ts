@@ -73,7 +73,12 @@ describe('the column checked is the one the header names (6)', () => {
     });
     expect(r.code).toBe(0);
     expect(paid.filter((a) => a.startsWith('@'))).toEqual([]);
-    expect(paid.sort()).toEqual(rows.map((row) => row[3]!).filter((a) => a !== '').sort());
+    expect(paid.sort()).toEqual(
+      rows
+        .map((row) => row[3]!)
+        .filter((a) => a !== '')
+        .sort(),
+    );
     expect(r.stderr).toContain('mailsift: checking column "Work Email" (4) for addresses (found by its name)\n');
     expect(r.stderr).toMatch(/ column {4}"Work Email" \(4\), found by its name\n/);
     expect(JSON.parse(readFileSync(summary, 'utf8')).columns).toEqual([{ name: 'Work Email', number: 4, by: 'header' }]);
@@ -109,9 +114,29 @@ describe('the column checked is the one the header names (6)', () => {
 describe('several address columns and cells that list several addresses (7)', () => {
   // Google Contacts' "Google CSV", as contacts.google.com exports it (header cut after the phone columns)
   const header = [
-    'First Name', 'Middle Name', 'Last Name', 'Phonetic First Name', 'Phonetic Middle Name', 'Phonetic Last Name', 'Name Prefix',
-    'Name Suffix', 'Nickname', 'File As', 'Organization Name', 'Organization Title', 'Organization Department', 'Birthday', 'Notes',
-    'Photo', 'Labels', 'E-mail 1 - Label', 'E-mail 1 - Value', 'E-mail 2 - Label', 'E-mail 2 - Value', 'Phone 1 - Label', 'Phone 1 - Value',
+    'First Name',
+    'Middle Name',
+    'Last Name',
+    'Phonetic First Name',
+    'Phonetic Middle Name',
+    'Phonetic Last Name',
+    'Name Prefix',
+    'Name Suffix',
+    'Nickname',
+    'File As',
+    'Organization Name',
+    'Organization Title',
+    'Organization Department',
+    'Birthday',
+    'Notes',
+    'Photo',
+    'Labels',
+    'E-mail 1 - Label',
+    'E-mail 1 - Value',
+    'E-mail 2 - Label',
+    'E-mail 2 - Value',
+    'Phone 1 - Label',
+    'Phone 1 - Value',
   ];
   const contact = (first: string, last: string, e1: string, e2 = '', phone = ''): string[] => {
     const row = Array<string>(header.length).fill('');
@@ -132,8 +157,16 @@ describe('several address columns and cells that list several addresses (7)', ()
     contact('Fay', 'Ford', 'ann@home.example', 'risky.fay@firm.example'),
   ];
   const text = csv([header, ...rows]);
-  const distinct = ['ann@home.example', 'ann.archer@work.example', 'ann@firm.example', 'bob@home.example', 'cy@home.example',
-    'invalid.cy@old.example', 'eve@home.example', 'risky.fay@firm.example'];
+  const distinct = [
+    'ann@home.example',
+    'ann.archer@work.example',
+    'ann@firm.example',
+    'bob@home.example',
+    'cy@home.example',
+    'invalid.cy@old.example',
+    'eve@home.example',
+    'risky.fay@firm.example',
+  ];
 
   it('by default E-mail 1 - Value is checked, each address of a ::: cell once, and a notice names E-mail 2 - Value', async () => {
     const input = file('google.csv', text);
@@ -142,15 +175,26 @@ describe('several address columns and cells that list several addresses (7)', ()
       r = await runInProcess(['validate', input, '--columns', 'status,reason'], { env: env() });
     });
     expect(r.code).toBe(0);
-    expect(paid.sort()).toEqual(['ann@home.example', 'ann.archer@work.example', 'bob@home.example', 'cy@home.example', 'invalid.cy@old.example', 'eve@home.example'].sort());
+    expect(paid.sort()).toEqual(
+      ['ann@home.example', 'ann.archer@work.example', 'bob@home.example', 'cy@home.example', 'invalid.cy@old.example', 'eve@home.example'].sort(),
+    );
     expect(r.stderr).toContain('mailsift: checking column "E-mail 1 - Value" (19) for addresses (found by its name)\n');
     expect(r.stderr).toContain(
       `mailsift: column "E-mail 2 - Value" (21) holds addresses too, not checked; to check both: --column 'E-mail 1 - Value,E-mail 2 - Value'\n`,
     );
     rowForRow(text, r.stdout);
     // one real problem (Cy's old address), one contact without an address: not "invalid 60%"
-    expect(parseCsv(r.stdout).slice(1).map((row) => row.slice(-2))).toEqual([
-      ['valid', ''], ['valid', ''], ['invalid', 'no_mail_server'], ['invalid', 'empty'], ['valid', ''], ['valid', ''],
+    expect(
+      parseCsv(r.stdout)
+        .slice(1)
+        .map((row) => row.slice(-2)),
+    ).toEqual([
+      ['valid', ''],
+      ['valid', ''],
+      ['invalid', 'no_mail_server'],
+      ['invalid', 'empty'],
+      ['valid', ''],
+      ['valid', ''],
     ]);
   });
 
@@ -165,8 +209,12 @@ describe('several address columns and cells that list several addresses (7)', ()
     rowForRow(text, r.stdout);
     const out = parseCsv(r.stdout);
     expect(out[0]!.slice(header.length)).toEqual([
-      'E-mail 1 - Value status', 'E-mail 1 - Value reason', 'E-mail 1 - Value domain',
-      'E-mail 2 - Value status', 'E-mail 2 - Value reason', 'E-mail 2 - Value domain',
+      'E-mail 1 - Value status',
+      'E-mail 1 - Value reason',
+      'E-mail 1 - Value domain',
+      'E-mail 2 - Value status',
+      'E-mail 2 - Value reason',
+      'E-mail 2 - Value domain',
     ]);
     expect(out.slice(1).map((row) => row.slice(header.length))).toEqual([
       ['valid', '', 'home.example', 'valid', '', 'firm.example'],
@@ -180,15 +228,24 @@ describe('several address columns and cells that list several addresses (7)', ()
     // the same by numbers, as NDJSON: each column's result, each address's verdict for a cell that lists several
     const nd = await runInProcess(['validate', input, '--column', '19,21', '--format', 'ndjson', '-q'], { env: env() });
     expect(nd.code).toBe(0);
-    const results = nd.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const results = nd.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(results).toHaveLength(rows.length);
     expect(results.map((x) => [x.status, x.reason])).toEqual([
-      ['valid', ''], ['valid', ''], ['invalid', 'no_mail_server'], ['invalid', 'empty'], ['valid', ''], ['risky', 'role'],
+      ['valid', ''],
+      ['valid', ''],
+      ['invalid', 'no_mail_server'],
+      ['invalid', 'empty'],
+      ['valid', ''],
+      ['risky', 'role'],
     ]);
     const cy = results[2].columns['E-mail 1 - Value'];
     expect(cy.cell).toBe('cy@home.example ::: invalid.cy@old.example');
     expect(cy.addresses.map((a: { email: string; status: string }) => [a.email, a.status])).toEqual([
-      ['cy@home.example', 'valid'], ['invalid.cy@old.example', 'invalid'],
+      ['cy@home.example', 'valid'],
+      ['invalid.cy@old.example', 'invalid'],
     ]);
     expect(results[1].columns['E-mail 2 - Value']).toMatchObject({ email: '', status: 'invalid', reason: 'empty' });
     expect(Object.keys(results[0].input)).not.toContain('E-mail 1 - Value');
@@ -199,7 +256,12 @@ describe('several address columns and cells that list several addresses (7)', ()
     const book = await runInProcess(['validate', input, '--column', '19,21', '--columns', 'status,reason', '-o', xlsx, '-q'], { env: env() });
     expect(book.code).toBe(0);
     const sheet = await readTable(xlsx);
-    expect(sheet[0]!.slice(header.length)).toEqual(['E-mail 1 - Value status', 'E-mail 1 - Value reason', 'E-mail 2 - Value status', 'E-mail 2 - Value reason']);
+    expect(sheet[0]!.slice(header.length)).toEqual([
+      'E-mail 1 - Value status',
+      'E-mail 1 - Value reason',
+      'E-mail 2 - Value status',
+      'E-mail 2 - Value reason',
+    ]);
     expect(sheet.slice(1).map((row) => row.slice(0, header.length))).toEqual(rows);
     expect(sheet[3]!.slice(header.length)).toEqual(['invalid', 'no_mail_server', 'invalid', 'empty']);
   });
@@ -207,11 +269,37 @@ describe('several address columns and cells that list several addresses (7)', ()
 
 describe("Outlook's export in the user's language (6, 7)", () => {
   // French Outlook writes its 92 columns in French, every field quoted, in Windows-1252
-  const header = ['Prénom', 'Nom', 'Société', 'Adresse de messagerie', 'Type de messagerie', 'Nom complet de l’adresse de messagerie',
-    'Adresse de messagerie 2', 'Type de messagerie 2', 'Nom complet de l’adresse de messagerie 2', 'Notes', 'Sexe'];
-  const contact = (first: string, last: string, e1: string, e2 = ''): string[] => [first, last, '', e1, e1 ? 'SMTP' : '', e1 ? `${first} ${last} (${e1})` : '',
-    e2, e2 ? 'SMTP' : '', e2 ? `${first} ${last} (${e2})` : '', '', 'Non spécifié'];
-  const rows = [contact('Amélie', 'Dupré', 'amelie@dupre.example', 'a.dupre@perso.example'), contact('Éric', 'Noël', ''), contact('Hélène', 'Gâté', 'invalid.helene@gate.example')];
+  const header = [
+    'Prénom',
+    'Nom',
+    'Société',
+    'Adresse de messagerie',
+    'Type de messagerie',
+    'Nom complet de l’adresse de messagerie',
+    'Adresse de messagerie 2',
+    'Type de messagerie 2',
+    'Nom complet de l’adresse de messagerie 2',
+    'Notes',
+    'Sexe',
+  ];
+  const contact = (first: string, last: string, e1: string, e2 = ''): string[] => [
+    first,
+    last,
+    '',
+    e1,
+    e1 ? 'SMTP' : '',
+    e1 ? `${first} ${last} (${e1})` : '',
+    e2,
+    e2 ? 'SMTP' : '',
+    e2 ? `${first} ${last} (${e2})` : '',
+    '',
+    'Non spécifié',
+  ];
+  const rows = [
+    contact('Amélie', 'Dupré', 'amelie@dupre.example', 'a.dupre@perso.example'),
+    contact('Éric', 'Noël', ''),
+    contact('Hélène', 'Gâté', 'invalid.helene@gate.example'),
+  ];
   const text = [header, ...rows].map((r) => r.map((c) => `"${c}"`).join(',')).join('\r\n') + '\r\n';
 
   it('the address column is found by its name, and the second one is named in a notice', async () => {
@@ -224,13 +312,25 @@ describe("Outlook's export in the user's language (6, 7)", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(paid.sort()).toEqual(['amelie@dupre.example', 'invalid.helene@gate.example']);
     expect(r.stderr).toContain('mailsift: checking column "Adresse de messagerie" (4) for addresses (found by its name)\n');
-    expect(r.stderr).toContain(`mailsift: column "Adresse de messagerie 2" (7) holds addresses too, not checked; to check both: --column 'Adresse de messagerie,Adresse de messagerie 2'\n`);
+    expect(r.stderr).toContain(
+      `mailsift: column "Adresse de messagerie 2" (7) holds addresses too, not checked; to check both: --column 'Adresse de messagerie,Adresse de messagerie 2'\n`,
+    );
   });
 });
 
 describe('a column headed like an address column but empty is not said to hold addresses (7)', () => {
   // Outlook writes E-mail 2 Address and E-mail 3 Address for every contact, empty for most
-  const header = ['First Name', 'Last Name', 'E-mail Address', 'E-mail Type', 'E-mail Display Name', 'E-mail 2 Address', 'E-mail 2 Type', 'E-mail 3 Address', 'E-mail 3 Type'];
+  const header = [
+    'First Name',
+    'Last Name',
+    'E-mail Address',
+    'E-mail Type',
+    'E-mail Display Name',
+    'E-mail 2 Address',
+    'E-mail 2 Type',
+    'E-mail 3 Address',
+    'E-mail 3 Type',
+  ];
   const rows = [
     ['Jürgen', 'Weiß', 'jw@weiss.example', 'SMTP', 'Jürgen Weiß (jw@weiss.example)', 'juergen@home.example', 'SMTP', '', ''],
     ['Nina', 'Noemail', '', '', '', '', '', '', ''],
@@ -241,7 +341,9 @@ describe('a column headed like an address column but empty is not said to hold a
     const input = file('outlook-empty-third.csv', csv([header, ...rows]));
     const r = await runInProcess(['validate', input, '--columns', 'status'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`mailsift: column "E-mail 2 Address" (6) holds addresses too, not checked; to check both: --column 'E-mail Address,E-mail 2 Address'\n`);
+    expect(r.stderr).toContain(
+      `mailsift: column "E-mail 2 Address" (6) holds addresses too, not checked; to check both: --column 'E-mail Address,E-mail 2 Address'\n`,
+    );
     expect(r.stderr).not.toContain('"E-mail 3 Address"');
   });
 });
@@ -250,9 +352,12 @@ describe('a column named with --column is checked however sparse (8)', () => {
   // A HubSpot export where few contacts have an email: 84 in 1,000, the rest "n/a" or empty.
   const header = ['Record ID', 'First Name', 'Last Name', 'Email', 'Phone Number', 'Lifecycle Stage'];
   const rows = Array.from({ length: 1000 }, (_, i) => [
-    String(5_000_000 + i), `First${i}`, `Last${i}`,
+    String(5_000_000 + i),
+    `First${i}`,
+    `Last${i}`,
     i % 11 === 4 && i < 84 * 11 ? `contact${i}@client${i % 9}.example` : i % 10 === 3 ? '' : 'n/a',
-    '', 'lead',
+    '',
+    'lead',
   ]);
   const addresses = rows.map((r) => r[3]!).filter((a) => a.includes('@'));
   const text = csv([header, ...rows]);
@@ -267,7 +372,9 @@ describe('a column named with --column is checked however sparse (8)', () => {
     expect(r.code).toBe(0);
     expect(paid.sort()).toEqual([...addresses].sort());
     rowForRow(text, r.stdout);
-    const statuses = parseCsv(r.stdout).slice(1).map((row) => `${row[6]}/${row[7]}`);
+    const statuses = parseCsv(r.stdout)
+      .slice(1)
+      .map((row) => `${row[6]}/${row[7]}`);
     expect(statuses).toEqual(rows.map((row) => (row[3]!.includes('@') ? 'valid/' : row[3] === '' ? 'invalid/empty' : 'invalid/syntax')));
   });
 
@@ -286,15 +393,48 @@ describe('a column named with --column is checked however sparse (8)', () => {
 describe('an empty cell is its own reason, left out of --fail-on shares (9)', () => {
   // A Shopify customers export: a quarter of the customers have no email (they bought by phone).
   const header = [
-    'Customer ID', 'First Name', 'Last Name', 'Email', 'Accepts Email Marketing', 'Default Address Company', 'Default Address Address1',
-    'Default Address Address2', 'Default Address City', 'Default Address Province Code', 'Default Address Country Code',
-    'Default Address Zip', 'Default Address Phone', 'Phone', 'Accepts SMS Marketing', 'Total Spent', 'Total Orders', 'Note', 'Tax Exempt', 'Tags',
+    'Customer ID',
+    'First Name',
+    'Last Name',
+    'Email',
+    'Accepts Email Marketing',
+    'Default Address Company',
+    'Default Address Address1',
+    'Default Address Address2',
+    'Default Address City',
+    'Default Address Province Code',
+    'Default Address Country Code',
+    'Default Address Zip',
+    'Default Address Phone',
+    'Phone',
+    'Accepts SMS Marketing',
+    'Total Spent',
+    'Total Orders',
+    'Note',
+    'Tax Exempt',
+    'Tags',
   ];
   const rows = Array.from({ length: 200 }, (_, i) => [
-    String(7_400_000_000_000 + i), `Buyer${i}`, `Shop${i}`,
+    String(7_400_000_000_000 + i),
+    `Buyer${i}`,
+    `Shop${i}`,
     i % 4 === 1 ? '' : i === 10 || i === 22 || i === 30 ? `invalid.buyer${i}@shop.example` : `buyer${i}@shop.example`,
-    i % 3 ? 'yes' : 'no', '', `${i} Main St`, '', 'Springfield', 'IL', 'US', `'0${6200 + i}`, '', `+1217555${String(1000 + i)}`, 'no',
-    (i * 3.5).toFixed(2), String(i % 4), '', 'no', i % 2 ? 'vip, newsletter' : '',
+    i % 3 ? 'yes' : 'no',
+    '',
+    `${i} Main St`,
+    '',
+    'Springfield',
+    'IL',
+    'US',
+    `'0${6200 + i}`,
+    '',
+    `+1217555${String(1000 + i)}`,
+    'no',
+    (i * 3.5).toFixed(2),
+    String(i % 4),
+    '',
+    'no',
+    i % 2 ? 'vip, newsletter' : '',
   ]);
   const text = csv([header, ...rows]);
 
@@ -313,7 +453,9 @@ describe('an empty cell is its own reason, left out of --fail-on shares (9)', ()
     expect(summary).toMatchObject({ total: 200, invalid: 53, empty: 50, prechecked: 0, reasons: { no_mail_server: 3, empty: 50 } });
     expect(r.stderr).toMatch(/\n {2}empty {5}50 rows have no address \(reason empty\), left out of --fail-on shares\n/);
     expect(readFileSync(report, 'utf8')).toMatch(/<dt>Empty address cells<\/dt><dd data-figure="empty">50<\/dd>/);
-    const reasons = parseCsv(r.stdout).slice(1).map((row) => row[header.length + 1]);
+    const reasons = parseCsv(r.stdout)
+      .slice(1)
+      .map((row) => row[header.length + 1]);
     expect(reasons.filter((x) => x === 'empty')).toHaveLength(50);
 
     // the share is of the rows with an address; the empty rows have a rule of their own
@@ -345,7 +487,9 @@ describe('pasted addresses are checked by the address inside (10)', () => {
       r = await runInProcess(['validate', input, '-q'], { env: env() });
     });
     expect(r.code).toBe(0);
-    expect(paid.sort()).toEqual(['jane@news.example', 'john@news.example', 'max@news.example', 'mia@news.example', 'invalid.old@news.example', 'plain@news.example'].sort());
+    expect(paid.sort()).toEqual(
+      ['jane@news.example', 'john@news.example', 'max@news.example', 'mia@news.example', 'invalid.old@news.example', 'plain@news.example'].sort(),
+    );
     rowForRow(text, r.stdout);
     const out = parseCsv(r.stdout).slice(1);
     expect(out.map((row) => row[0])).toEqual(pasted);

@@ -26,7 +26,16 @@ describe('address column detection', () => {
 
   it.each<[string, string[], string[][], string | undefined, RegExp]>([
     ['no address anywhere', ['a', 'b'], [['1', '2']], undefined, /no address column/],
-    ['only @handles', ['name', 'twitter'], [['Ann', '@ann'], ['Bob', '@bob']], undefined, /no address column/],
+    [
+      'only @handles',
+      ['name', 'twitter'],
+      [
+        ['Ann', '@ann'],
+        ['Bob', '@bob'],
+      ],
+      undefined,
+      /no address column/,
+    ],
     ['--column 0', ['a', 'b'], [], '0', /has 2 column/],
     ['--column past the end', ['a', 'b'], [], '3', /has 2 column/],
     ['--column unknown name', ['a', 'b'], [], 'mail', /no such column/],
@@ -41,32 +50,105 @@ describe('address column detection', () => {
   it.each<[string, string[], number[]]>([
     [
       'Google Contacts',
-      ['First Name', 'Middle Name', 'Last Name', 'Labels', 'E-mail 1 - Label', 'E-mail 1 - Value', 'E-mail 2 - Label', 'E-mail 2 - Value', 'Phone 1 - Label', 'Phone 1 - Value'],
+      [
+        'First Name',
+        'Middle Name',
+        'Last Name',
+        'Labels',
+        'E-mail 1 - Label',
+        'E-mail 1 - Value',
+        'E-mail 2 - Label',
+        'E-mail 2 - Value',
+        'Phone 1 - Label',
+        'Phone 1 - Value',
+      ],
       [5, 7],
     ],
-    ['Google Contacts (older)', ['Name', 'Given Name', 'Group Membership', 'E-mail 1 - Type', 'E-mail 1 - Value', 'E-mail 2 - Type', 'E-mail 2 - Value'], [4, 6]],
+    [
+      'Google Contacts (older)',
+      ['Name', 'Given Name', 'Group Membership', 'E-mail 1 - Type', 'E-mail 1 - Value', 'E-mail 2 - Type', 'E-mail 2 - Value'],
+      [4, 6],
+    ],
     ['Outlook', ['First Name', 'Last Name', 'E-mail Address', 'E-mail Type', 'E-mail Display Name', 'E-mail 2 Address', 'E-mail 3 Address'], [2, 5, 6]],
     ['Mailchimp', ['Email Address', 'First Name', 'Last Name', 'Address', 'Phone Number', 'MEMBER_RATING', 'OPTIN_TIME', 'TAGS'], [0]],
     [
       'Shopify customers',
-      ['Customer ID', 'First Name', 'Last Name', 'Email', 'Accepts Email Marketing', 'Default Address Company', 'Default Address Address1', 'Phone', 'Accepts SMS Marketing', 'Total Spent'],
+      [
+        'Customer ID',
+        'First Name',
+        'Last Name',
+        'Email',
+        'Accepts Email Marketing',
+        'Default Address Company',
+        'Default Address Address1',
+        'Phone',
+        'Accepts SMS Marketing',
+        'Total Spent',
+      ],
       [3],
     ],
     [
       'HubSpot',
-      ['Record ID', 'First Name', 'Last Name', 'Email', 'Email Domain', 'Additional email addresses', 'Marketing emails opened', 'Unsubscribed from all email', 'Phone Number'],
+      [
+        'Record ID',
+        'First Name',
+        'Last Name',
+        'Email',
+        'Email Domain',
+        'Additional email addresses',
+        'Marketing emails opened',
+        'Unsubscribed from all email',
+        'Phone Number',
+      ],
       [3, 5],
     ],
     ['a CRM', ['Name', 'Twitter', 'Work Email', 'Personal E-mail', 'Mailing Address'], [2, 3]],
     ['German Excel', ['Vorname', 'Nachname', 'E-Mail-Adresse', 'E-Mail (privat)', 'Telefon'], [2, 3]],
     ['French, Spanish, Dutch, Italian', ['Nom', 'Courriel', 'Correo electrónico', 'E-mailadres', 'Indirizzo email', 'Adresse e-mail'], [1, 2, 3, 4, 5]],
     // Outlook's export in the user's language: its three address columns, never their type or display name
-    ['Outlook in French', ['Prénom', 'Adresse de messagerie', 'Type de messagerie', 'Nom complet de l’adresse de messagerie', 'Adresse de messagerie 2', 'Adresse de messagerie 3'], [1, 4, 5]],
-    ['Outlook in Italian', ['Nome', 'Indirizzo posta elettronica', 'Tipo posta elettronica', 'Nome visualizzato posta elettronica', 'Indirizzo posta elettronica 2'], [1, 4]],
-    ['Outlook in Czech, Slovak, Slovenian, Serbian', ['Jméno', 'E-mailová adresa', 'Typ e-mailu', 'E-mailová adresa 2', 'E-poštni naslov', 'E-poštno ime za prikaz', 'E-adresa 2'], [1, 3, 4, 6]],
-    ['Outlook in Lithuanian', ['Vardas', 'El. pašto adresas', 'El. pašto tipas', 'Rodomas el. pašto vardas', '2-as el. pašto adresas', '3-ias el. pašto adresas'], [1, 4, 5]],
-    ['Outlook in Bulgarian and Arabic', ['Име', 'Имейл адрес', 'Показвано име в имейл', 'Имейл адрес 2', 'عنوان البريد الإلكتروني', 'نوع البريد الإلكتروني', 'عنوان البريد الإلكتروني 2'], [1, 3, 4, 6]],
-    ['Outlook in Japanese, Korean, Chinese', ['名', '電子メール アドレス', '電子メール 2 アドレス', '電子メール表示名', '전자 메일 주소', '전자 메일 2 주소', '전자 메일 표시 이름', '电子邮件地址', '电子邮件 2 地址', '电子邮件显示名称', '電子郵件地址', '電子郵件 3 地址'], [1, 2, 4, 5, 7, 8, 10, 11]],
+    [
+      'Outlook in French',
+      ['Prénom', 'Adresse de messagerie', 'Type de messagerie', 'Nom complet de l’adresse de messagerie', 'Adresse de messagerie 2', 'Adresse de messagerie 3'],
+      [1, 4, 5],
+    ],
+    [
+      'Outlook in Italian',
+      ['Nome', 'Indirizzo posta elettronica', 'Tipo posta elettronica', 'Nome visualizzato posta elettronica', 'Indirizzo posta elettronica 2'],
+      [1, 4],
+    ],
+    [
+      'Outlook in Czech, Slovak, Slovenian, Serbian',
+      ['Jméno', 'E-mailová adresa', 'Typ e-mailu', 'E-mailová adresa 2', 'E-poštni naslov', 'E-poštno ime za prikaz', 'E-adresa 2'],
+      [1, 3, 4, 6],
+    ],
+    [
+      'Outlook in Lithuanian',
+      ['Vardas', 'El. pašto adresas', 'El. pašto tipas', 'Rodomas el. pašto vardas', '2-as el. pašto adresas', '3-ias el. pašto adresas'],
+      [1, 4, 5],
+    ],
+    [
+      'Outlook in Bulgarian and Arabic',
+      ['Име', 'Имейл адрес', 'Показвано име в имейл', 'Имейл адрес 2', 'عنوان البريد الإلكتروني', 'نوع البريد الإلكتروني', 'عنوان البريد الإلكتروني 2'],
+      [1, 3, 4, 6],
+    ],
+    [
+      'Outlook in Japanese, Korean, Chinese',
+      [
+        '名',
+        '電子メール アドレス',
+        '電子メール 2 アドレス',
+        '電子メール表示名',
+        '전자 메일 주소',
+        '전자 메일 2 주소',
+        '전자 메일 표시 이름',
+        '电子邮件地址',
+        '电子邮件 2 地址',
+        '电子邮件显示名称',
+        '電子郵件地址',
+        '電子郵件 3 地址',
+      ],
+      [1, 2, 4, 5, 7, 8, 10, 11],
+    ],
   ])('%s: the address columns are known by their headers', (_name, header, expected) => {
     expect(header.flatMap((h, i) => (isAddressHeader(h) ? [i] : []))).toEqual(expected);
   });
@@ -89,12 +171,21 @@ describe('address column detection', () => {
     ['a column found by its cells', ['name', 'contact'], undefined, 1],
     ['a column headed email, beside another address column', ['email', 'Work Email'], undefined, 2],
   ])('the notice as the run begins, for %s: %i line(s)', (_name, header, requested, lines) => {
-    const rows = [['ann@x.example', 'ann@y.example'], ['bob@x.example', 'bob@y.example']].map((r) => (header[0] === 'name' ? ['Ann', r[1]!] : r));
+    const rows = [
+      ['ann@x.example', 'ann@y.example'],
+      ['bob@x.example', 'bob@y.example'],
+    ].map((r) => (header[0] === 'name' ? ['Ann', r[1]!] : r));
     expect(describeChoice(header, chooseColumns(header, rows, requested))).toHaveLength(lines);
   });
 
   it('of several named columns, the first that holds addresses in the first rows', () => {
-    const choice = chooseColumns(['Email', 'Work Email'], [['', 'a@x.example'], ['', 'b@x.example']]);
+    const choice = chooseColumns(
+      ['Email', 'Work Email'],
+      [
+        ['', 'a@x.example'],
+        ['', 'b@x.example'],
+      ],
+    );
     expect(choice.columns).toEqual([1]);
   });
 
@@ -123,6 +214,9 @@ describe('address column detection', () => {
     const cells: (string[][] | undefined)[] = [];
     for await (const rows of input.rows) cells.push(...rows.map((r) => r.cells));
     expect(input.header).toEqual(['column1', 'column2', 'column3']);
-    expect(cells).toEqual([[['bob@example.com'], ['b2@example.com']], [['ann@example.com'], []]]);
+    expect(cells).toEqual([
+      [['bob@example.com'], ['b2@example.com']],
+      [['ann@example.com'], []],
+    ]);
   });
 });

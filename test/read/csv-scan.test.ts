@@ -111,7 +111,7 @@ describe('scanPlainText', () => {
     for (const cut of [1, 2, 3, 5]) expect(await scanText(text, undefined, cut)).toEqual(expected);
   });
 
-  it('a line longer than cellChars, or near the reader\'s own cap, is left to the reader', async () => {
+  it("a line longer than cellChars, or near the reader's own cap, is left to the reader", async () => {
     expect(await scanText('a@x\nxxxx\r\n', 4)).toEqual({ records: 2 });
     expect(await scanText('a@x\nxxxxx\r\n', 4)).toBe('unsure');
     const long = 'x'.repeat(MAX_LINE / 2 + 1);

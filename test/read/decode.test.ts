@@ -58,7 +58,12 @@ describe('decodeBytes', () => {
 describe('splitLines', () => {
   const lines = async (chunks: string[]): Promise<string[]> => {
     const out: string[] = [];
-    for await (const l of splitLines((async function* () { yield* chunks; })())) out.push(...l);
+    for await (const l of splitLines(
+      (async function* () {
+        yield* chunks;
+      })(),
+    ))
+      out.push(...l);
     return out;
   };
 
@@ -76,9 +81,11 @@ describe('splitLines', () => {
     }
     let read = 0;
     const lines = splitLines(endless(), 'f');
-    await expect((async () => {
-      for await (const l of lines) read += l.length;
-    })()).rejects.toThrow(`f: line 3 is longer than ${MAX_LINE / 1024 / 1024} MB`);
+    await expect(
+      (async () => {
+        for await (const l of lines) read += l.length;
+      })(),
+    ).rejects.toThrow(`f: line 3 is longer than ${MAX_LINE / 1024 / 1024} MB`);
     expect(read).toBe(2);
   });
 });
@@ -105,7 +112,9 @@ describe('UTF-16 and UTF-32, with and without a byte-order mark', () => {
   it.each(cases)('%s is decoded', async (_, bytes) => {
     // in small pieces too, as a pipe may hand them over
     expect(await text(decodeBytes(chunks(Array.from(bytes)), 'f'))).toBe(sample);
-    expect(await text(decodeBytes(chunks(...Array.from({ length: Math.ceil(bytes.length / 7) }, (_, k) => Array.from(bytes.subarray(k * 7, k * 7 + 7)))), 'f'))).toBe(sample);
+    expect(
+      await text(decodeBytes(chunks(...Array.from({ length: Math.ceil(bytes.length / 7) }, (_, k) => Array.from(bytes.subarray(k * 7, k * 7 + 7)))), 'f')),
+    ).toBe(sample);
   });
 
   it('the zero bytes tell which; UTF-8 (no zeros) and binary noise are left alone', () => {

@@ -43,8 +43,7 @@ interface Producer {
 }
 
 /** A cell as Excel writes it: quoted only when it holds the delimiter, a quote or a line break. */
-const cell = (value: string, delimiter: string): string =>
-  value.includes(delimiter) || /["\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+const cell = (value: string, delimiter: string): string => (value.includes(delimiter) || /["\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
 /** The bytes of a file of `rows` as `p` writes it. */
 function made(rows: string[][], p: Producer): Buffer {
@@ -129,7 +128,12 @@ const CONTACTS: string[][] = [
 const ADDRESSES = ['zoe@example.com', 'invalid.jose@example.org', 'francois@example.fr'];
 
 describe('line endings: CRLF, LF and CR each end a record, mixed in one file too', () => {
-  const rows: string[][] = [['email', 'name'], ['a@example.com', 'A'], ['b@example.com', 'B, "bee"'], ['c@example.com', 'line\none']];
+  const rows: string[][] = [
+    ['email', 'name'],
+    ['a@example.com', 'A'],
+    ['b@example.com', 'B, "bee"'],
+    ['c@example.com', 'line\none'],
+  ];
   it.each<[string, string[]]>([
     ['a CRLF header and LF rows (edited on two systems)', ['\r\n', '\n', '\n', '\n']],
     ['LF first, CRLF later: no cell keeps a \\r', ['\n', '\r\n', '\r\n', '\r\n']],
@@ -153,7 +157,11 @@ describe("Excel's sep= line", () => {
 
   it('names any one character, whatever the file is called', async () => {
     const p: Producer = { delimiter: '|', eol: '\r\n', encoding: 'utf-8', bom: true, sep: 'sep=|' };
-    const rows = [['id', 'mail', 'note'], ['1', 'a@example.com', 'x, y; z'], ['2', 'b@example.com', 'a|b']];
+    const rows = [
+      ['id', 'mail', 'note'],
+      ['1', 'a@example.com', 'x, y; z'],
+      ['2', 'b@example.com', 'a|b'],
+    ];
     const run = await validate('pipe.txt', made(rows, p));
     expectRowForRow(run, rows, p, ['valid', 'valid']);
   });
@@ -193,7 +201,17 @@ describe("the output in the input's dialect", () => {
 
   it('flags change it: --output-delimiter, --output-eol, --output-encoding, --no-bom', async () => {
     const p: Producer = { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false };
-    const run = await validate('to-utf8.csv', made(CONTACTS, p), ['--encoding', 'windows-1252', '--output-delimiter', ',', '--output-eol', 'lf', '--output-encoding', 'utf-8', '--bom']);
+    const run = await validate('to-utf8.csv', made(CONTACTS, p), [
+      '--encoding',
+      'windows-1252',
+      '--output-delimiter',
+      ',',
+      '--output-eol',
+      'lf',
+      '--output-encoding',
+      'utf-8',
+      '--bom',
+    ]);
     expect(run.r.code).toBe(0);
     const text = run.out!.toString('utf8');
     expect(text.startsWith('\ufeffName,E-Mail,Notiz,status,')).toBe(true);
@@ -204,10 +222,15 @@ describe("the output in the input's dialect", () => {
   });
 
   it('says what an encoding asked for cannot hold (written "?"), even with --quiet', async () => {
-    const rows = [['name', 'email'], ['李雷', 'lei@example.cn']];
+    const rows = [
+      ['name', 'email'],
+      ['李雷', 'lei@example.cn'],
+    ];
     const run = await validate('cjk.csv', made(rows, { delimiter: ',', eol: '\n', encoding: 'utf-8', bom: false }), ['--output-encoding', 'windows-1252']);
     expect(run.r.code).toBe(0);
-    expect(run.r.stderr).toMatch(/cjk\.csv\.out\.csv: 2 characters that the output's encoding cannot hold written as "\?" \(--output-encoding utf-8 keeps every character\)/);
+    expect(run.r.stderr).toMatch(
+      /cjk\.csv\.out\.csv: 2 characters that the output's encoding cannot hold written as "\?" \(--output-encoding utf-8 keeps every character\)/,
+    );
   });
 
   it('--bom where the encoding has none is exit 2, and nothing is sent', async () => {
@@ -246,15 +269,22 @@ describe('a table named .txt is a table', () => {
     mkdirSync(lo, { recursive: true });
     const rows = CONTACTS.map((r) => r.map((c) => c.replace('\r\n', ' ')));
     const p = (t: string): string => `<text:p>${t.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text:p>`;
-    const table = rows.map((r) => `<table:table-row>${r.map((c) => `<table:table-cell office:value-type="string">${p(c)}</table:table-cell>`).join('')}</table:table-row>`).join('');
-    writeFileSync(join(lo, 'contacts.fods'), `<?xml version="1.0" encoding="UTF-8"?>
+    const table = rows
+      .map((r) => `<table:table-row>${r.map((c) => `<table:table-cell office:value-type="string">${p(c)}</table:table-cell>`).join('')}</table:table-row>`)
+      .join('');
+    writeFileSync(
+      join(lo, 'contacts.fods'),
+      `<?xml version="1.0" encoding="UTF-8"?>
 <office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
-<office:body><office:spreadsheet><table:table table:name="Contacts">${table}</table:table></office:spreadsheet></office:body></office:document>`);
+<office:body><office:spreadsheet><table:table table:name="Contacts">${table}</table:table></office:spreadsheet></office:body></office:document>`,
+    );
     const profile = pathToFileURL(join(lo, 'profile')).href;
     const run = promisify(execFile);
     // tab, ", UTF-16 (LibreOffice's "Unicode", 65535): what it writes for a .txt table
     const UNICODE_TEXT = 'Text - txt - csv (StarCalc):9,34,65535,1';
-    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', `txt:${UNICODE_TEXT}`, '--outdir', lo, join(lo, 'contacts.fods')], { timeout: 150_000 });
+    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', `txt:${UNICODE_TEXT}`, '--outdir', lo, join(lo, 'contacts.fods')], {
+      timeout: 150_000,
+    });
     const exported = readFileSync(join(lo, 'contacts.txt'));
     expect(exported.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xfe]));
 
@@ -265,7 +295,20 @@ describe('a table named .txt is a table', () => {
     expect(out.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xfe]));
     // LibreOffice opens mailsift's output with the settings that read the input, and sees every cell where it was
     writeFileSync(join(lo, 'checked.txt'), out);
-    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', `--infilter=${UNICODE_TEXT}`, '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1', '--outdir', join(lo, 'back'), join(lo, 'checked.txt')], { timeout: 150_000 });
+    await run(
+      SOFFICE,
+      [
+        `-env:UserInstallation=${profile}`,
+        '--headless',
+        `--infilter=${UNICODE_TEXT}`,
+        '--convert-to',
+        'csv:Text - txt - csv (StarCalc):44,34,76,1',
+        '--outdir',
+        join(lo, 'back'),
+        join(lo, 'checked.txt'),
+      ],
+      { timeout: 150_000 },
+    );
     const back = parseCsv(readFileSync(join(lo, 'back', 'checked.csv'), 'utf8'));
     expect(back.map((r) => r.slice(0, 3))).toEqual(rows);
     expect(back.map((r) => r[3])).toEqual(['status', 'valid', 'invalid', 'valid']);
@@ -276,18 +319,56 @@ describe('a header that holds another delimiter inside its names', () => {
   // German CRMs head a column "Name, Vorname": as many commas as semicolons in the
   // first record, so counting them alone split the file on its commas and paid for
   // "anna@…;Müller, Anna" — every row invalid, exit 0.
-  const german = [['E-Mail', 'Name, Vorname'], ['anna@example.de', 'Müller, Anna'], ['invalid.bob@example.de', 'Meier, Bob'], ['', 'Schulz, Carla'], ['dora@example.de', 'Wagner, Dora']];
-  const names = [['Firma, Abteilung, Team', 'E-Mail'], ['Acme, Vertrieb, Nord', 'anna@example.de'], ['Acme, Einkauf, Süd', 'invalid.bob@example.de']];
-  const lastFirst = [['Last, First', 'Email'], ['Müller, Anna', 'anna@example.com'], ['Meier, Bob', 'invalid.bob@example.org']];
+  const german = [
+    ['E-Mail', 'Name, Vorname'],
+    ['anna@example.de', 'Müller, Anna'],
+    ['invalid.bob@example.de', 'Meier, Bob'],
+    ['', 'Schulz, Carla'],
+    ['dora@example.de', 'Wagner, Dora'],
+  ];
+  const names = [
+    ['Firma, Abteilung, Team', 'E-Mail'],
+    ['Acme, Vertrieb, Nord', 'anna@example.de'],
+    ['Acme, Einkauf, Süd', 'invalid.bob@example.de'],
+  ];
+  const lastFirst = [
+    ['Last, First', 'Email'],
+    ['Müller, Anna', 'anna@example.com'],
+    ['Meier, Bob', 'invalid.bob@example.org'],
+  ];
   it.each<[string, string, string[][], Producer, string[]]>([
-    ['German Excel: ";" and a "Name, Vorname" header (Windows-1252, CRLF)', 'crm.csv', german, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid', 'invalid', 'valid']],
-    ['";" and a header with more commas than semicolons', 'teams.csv', names, { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
-    ['Excel\'s "Text (Tab delimited)" with a "Last, First" header, saved as .txt', 'people.txt', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
+    [
+      'German Excel: ";" and a "Name, Vorname" header (Windows-1252, CRLF)',
+      'crm.csv',
+      german,
+      { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false },
+      ['valid', 'invalid', 'invalid', 'valid'],
+    ],
+    [
+      '";" and a header with more commas than semicolons',
+      'teams.csv',
+      names,
+      { delimiter: ';', eol: '\r\n', encoding: 'windows-1252', bom: false },
+      ['valid', 'invalid'],
+    ],
+    [
+      'Excel\'s "Text (Tab delimited)" with a "Last, First" header, saved as .txt',
+      'people.txt',
+      lastFirst,
+      { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false },
+      ['valid', 'invalid'],
+    ],
     ['the same named .tsv', 'people.tsv', lastFirst, { delimiter: '\t', eol: '\r\n', encoding: 'windows-1252', bom: false }, ['valid', 'invalid']],
   ])('%s: split on the delimiter that gives address cells, the addresses alone paid for', async (_what, name, rows, p, status) => {
     const run = await validate(name, made(rows, p), ['--encoding', 'windows-1252']);
     expectRowForRow(run, rows, p, status);
-    expect(run.sent.sort()).toEqual(rows.slice(1).map((r) => r.find((c) => c.includes('@'))).filter((a) => a !== undefined).sort());
+    expect(run.sent.sort()).toEqual(
+      rows
+        .slice(1)
+        .map((r) => r.find((c) => c.includes('@')))
+        .filter((a) => a !== undefined)
+        .sort(),
+    );
   });
 });
 
@@ -295,10 +376,26 @@ describe('the wrong file is exit 2, named as what it looks like, and nothing is 
   // the issue's README: 2 addresses in 14 lines passed the old "1 line in 10 holds @" rule
   const readme = `# Contacts tool\n\nA small tool to keep our contact list tidy.\nIt reads the CRM export and writes it back.\n\n## Usage\n\nRun it on the export, then import the result.\nQuestions go to help@example.com.\nBugs go to bugs@example.com.\n\n## Licence\n\nMIT, see LICENSE.\nWritten in 2024.\nMaintained by the ops team.\nThanks to everyone who helped.\nMore to come.\nThe end.\n`;
   it.each<[string, string, RegExp]>([
-    ['README.md', readme, /README\.md looks like prose or a document, not a list \(2 of its 14 non-blank lines hold an address; a list has one address a line\)/],
-    ['contacts.vcf', 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Jane Doe\r\nN:Doe;Jane;;;\r\nEMAIL;TYPE=INTERNET:jane@example.com\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:3.0\r\nFN:Bob\r\nEMAIL;TYPE=INTERNET:bob@example.com\r\nEND:VCARD\r\n', /contacts\.vcf looks like a vCard file \(\.vcf\), not a list: export the contacts as CSV/],
-    ['users.ndjson', '{"email":"a@example.com","name":"A"}\n{"email":"b@example.com","name":"B"}\n{"email":"c@example.com","name":"C"}\n', /users\.ndjson looks like NDJSON/],
-    ['message.eml', 'Return-Path: <jane@example.com>\r\nReceived: from mail.example.com by mx.example.org; Tue, 2 Jan 2024 10:00:00 +0000\r\nFrom: Jane Doe <jane@example.com>\r\nTo: bob@example.org\r\nSubject: the list\r\nMessage-ID: <1@example.com>\r\n\r\nHi Bob, here it is.\r\n', /message\.eml looks like a saved email/],
+    [
+      'README.md',
+      readme,
+      /README\.md looks like prose or a document, not a list \(2 of its 14 non-blank lines hold an address; a list has one address a line\)/,
+    ],
+    [
+      'contacts.vcf',
+      'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Jane Doe\r\nN:Doe;Jane;;;\r\nEMAIL;TYPE=INTERNET:jane@example.com\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:3.0\r\nFN:Bob\r\nEMAIL;TYPE=INTERNET:bob@example.com\r\nEND:VCARD\r\n',
+      /contacts\.vcf looks like a vCard file \(\.vcf\), not a list: export the contacts as CSV/,
+    ],
+    [
+      'users.ndjson',
+      '{"email":"a@example.com","name":"A"}\n{"email":"b@example.com","name":"B"}\n{"email":"c@example.com","name":"C"}\n',
+      /users\.ndjson looks like NDJSON/,
+    ],
+    [
+      'message.eml',
+      'Return-Path: <jane@example.com>\r\nReceived: from mail.example.com by mx.example.org; Tue, 2 Jan 2024 10:00:00 +0000\r\nFrom: Jane Doe <jane@example.com>\r\nTo: bob@example.org\r\nSubject: the list\r\nMessage-ID: <1@example.com>\r\n\r\nHi Bob, here it is.\r\n',
+      /message\.eml looks like a saved email/,
+    ],
   ])('%s', async (name, content, message) => {
     const run = await validate(name, Buffer.from(content));
     expect(run.r.code).toBe(2);
@@ -310,7 +407,10 @@ describe('the wrong file is exit 2, named as what it looks like, and nothing is 
 
   it('on stdin too', async () => {
     const before = server.requests.length;
-    const r = await runInProcess(['validate'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url }, stdin: '{"email":"a@example.com"}\n{"email":"b@example.com"}\n' });
+    const r = await runInProcess(['validate'], {
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url },
+      stdin: '{"email":"a@example.com"}\n{"email":"b@example.com"}\n',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^mailsift: stdin looks like NDJSON/);
     expect(r.stdout).toBe('');
@@ -320,30 +420,69 @@ describe('the wrong file is exit 2, named as what it looks like, and nothing is 
 
 describe('column names that collide', () => {
   it('an input with status and reason columns gets the appended ones prefixed, and a notice says so', async () => {
-    const rows = [['email', 'status', 'Reason'], ['a@example.com', 'customer', 'signed up'], ['invalid.b@example.com', 'lead', '']];
+    const rows = [
+      ['email', 'status', 'Reason'],
+      ['a@example.com', 'customer', 'signed up'],
+      ['invalid.b@example.com', 'lead', ''],
+    ];
     const p: Producer = { delimiter: ',', eol: '\n', encoding: 'utf-8', bom: false };
     const run = await validate('crm.csv', made(rows, p), ['--no-progress']);
     expect(run.r.code).toBe(0);
     const out = outputOf(run.out!, p).rows;
-    expect(out[0]).toEqual(['email', 'status', 'Reason', 'mailsift_status', 'mailsift_reason', 'mailsift_is_valid', 'mailsift_confidence', 'mailsift_provider',
-      'mailsift_syntax', 'mailsift_domain', 'mailsift_mx', 'mailsift_disposable', 'mailsift_role', 'mailsift_free', 'mailsift_suggestion', 'mailsift_smtp', 'mailsift_catch_all', 'mailsift_error']);
+    expect(out[0]).toEqual([
+      'email',
+      'status',
+      'Reason',
+      'mailsift_status',
+      'mailsift_reason',
+      'mailsift_is_valid',
+      'mailsift_confidence',
+      'mailsift_provider',
+      'mailsift_syntax',
+      'mailsift_domain',
+      'mailsift_mx',
+      'mailsift_disposable',
+      'mailsift_role',
+      'mailsift_free',
+      'mailsift_suggestion',
+      'mailsift_smtp',
+      'mailsift_catch_all',
+      'mailsift_error',
+    ]);
     expect(new Set(out[0]).size).toBe(out[0]!.length);
-    expect(out.map((r) => r.slice(0, 5))).toEqual([out[0]!.slice(0, 5), ['a@example.com', 'customer', 'signed up', 'valid', ''], ['invalid.b@example.com', 'lead', '', 'invalid', 'no_mail_server']]);
+    expect(out.map((r) => r.slice(0, 5))).toEqual([
+      out[0]!.slice(0, 5),
+      ['a@example.com', 'customer', 'signed up', 'valid', ''],
+      ['invalid.b@example.com', 'lead', '', 'invalid', 'no_mail_server'],
+    ]);
     // -q silences notices: without it, the notice says why the names changed
-    const loud = await runInProcess(['validate', join(dir, 'crm.csv'), '--columns', 'status'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url } });
-    expect(loud.stderr).toMatch(/^mailsift: "status": the input already has a column of that name, so the appended columns are named mailsift_status \(prefix mailsift_\)$/m);
+    const loud = await runInProcess(['validate', join(dir, 'crm.csv'), '--columns', 'status'], {
+      env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url },
+    });
+    expect(loud.stderr).toMatch(
+      /^mailsift: "status": the input already has a column of that name, so the appended columns are named mailsift_status \(prefix mailsift_\)$/m,
+    );
     expect(parseCsv(loud.stdout)[0]).toEqual(['email', 'status', 'Reason', 'mailsift_status']);
   });
 
   it('JSON and NDJSON keep every input cell under a key of its own, __proto__ and repeated names included', async () => {
-    const rows = [['email', 'a (4)', 'a', 'a', '__proto__', ''], ['a@example.com', '1', '2', '3', '4', '5']];
+    const rows = [
+      ['email', 'a (4)', 'a', 'a', '__proto__', ''],
+      ['a@example.com', '1', '2', '3', '4', '5'],
+    ];
     const csv = made(rows, { delimiter: ',', eol: '\n', encoding: 'utf-8', bom: false });
     for (const format of ['ndjson', 'json']) {
       const run = await validate(`dupes-${format}.csv`, csv, ['--format', format]);
       expect(run.r.code).toBe(0);
       const text = run.out!.toString('utf8');
       const result = format === 'json' ? JSON.parse(text).results[0] : JSON.parse(text.split('\n')[0]!);
-      expect(Object.entries(result.input)).toEqual([['a (4)', '1'], ['a', '2'], ['a (4) (2)', '3'], ['__proto__', '4'], ['column 6', '5']]);
+      expect(Object.entries(result.input)).toEqual([
+        ['a (4)', '1'],
+        ['a', '2'],
+        ['a (4) (2)', '3'],
+        ['__proto__', '4'],
+        ['column 6', '5'],
+      ]);
     }
   });
 });

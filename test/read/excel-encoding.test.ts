@@ -71,7 +71,10 @@ describe('Excel in and out', () => {
     const cases: [string[], RegExp][] = [
       [[input, '--sheet', 'Leeds'], /--sheet Leeds: no such sheet in .*bad-sheet\.xlsx \(sheets: Notes, Leads\)/],
       [[file('fake.xlsx', 'email\na@mx.test\n')], /fake\.xlsx: not an Excel workbook/],
-      [[file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))], /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/],
+      [
+        [file('old.xls.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))],
+        /legacy Excel \.xls workbook or a password-protected \.xlsx: save it as \.xlsx \(no password\) or CSV/,
+      ],
       [[file('plain.csv', 'email\na@mx.test\n'), '--sheet', '1'], /--sheet 1: .*plain\.csv is not an Excel workbook/],
     ];
     for (const [args, message] of cases) {
@@ -114,7 +117,10 @@ describe('encodings', () => {
       // (the output in UTF-8 here: test/read/dialect-e2e.test.ts checks it comes back in the input's encoding)
       const r = await runInProcess(['validate', file(name, bytes), '--columns', 'status', '--output-encoding', 'utf-8', '--no-bom', ...local()]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
-      expect(parseCsv(r.stdout, '\t'), name).toEqual([['Name', 'Email', 'status'], ['Zoë', 'Jane@mx.test', 'valid']]);
+      expect(parseCsv(r.stdout, '\t'), name).toEqual([
+        ['Name', 'Email', 'status'],
+        ['Zoë', 'Jane@mx.test', 'valid'],
+      ]);
     }
   });
 
@@ -129,7 +135,11 @@ describe('encodings', () => {
     const good = await runInProcess(['validate', input, '--encoding', 'windows-1252', '--columns', 'status', ...local()]);
     expect(good.code).toBe(0);
     // the output stays Windows-1252, as the input was
-    expect(parseCsv(good.stdoutBytes!.toString('latin1'))).toEqual([['name', 'email', 'status'], ['José', 'Jane@mx.test', 'valid'], ['Müller', 'admin@mx.test', 'risky']]);
+    expect(parseCsv(good.stdoutBytes!.toString('latin1'))).toEqual([
+      ['name', 'email', 'status'],
+      ['José', 'Jane@mx.test', 'valid'],
+      ['Müller', 'admin@mx.test', 'risky'],
+    ]);
   });
 });
 

@@ -33,23 +33,29 @@ const NUMBER_STYLES: Record<string, string> = {
   g2: '<number:number number:decimal-places="2" number:min-decimal-places="2" number:min-integer-digits="1" number:grouping="true"/>',
   zip: '<number:number number:decimal-places="0" number:min-decimal-places="0" number:min-integer-digits="5"/>',
 };
-const PERCENT = '<number:percentage-style style:name="Npct"><number:number number:decimal-places="2" number:min-decimal-places="2" number:min-integer-digits="1"/><number:text>%</number:text></number:percentage-style>';
+const PERCENT =
+  '<number:percentage-style style:name="Npct"><number:number number:decimal-places="2" number:min-decimal-places="2" number:min-integer-digits="1"/><number:text>%</number:text></number:percentage-style>';
 
 type FodsCell = string | { v: number; s?: keyof typeof NUMBER_STYLES | 'pct' } | null;
 
 function fods(rows: (FodsCell[] | 'blank')[]): string {
   const cell = (c: FodsCell): string => {
     if (c === null) return '<table:table-cell/>';
-    if (typeof c === 'string') return `<table:table-cell office:value-type="string"><text:p>${c.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text:p></table:table-cell>`;
+    if (typeof c === 'string')
+      return `<table:table-cell office:value-type="string"><text:p>${c.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text:p></table:table-cell>`;
     const style = c.s ? ` table:style-name="ce_${c.s}"` : '';
     return `<table:table-cell${style} office:value-type="${c.s === 'pct' ? 'percentage' : 'float'}" office:value="${c.v}"/>`;
   };
   const styles = [
     ...Object.entries(NUMBER_STYLES).map(([name, body]) => `<number:number-style style:name="N${name}">${body}</number:number-style>`),
     PERCENT,
-    ...[...Object.keys(NUMBER_STYLES), 'pct'].map((name) => `<style:style style:name="ce_${name}" style:family="table-cell" style:parent-style-name="Default" style:data-style-name="N${name}"/>`),
+    ...[...Object.keys(NUMBER_STYLES), 'pct'].map(
+      (name) => `<style:style style:name="ce_${name}" style:family="table-cell" style:parent-style-name="Default" style:data-style-name="N${name}"/>`,
+    ),
   ].join('');
-  const body = rows.map((r) => (r === 'blank' ? '<table:table-row><table:table-cell/></table:table-row>' : `<table:table-row>${r.map(cell).join('')}</table:table-row>`)).join('');
+  const body = rows
+    .map((r) => (r === 'blank' ? '<table:table-row><table:table-cell/></table:table-row>' : `<table:table-row>${r.map(cell).join('')}</table:table-row>`))
+    .join('');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:number="urn:oasis:names:tc:opendocument:xmlns:datastyle:1.0" xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
 <office:automatic-styles>${styles}</office:automatic-styles>
@@ -59,13 +65,55 @@ function fods(rows: (FodsCell[] | 'blank')[]): string {
 /** Halves, digits past the 15th, grouping, leading zeros, percentages — and rows 3, 5, 6 blank, a note past the header. */
 const AMOUNTS: (FodsCell[] | 'blank')[] = [
   ['email', 'name', 'two', 'one', 'seventeen', 'whole', 'grouped', 'zip', 'share'],
-  ['ann@mx.test', 'Ann', { v: 1.005, s: 'd2' }, { v: 1.45, s: 'd1' }, { v: 0.1 + 0.2, s: 'd17' }, { v: 123456789012345678, s: 'd0' }, { v: 1234.005, s: 'g2' }, { v: 1234, s: 'zip' }, { v: 0.00125, s: 'pct' }],
+  [
+    'ann@mx.test',
+    'Ann',
+    { v: 1.005, s: 'd2' },
+    { v: 1.45, s: 'd1' },
+    { v: 0.1 + 0.2, s: 'd17' },
+    { v: 123456789012345678, s: 'd0' },
+    { v: 1234.005, s: 'g2' },
+    { v: 1234, s: 'zip' },
+    { v: 0.00125, s: 'pct' },
+  ],
   'blank',
-  ['bob@mx.test', 'Bob', { v: 2.675, s: 'd2' }, { v: 0.05, s: 'd1' }, { v: 1 / 3, s: 'd17' }, { v: 2.5, s: 'd0' }, { v: -1234567.125, s: 'g2' }, { v: 501, s: 'zip' }, { v: 0.5, s: 'pct' }],
+  [
+    'bob@mx.test',
+    'Bob',
+    { v: 2.675, s: 'd2' },
+    { v: 0.05, s: 'd1' },
+    { v: 1 / 3, s: 'd17' },
+    { v: 2.5, s: 'd0' },
+    { v: -1234567.125, s: 'g2' },
+    { v: 501, s: 'zip' },
+    { v: 0.5, s: 'pct' },
+  ],
   'blank',
   'blank',
-  ['cy@mx.test', 'Cy', { v: 8.345, s: 'd2' }, { v: 1.25, s: 'd1' }, { v: 2 / 3, s: 'd17' }, { v: 0.5, s: 'd0' }, { v: 0.125, s: 'g2' }, { v: 12345, s: 'zip' }, { v: 1, s: 'pct' }, null, 'call back'],
-  ['dee@mx.test', 'Dee', { v: 1.015, s: 'd2' }, { v: 9.95, s: 'd1' }, { v: 12.1, s: 'd17' }, { v: 99999999999999999, s: 'd0' }, { v: 0.005, s: 'g2' }, { v: 7, s: 'zip' }, { v: 0.00005, s: 'pct' }],
+  [
+    'cy@mx.test',
+    'Cy',
+    { v: 8.345, s: 'd2' },
+    { v: 1.25, s: 'd1' },
+    { v: 2 / 3, s: 'd17' },
+    { v: 0.5, s: 'd0' },
+    { v: 0.125, s: 'g2' },
+    { v: 12345, s: 'zip' },
+    { v: 1, s: 'pct' },
+    null,
+    'call back',
+  ],
+  [
+    'dee@mx.test',
+    'Dee',
+    { v: 1.015, s: 'd2' },
+    { v: 9.95, s: 'd1' },
+    { v: 12.1, s: 'd17' },
+    { v: 99999999999999999, s: 'd0' },
+    { v: 0.005, s: 'g2' },
+    { v: 7, s: 'zip' },
+    { v: 0.00005, s: 'pct' },
+  ],
 ];
 
 const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
@@ -79,7 +127,11 @@ function handMade(): Buffer {
     const r = k + 2;
     rows.push(`<row r="${r}">${inline(`A${r}`, `u${k}@mx.test`)}<c r="B${r}" s="${k + 1}"><v>${k % 2 ? -1234.5 : 1234.5}</v></c></row>`);
   });
-  rows.push('<row r="8" s="7" customFormat="1"/>', `<row r="9">${inline('A9', 'last@mx.test')}${inline('D9', 'note')}</row>`, '<row r="10" s="7" customFormat="1"/>');
+  rows.push(
+    '<row r="8" s="7" customFormat="1"/>',
+    `<row r="9">${inline('A9', 'last@mx.test')}${inline('D9', 'note')}</row>`,
+    '<row r="10" s="7" customFormat="1"/>',
+  );
   const styles = `<styleSheet ${ns}><cellXfs count="${ids.length + 2}"><xf numFmtId="0"/>${ids.map((id) => `<xf numFmtId="${id}" applyNumberFormat="1"/>`).join('')}<xf numFmtId="0" fillId="0"/></cellXfs></styleSheet>`;
   const parts = excelParts([['unused']], { sheetXml: `<worksheet ${ns}><dimension ref="A1:D9"/><sheetData>${rows.join('')}</sheetData></worksheet>` });
   for (const p of parts) if (p.name === 'xl/styles.xml') p.data = styles;
@@ -108,9 +160,23 @@ describe('workbooks from LibreOffice, cell for cell against its own "as shown" C
     mkdirSync(join(dir, 'xlsx'));
     mkdirSync(join(dir, 'csv'));
     // two soffice calls in all (it is slow to start): FODS → xlsx, then every workbook → CSV as shown
-    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(dir, 'xlsx'), join(dir, 'amounts.fods')], { timeout: 150_000 });
+    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(dir, 'xlsx'), join(dir, 'amounts.fods')], {
+      timeout: 150_000,
+    });
     const books = [join(dir, 'xlsx', 'amounts.xlsx'), join(dir, 'builtin.xlsx')];
-    await run(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true', '--outdir', join(dir, 'csv'), ...books], { timeout: 150_000 });
+    await run(
+      SOFFICE,
+      [
+        `-env:UserInstallation=${profile}`,
+        '--headless',
+        '--convert-to',
+        'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true',
+        '--outdir',
+        join(dir, 'csv'),
+        ...books,
+      ],
+      { timeout: 150_000 },
+    );
     converted = books.map((xlsx) => ({ xlsx, csv: join(dir, 'csv', basename(xlsx).replace(/\.xlsx$/, '.csv')) }));
   }, 320_000);
 

@@ -42,7 +42,11 @@ describe("a text's kind, by its content whatever its name", () => {
     ['a vCard', 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Jane\r\nEMAIL;TYPE=INTERNET:jane@x.com\r\nEND:VCARD\r\n', /^a vCard file/],
     ['NDJSON', '{"email":"a@x.com","name":"A"}\n{"email":"b@x.com","name":"B"}\n', /^NDJSON/],
     ['a JSON document', '[\n  {"email": "a@x.com"},\n  {"email": "b@x.com"}\n]\n', /^a JSON document/],
-    ["a saved email's headers", 'Return-Path: <a@x.com>\nReceived: from x by y; Tue, 1 Jan 2024\nFrom: Jane <jane@x.com>\nTo: bob@x.com\nSubject: hi\n\nHello\n', /^a saved email/],
+    [
+      "a saved email's headers",
+      'Return-Path: <a@x.com>\nReceived: from x by y; Tue, 1 Jan 2024\nFrom: Jane <jane@x.com>\nTo: bob@x.com\nSubject: hi\n\nHello\n',
+      /^a saved email/,
+    ],
     ['an mbox', 'From jane@x.com Tue Jan  1 00:00:00 2024\nFrom: jane@x.com\n', /^a mailbox file \(mbox\)/],
     ['an HTML page', '<!DOCTYPE html>\n<p>a@x.com</p>\n', /^an HTML page/],
     ['an iCalendar file', 'BEGIN:VCALENDAR\nEND:VCALENDAR\n', /^an iCalendar file/],

@@ -57,11 +57,23 @@ const row = (r: number, ...cells: [string, string][]): string => `<row r="${r}">
 
 describe('blank rows come out in place', () => {
   it('a sheet with rows 3, 5 and 6 missing: 7 rows in, 7 out (header included)', async () => {
-    const path = sheet('gaps.xlsx', [row(1, ['A', 'email'], ['B', 'name']), row(2, ['A', 'a@mx.test'], ['B', 'A']), row(4, ['A', 'b@mx.test']), row(7, ['A', 'c@mx.test'], ['B', 'C'])].join(''));
+    const path = sheet(
+      'gaps.xlsx',
+      [row(1, ['A', 'email'], ['B', 'name']), row(2, ['A', 'a@mx.test'], ['B', 'A']), row(4, ['A', 'b@mx.test']), row(7, ['A', 'c@mx.test'], ['B', 'C'])].join(
+        '',
+      ),
+    );
     const r = await read(path);
     expect(r).toMatchObject({
       header: ['email', 'name'],
-      rows: [['a@mx.test', 'A'], ['', ''], ['b@mx.test', ''], ['', ''], ['', ''], ['c@mx.test', 'C']],
+      rows: [
+        ['a@mx.test', 'A'],
+        ['', ''],
+        ['b@mx.test', ''],
+        ['', ''],
+        ['', ''],
+        ['c@mx.test', 'C'],
+      ],
       emails: ['a@mx.test', '', 'b@mx.test', '', '', 'c@mx.test'],
     });
   });
@@ -69,26 +81,50 @@ describe('blank rows come out in place', () => {
   it('a styled empty row, and an empty cell row, hold their place; styled rows below the data do not count', async () => {
     const path = sheet(
       'styled.xlsx',
-      [row(1, ['A', 'email']), row(2, ['A', 'a@mx.test']), '<row r="3" s="1" customFormat="1"/>', '<row r="4"><c r="A4" s="1"/></row>', row(5, ['A', 'b@mx.test']), '<row r="6" s="1"/>', '<row r="9" s="1"/>'].join(''),
+      [
+        row(1, ['A', 'email']),
+        row(2, ['A', 'a@mx.test']),
+        '<row r="3" s="1" customFormat="1"/>',
+        '<row r="4"><c r="A4" s="1"/></row>',
+        row(5, ['A', 'b@mx.test']),
+        '<row r="6" s="1"/>',
+        '<row r="9" s="1"/>',
+      ].join(''),
     );
     expect(await read(path)).toMatchObject({ rows: [['a@mx.test'], [''], [''], ['b@mx.test']] });
   });
 
   it('blank rows above the header are not part of the table', async () => {
     const path = sheet('late-header.xlsx', [row(3, ['B', 'email']), row(4, ['B', 'a@mx.test']), row(6, ['B', 'b@mx.test'])].join(''));
-    expect(await read(path)).toMatchObject({ header: ['', 'email'], rows: [['', 'a@mx.test'], ['', ''], ['', 'b@mx.test']] });
+    expect(await read(path)).toMatchObject({
+      header: ['', 'email'],
+      rows: [
+        ['', 'a@mx.test'],
+        ['', ''],
+        ['', 'b@mx.test'],
+      ],
+    });
   });
 
   it('a blank line inside a CSV is a row (empty address); blank lines at the very end are not', async () => {
     const r = await read(file('blank.csv', 'email,name\na@mx.test,A\n\nb@mx.test,B\n,\nc@mx.test,C\n\n\n'));
     expect(r).toMatchObject({
-      rows: [['a@mx.test', 'A'], ['', ''], ['b@mx.test', 'B'], ['', ''], ['c@mx.test', 'C']],
+      rows: [
+        ['a@mx.test', 'A'],
+        ['', ''],
+        ['b@mx.test', 'B'],
+        ['', ''],
+        ['c@mx.test', 'C'],
+      ],
       emails: ['a@mx.test', '', 'b@mx.test', '', 'c@mx.test'],
     });
   });
 
   it('blank lines before a CSV header are skipped, CRLF blank lines kept in place', async () => {
-    expect(await read(file('crlf.csv', '\r\nemail\r\na@mx.test\r\n\r\nb@mx.test\r\n'))).toMatchObject({ header: ['email'], rows: [['a@mx.test'], [''], ['b@mx.test']] });
+    expect(await read(file('crlf.csv', '\r\nemail\r\na@mx.test\r\n\r\nb@mx.test\r\n'))).toMatchObject({
+      header: ['email'],
+      rows: [['a@mx.test'], [''], ['b@mx.test']],
+    });
   });
 
   it('an empty line in a text list is a row in place; empty lines at the very end are not', async () => {
@@ -110,14 +146,21 @@ describe('rows shorter or wider than the header', () => {
   it('a CSV row shorter than the header (as Excel writes trailing empties) is padded, not refused', async () => {
     expect(await read(file('short.csv', 'email,name,phone\na@mx.test,A\nb@mx.test\nc@mx.test,C,1\n'))).toMatchObject({
       header: ['email', 'name', 'phone'],
-      rows: [['a@mx.test', 'A', ''], ['b@mx.test', '', ''], ['c@mx.test', 'C', '1']],
+      rows: [
+        ['a@mx.test', 'A', ''],
+        ['b@mx.test', '', ''],
+        ['c@mx.test', 'C', '1'],
+      ],
     });
   });
 
   it('a CSV row wider than the header among the first rows widens the header with column letters', async () => {
     expect(await read(file('wide.csv', 'email,name\na@mx.test,A\nb@mx.test,B,,note\n'))).toMatchObject({
       header: ['email', 'name', 'C', 'D'],
-      rows: [['a@mx.test', 'A', '', ''], ['b@mx.test', 'B', '', 'note']],
+      rows: [
+        ['a@mx.test', 'A', '', ''],
+        ['b@mx.test', 'B', '', 'note'],
+      ],
     });
   });
 
@@ -129,12 +172,23 @@ describe('rows shorter or wider than the header', () => {
     // far enough down to be past what is read before the header is written out
     const rows = Array.from({ length: 20_000 }, (_, i) => `u${i}@mx.test,${i}`);
     rows[19_000] += ',,late note';
-    expect(await read(file('late-wide.csv', `email,n\n${rows.join('\n')}\n`))).toMatch(/late-wide\.csv: row 19002 has a cell in column D \(4\), past the 2 columns of the header and the first rows/);
+    expect(await read(file('late-wide.csv', `email,n\n${rows.join('\n')}\n`))).toMatch(
+      /late-wide\.csv: row 19002 has a cell in column D \(4\), past the 2 columns of the header and the first rows/,
+    );
   });
 
   it('a sheet with a note past the header: the header is widened, the verdicts start after it', async () => {
-    const path = sheet('note.xlsx', [row(1, ['A', 'email'], ['B', 'name']), row(2, ['A', 'a@mx.test'], ['B', 'A']), row(3, ['A', 'b@mx.test'], ['D', 'call back'])].join(''));
-    expect(await read(path)).toMatchObject({ header: ['email', 'name', 'C', 'D'], rows: [['a@mx.test', 'A', '', ''], ['b@mx.test', '', '', 'call back']] });
+    const path = sheet(
+      'note.xlsx',
+      [row(1, ['A', 'email'], ['B', 'name']), row(2, ['A', 'a@mx.test'], ['B', 'A']), row(3, ['A', 'b@mx.test'], ['D', 'call back'])].join(''),
+    );
+    expect(await read(path)).toMatchObject({
+      header: ['email', 'name', 'C', 'D'],
+      rows: [
+        ['a@mx.test', 'A', '', ''],
+        ['b@mx.test', '', '', 'call back'],
+      ],
+    });
   });
 
   it("a sheet's <dimension> gives the width up front, for a note far below the first rows", async () => {
@@ -161,7 +215,11 @@ describe('rows shorter or wider than the header', () => {
 
 describe('a header and no rows', () => {
   it('is no error: zero rows, and a notice saying so', async () => {
-    expect(await read(file('header-only.csv', 'name,email\n'))).toMatchObject({ header: ['name', 'email'], rows: [], notices: [expect.stringMatching(/header-only\.csv: a header and no rows below it/)] });
+    expect(await read(file('header-only.csv', 'name,email\n'))).toMatchObject({
+      header: ['name', 'email'],
+      rows: [],
+      notices: [expect.stringMatching(/header-only\.csv: a header and no rows below it/)],
+    });
   });
 
   it('a header without an address column and no rows is no error either', async () => {

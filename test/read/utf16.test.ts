@@ -82,6 +82,9 @@ describe('the command, in-process', () => {
 
   it('a bad unit at byte 48 is reported at byte 48', async () => {
     const r = await runInProcess(['validate', 'bad.csv', ...LOCAL], { cwd: dir });
-    expect([r.code, r.stderr]).toEqual([2, 'mailsift: bad.csv: invalid UTF-16LE at byte 48: a half of a surrogate pair alone (the file starts with its byte-order mark)\n']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'mailsift: bad.csv: invalid UTF-16LE at byte 48: a half of a surrogate pair alone (the file starts with its byte-order mark)\n',
+    ]);
   });
 });

@@ -35,74 +35,90 @@ function contacts(formulaAt: (row: number) => boolean, header = ['name', 'email'
   return rows;
 }
 
-describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot import openpyxl (apt-get install python3-openpyxl)'))('formulas with no saved value (openpyxl)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mailsift-formulas-'));
-  let server: FaultServer;
-  const write = (name: string, rows: unknown[][]): string => {
-    const sub = join(dir, name);
-    spawnSync('mkdir', ['-p', sub]);
-    const out = spawnSync(PYTHON!, [GENERATOR], { input: JSON.stringify({ dir: sub, rows }), encoding: 'utf8' });
-    const written = (JSON.parse(out.stdout) as string[]).find((p) => p.endsWith('openpyxl.xlsx'));
-    if (!written) throw new Error(`openpyxl wrote nothing: ${out.stderr}`);
-    return written;
-  };
-  const env = () => ({ MAILSIFT_API_KEY: API_KEY, MAILSIFT_BASE_URL: server.url });
+describe.skipIf(missingTool('python3-openpyxl', !PYTHON && 'python3 cannot import openpyxl (apt-get install python3-openpyxl)'))(
+  'formulas with no saved value (openpyxl)',
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsift-formulas-'));
+    let server: FaultServer;
+    const write = (name: string, rows: unknown[][]): string => {
+      const sub = join(dir, name);
+      spawnSync('mkdir', ['-p', sub]);
+      const out = spawnSync(PYTHON!, [GENERATOR], { input: JSON.stringify({ dir: sub, rows }), encoding: 'utf8' });
+      const written = (JSON.parse(out.stdout) as string[]).find((p) => p.endsWith('openpyxl.xlsx'));
+      if (!written) throw new Error(`openpyxl wrote nothing: ${out.stderr}`);
+      return written;
+    };
+    const env = () => ({ MAILSIFT_API_KEY: API_KEY, MAILSIFT_BASE_URL: server.url });
 
-  beforeAll(async () => {
-    server = await startFaultServer({ apiKey: API_KEY });
-  });
-  afterAll(async () => {
-    await server.close();
-  });
+    beforeAll(async () => {
+      server = await startFaultServer({ apiKey: API_KEY });
+    });
+    afterAll(async () => {
+      await server.close();
+    });
 
-  it('in the address column: exit 2 naming the cells, saying to open and save the workbook, before any request', async () => {
-    // far below the rows looked at to find the column (and the 1,000 cells checked for "@")
-    const book = write('address', contacts((r) => r === 1200 || (r >= 1300 && r <= 1302)));
-    for (const extra of [[], ['--dry-run']]) {
-      const r = await runInProcess(['validate', book, '-o', join(dir, 'out.csv'), ...extra], { env: env() });
+    it('in the address column: exit 2 naming the cells, saying to open and save the workbook, before any request', async () => {
+      // far below the rows looked at to find the column (and the 1,000 cells checked for "@")
+      const book = write(
+        'address',
+        contacts((r) => r === 1200 || (r >= 1300 && r <= 1302)),
+      );
+      for (const extra of [[], ['--dry-run']]) {
+        const r = await runInProcess(['validate', book, '-o', join(dir, 'out.csv'), ...extra], { env: env() });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toContain('4 cells of the address column "email" hold formulas with no saved value (B1200, B1300:B1302)');
+        expect(r.stderr).toMatch(/open the workbook in a spreadsheet program .*save it, and run again/);
+        expect(r.stdout).toBe('');
+      }
+      expect(server.requests).toHaveLength(0);
+      expect(existsSync(join(dir, 'out.csv'))).toBe(false);
+    });
+
+    it('an address column made only of such formulas, under no header that names it: the formulas are named, not "no address column"', async () => {
+      const book = write(
+        'unnamed',
+        contacts(() => true, ['name', 'contact', 'domain']),
+      );
+      const r = await runInProcess(['validate', book], { env: env() });
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(r.stderr).toContain('4 cells of the address column "email" hold formulas with no saved value (B1200, B1300:B1302)');
-      expect(r.stderr).toMatch(/open the workbook in a spreadsheet program .*save it, and run again/);
-      expect(r.stdout).toBe('');
-    }
-    expect(server.requests).toHaveLength(0);
-    expect(existsSync(join(dir, 'out.csv'))).toBe(false);
-  });
-
-  it('an address column made only of such formulas, under no header that names it: the formulas are named, not "no address column"', async () => {
-    const book = write('unnamed', contacts(() => true, ['name', 'contact', 'domain']));
-    const r = await runInProcess(['validate', book], { env: env() });
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain('3,000 cells hold formulas with no saved value (B2:B1501, C2:C1501)');
-    expect(r.stderr).toMatch(/open the workbook in a spreadsheet program/);
-    expect(server.requests).toHaveLength(0);
-  });
-
-  describe('elsewhere', () => {
-    let book: string;
-    beforeAll(() => {
-      book = write('elsewhere', contacts(() => false));
+      expect(r.stderr).toContain('3,000 cells hold formulas with no saved value (B2:B1501, C2:C1501)');
+      expect(r.stderr).toMatch(/open the workbook in a spreadsheet program/);
+      expect(server.requests).toHaveLength(0);
     });
 
-    it('the cell is empty and a notice counts them; every row is checked', async () => {
-      const r = await runInProcess(['validate', book, '--columns', 'status'], { env: env() });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain('1,500 cells hold formulas with no saved value (C2:C1501), read as empty');
-      const rows = parseCsv(r.stdout);
-      expect(rows).toHaveLength(1501);
-      expect(rows[1]).toEqual(['person2', 'person2@example.com', '', 'valid']);
-      expect(rows.slice(1).every((row) => row[2] === '')).toBe(true);
-    });
+    describe('elsewhere', () => {
+      let book: string;
+      beforeAll(() => {
+        book = write(
+          'elsewhere',
+          contacts(() => false),
+        );
+      });
 
-    it.skipIf(missingTool('LibreOffice', !SOFFICE && 'soffice not found (apt-get install libreoffice-calc-nogui)'))('opened and saved in a spreadsheet program (LibreOffice), as the notice says, the cells have their values', async () => {
-      const saved = join(dir, 'saved');
-      const profile = pathToFileURL(join(dir, 'lo-profile')).href;
-      await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', saved, book], { timeout: 150_000 });
-      const r = await runInProcess(['validate', join(saved, 'openpyxl.xlsx'), '--columns', 'status'], { env: env() });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).not.toContain('formulas');
-      expect(parseCsv(r.stdout)[1]).toEqual(['person2', 'person2@example.com', 'example.com', 'valid']);
-    }, 180_000);
-  });
-});
+      it('the cell is empty and a notice counts them; every row is checked', async () => {
+        const r = await runInProcess(['validate', book, '--columns', 'status'], { env: env() });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain('1,500 cells hold formulas with no saved value (C2:C1501), read as empty');
+        const rows = parseCsv(r.stdout);
+        expect(rows).toHaveLength(1501);
+        expect(rows[1]).toEqual(['person2', 'person2@example.com', '', 'valid']);
+        expect(rows.slice(1).every((row) => row[2] === '')).toBe(true);
+      });
+
+      it.skipIf(missingTool('LibreOffice', !SOFFICE && 'soffice not found (apt-get install libreoffice-calc-nogui)'))(
+        'opened and saved in a spreadsheet program (LibreOffice), as the notice says, the cells have their values',
+        async () => {
+          const saved = join(dir, 'saved');
+          const profile = pathToFileURL(join(dir, 'lo-profile')).href;
+          await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', saved, book], { timeout: 150_000 });
+          const r = await runInProcess(['validate', join(saved, 'openpyxl.xlsx'), '--columns', 'status'], { env: env() });
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stderr).not.toContain('formulas');
+          expect(parseCsv(r.stdout)[1]).toEqual(['person2', 'person2@example.com', 'example.com', 'valid']);
+        },
+        180_000,
+      );
+    });
+  },
+);

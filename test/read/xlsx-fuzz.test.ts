@@ -121,7 +121,28 @@ describe('mutated workbooks', () => {
   it(`${XML_MUTANTS} workbooks with mutated XML (sound zips, so the XML reader meets the damage): rows or a one-line refusal`, async () => {
     const parts = excelParts(contacts(30).cells);
     const xmlParts = ['xl/worksheets/sheet1.xml', 'xl/sharedStrings.xml', 'xl/styles.xml', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels'];
-    const TOKENS = ['<', '>', '/>', '</c>', '<c r="A1" t="s">', '<v>', '</row>', '<row>', '&', '&#x0;', '&#99999999;', '"', '<!--', ']]>', '<![CDATA[', '<?', '_x000D_', '<si>', 't="s"', 's="99"'];
+    const TOKENS = [
+      '<',
+      '>',
+      '/>',
+      '</c>',
+      '<c r="A1" t="s">',
+      '<v>',
+      '</row>',
+      '<row>',
+      '&',
+      '&#x0;',
+      '&#99999999;',
+      '"',
+      '<!--',
+      ']]>',
+      '<![CDATA[',
+      '<?',
+      '_x000D_',
+      '<si>',
+      't="s"',
+      's="99"',
+    ];
     for (let k = 0; k < XML_MUTANTS; k++) {
       const r = seeded(SEED * 7 + k);
       const target = xmlParts[Math.floor(r() * xmlParts.length)]!;
@@ -152,7 +173,11 @@ describe('mutated workbooks', () => {
       });
       expect([0, 2], `${label}: exit ${r.code} ${r.stderr}`).toContain(r.code);
       expect(r.stderr, label).not.toMatch(/^\s+at /m);
-      if (r.code === 0) expect(parseCsv(r.stdout).map((row) => row.slice(0, -1)), label).toEqual(base.rows);
+      if (r.code === 0)
+        expect(
+          parseCsv(r.stdout).map((row) => row.slice(0, -1)),
+          label,
+        ).toEqual(base.rows);
       else expect(r.stderr.trim().split('\n'), label).toHaveLength(1);
     }
   }, 120_000);

@@ -84,10 +84,7 @@ const CASES: Case[] = [
 ];
 
 const HEADER = ['email', 'case', 'shown'];
-const rows = [
-  HEADER.map((text) => ({ text })),
-  ...CASES.map((c, i) => [{ text: `user${i}@example.com` }, { text: c.label }, c.cell]),
-];
+const rows = [HEADER.map((text) => ({ text })), ...CASES.map((c, i) => [{ text: `user${i}@example.com` }, { text: c.label }, c.cell])];
 
 /** Numbers out of a time a program shows ("6:00 PM", "−12:00", "2160:30"), as the format's fields. */
 function timeFields(shown: string, compare: { time: string; ampm?: boolean }): number[] | undefined {
@@ -110,74 +107,93 @@ function readFields(text: string, fields: string): number[] {
   return out;
 }
 
-describe.skipIf(missingTool('the spreadsheet oracles', missing.length > 0 && `install ${missing.join(', ')}`))('cells as Gnumeric and LibreOffice show them', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mailsift-oracles-'));
-  /** workbook path → [mailsift, Gnumeric, LibreOffice] tables */
-  const tables = new Map<string, { ours: string[][]; gnumeric: string[][]; libreoffice: string[][] }>();
+describe.skipIf(missingTool('the spreadsheet oracles', missing.length > 0 && `install ${missing.join(', ')}`))(
+  'cells as Gnumeric and LibreOffice show them',
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsift-oracles-'));
+    /** workbook path → [mailsift, Gnumeric, LibreOffice] tables */
+    const tables = new Map<string, { ours: string[][]; gnumeric: string[][]; libreoffice: string[][] }>();
 
-  beforeAll(async () => {
-    const generated = JSON.parse(spawnSync(PYTHON!, [GENERATOR], { input: JSON.stringify({ dir, rows }), encoding: 'utf8' }).stdout) as string[];
-    // Gnumeric as a producer: its own writer, from the openpyxl workbook
-    const gnumericBook = join(dir, 'gnumeric.xlsx');
-    await run('ssconvert', ['-T', 'Gnumeric_Excel:xlsx2', generated[0]!, gnumericBook], { timeout: 60_000 });
-    const books = [...generated, gnumericBook, crWorkbook(dir)];
-    const oracle = join(dir, 'csv');
-    mkdirSync(oracle);
-    for (const book of books) {
-      await run('ssconvert', ['-T', 'Gnumeric_stf:stf_assistant', '-O', 'separator=, format=preserve eol=unix', book, join(oracle, `${basename(book, '.xlsx')}.gnumeric.csv`)], { timeout: 60_000 });
-    }
-    // its own profile: a user's LibreOffice is not disturbed, nor waited for
-    const profile = pathToFileURL(join(dir, 'lo-profile')).href;
-    const lo = join(dir, 'lo');
-    await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true', '--outdir', lo, ...books], { timeout: 150_000 });
-    for (const book of books) {
-      const name = basename(book, '.xlsx');
-      tables.set(name, {
-        ours: await readTable(book),
-        gnumeric: parseCsv(readFileSync(join(oracle, `${name}.gnumeric.csv`), 'utf8')),
-        libreoffice: parseCsv(readFileSync(join(lo, `${name}.csv`), 'utf8')),
-      });
-    }
-  }, 200_000);
-
-  it('the producers all wrote their workbook', () => {
-    expect([...tables.keys()]).toEqual(expect.arrayContaining(['openpyxl', 'gnumeric', 'cr']));
-  });
-
-  it.each(['openpyxl', 'xlsxwriter', 'gnumeric'])('%s: every case reads as documented, and as both programs show it', (book) => {
-    const t = tables.get(book);
-    if (!t) {
-      // only xlsxwriter's is ever left out: the generator skips it where the module is missing
-      missingToolNow(undefined, 'python3-xlsxwriter', `the ${book} workbook was not written (apt-get install python3-xlsxwriter)`);
-      return;
-    }
-    const problems: string[] = [];
-    CASES.forEach((c, i) => {
-      const ours = t.ours[i + 1]?.[2] ?? '';
-      if (ours !== c.reads) problems.push(`${c.label}: mailsift reads ${JSON.stringify(ours)}, documented ${JSON.stringify(c.reads)}`);
-      for (const program of ['gnumeric', 'libreoffice'] as const) {
-        const shown = t[program][i + 1]?.[2] ?? '';
-        const agrees =
-          c.compare === 'same'
-            ? shown.replace(/\u2212/g, '-') === ours
-            : JSON.stringify(timeFields(shown, c.compare)) === JSON.stringify(readFields(ours, c.compare.time));
-        if (!agrees) problems.push(`${c.label}: ${program} shows ${JSON.stringify(shown)}, mailsift reads ${JSON.stringify(ours)}`);
+    beforeAll(async () => {
+      const generated = JSON.parse(spawnSync(PYTHON!, [GENERATOR], { input: JSON.stringify({ dir, rows }), encoding: 'utf8' }).stdout) as string[];
+      // Gnumeric as a producer: its own writer, from the openpyxl workbook
+      const gnumericBook = join(dir, 'gnumeric.xlsx');
+      await run('ssconvert', ['-T', 'Gnumeric_Excel:xlsx2', generated[0]!, gnumericBook], { timeout: 60_000 });
+      const books = [...generated, gnumericBook, crWorkbook(dir)];
+      const oracle = join(dir, 'csv');
+      mkdirSync(oracle);
+      for (const book of books) {
+        await run(
+          'ssconvert',
+          ['-T', 'Gnumeric_stf:stf_assistant', '-O', 'separator=, format=preserve eol=unix', book, join(oracle, `${basename(book, '.xlsx')}.gnumeric.csv`)],
+          { timeout: 60_000 },
+        );
       }
-    });
-    expect(problems).toEqual([]);
-    // every other cell as both show it too
-    expect(t.ours.map((r) => r.slice(0, 2))).toEqual(t.libreoffice.map((r) => r.slice(0, 2)));
-  });
+      // its own profile: a user's LibreOffice is not disturbed, nor waited for
+      const profile = pathToFileURL(join(dir, 'lo-profile')).href;
+      const lo = join(dir, 'lo');
+      await run(
+        SOFFICE!,
+        [
+          `-env:UserInstallation=${profile}`,
+          '--headless',
+          '--convert-to',
+          'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true',
+          '--outdir',
+          lo,
+          ...books,
+        ],
+        { timeout: 150_000 },
+      );
+      for (const book of books) {
+        const name = basename(book, '.xlsx');
+        tables.set(name, {
+          ours: await readTable(book),
+          gnumeric: parseCsv(readFileSync(join(oracle, `${name}.gnumeric.csv`), 'utf8')),
+          libreoffice: parseCsv(readFileSync(join(lo, `${name}.csv`), 'utf8')),
+        });
+      }
+    }, 200_000);
 
-  it('a CR in the sheet XML is read as XML says: CR LF and a lone CR as LF; &#13; and _x000D_ stay CR', () => {
-    const t = tables.get('cr')!;
-    expect(t.ours.slice(1).map((r) => r[1])).toEqual(CR_CELLS.map((c) => c.reads));
-    // Gnumeric does not read Excel's _x000D_ escape (it keeps the six characters): LibreOffice and Excel do
-    const escaped = CR_CELLS.findIndex((c) => c.xml.includes('_x000D_'));
-    expect(t.ours.map((r) => r[1])).toEqual(t.libreoffice.map((r) => r[1]));
-    expect(t.ours.map((r) => r[1]).filter((_, i) => i !== escaped + 1)).toEqual(t.gnumeric.map((r) => r[1]).filter((_, i) => i !== escaped + 1));
-  });
-});
+    it('the producers all wrote their workbook', () => {
+      expect([...tables.keys()]).toEqual(expect.arrayContaining(['openpyxl', 'gnumeric', 'cr']));
+    });
+
+    it.each(['openpyxl', 'xlsxwriter', 'gnumeric'])('%s: every case reads as documented, and as both programs show it', (book) => {
+      const t = tables.get(book);
+      if (!t) {
+        // only xlsxwriter's is ever left out: the generator skips it where the module is missing
+        missingToolNow(undefined, 'python3-xlsxwriter', `the ${book} workbook was not written (apt-get install python3-xlsxwriter)`);
+        return;
+      }
+      const problems: string[] = [];
+      CASES.forEach((c, i) => {
+        const ours = t.ours[i + 1]?.[2] ?? '';
+        if (ours !== c.reads) problems.push(`${c.label}: mailsift reads ${JSON.stringify(ours)}, documented ${JSON.stringify(c.reads)}`);
+        for (const program of ['gnumeric', 'libreoffice'] as const) {
+          const shown = t[program][i + 1]?.[2] ?? '';
+          const agrees =
+            c.compare === 'same'
+              ? shown.replace(/\u2212/g, '-') === ours
+              : JSON.stringify(timeFields(shown, c.compare)) === JSON.stringify(readFields(ours, c.compare.time));
+          if (!agrees) problems.push(`${c.label}: ${program} shows ${JSON.stringify(shown)}, mailsift reads ${JSON.stringify(ours)}`);
+        }
+      });
+      expect(problems).toEqual([]);
+      // every other cell as both show it too
+      expect(t.ours.map((r) => r.slice(0, 2))).toEqual(t.libreoffice.map((r) => r.slice(0, 2)));
+    });
+
+    it('a CR in the sheet XML is read as XML says: CR LF and a lone CR as LF; &#13; and _x000D_ stay CR', () => {
+      const t = tables.get('cr')!;
+      expect(t.ours.slice(1).map((r) => r[1])).toEqual(CR_CELLS.map((c) => c.reads));
+      // Gnumeric does not read Excel's _x000D_ escape (it keeps the six characters): LibreOffice and Excel do
+      const escaped = CR_CELLS.findIndex((c) => c.xml.includes('_x000D_'));
+      expect(t.ours.map((r) => r[1])).toEqual(t.libreoffice.map((r) => r[1]));
+      expect(t.ours.map((r) => r[1]).filter((_, i) => i !== escaped + 1)).toEqual(t.gnumeric.map((r) => r[1]).filter((_, i) => i !== escaped + 1));
+    });
+  },
+);
 
 /** Cells whose XML holds CR as no library writes it (raw), and as openpyxl (&#13;) and Excel (_x000D_) write it. */
 const CR_CELLS = [

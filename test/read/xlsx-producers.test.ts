@@ -63,7 +63,9 @@ describe('workbooks from real producers', () => {
     const out = join(dir, 'lo-out');
     // its own profile: a user's (or another run's) LibreOffice is not disturbed, nor waited for
     const profile = pathToFileURL(join(dir, 'lo-profile')).href;
-    await promisify(execFile)(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', out, ...inputs], { timeout: 120_000 });
+    await promisify(execFile)(SOFFICE, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', out, ...inputs], {
+      timeout: 120_000,
+    });
     for (const [k, n] of SIZES.entries()) {
       const converted = join(out, `lo-in-${n}.xlsx`);
       expect(await readTable(converted)).toEqual(contacts(n).shown);

@@ -50,7 +50,7 @@ function sampleTally(): ReportTally {
 }
 
 describe('renderReport', () => {
-  it('shows the tally\'s figures and the summary\'s, and shares every row out to a next step', () => {
+  it("shows the tally's figures and the summary's, and shares every row out to a next step", () => {
     const page = renderReport(sampleTally(), meta(sampleTally(), { duplicates: 2, prechecked: 1, errors: 0, elapsedMs: 83_000 }));
     const f = figures(page);
     expect(f).toMatchObject({ total: 11, valid: 6, invalid: 2, risky: 2, unknown: 1, duplicates: 2, prechecked: 1, errors: 0, 'duplicates.rows': 2 });
@@ -62,7 +62,7 @@ describe('renderReport', () => {
     expect(page).toContain('<bdi>b@gmial.com</bdi> → <bdi>b@gmail.com</bdi>');
   });
 
-  it('says how to get each card\'s rows: the --only flags that pick exactly them', () => {
+  it("says how to get each card's rows: the --only flags that pick exactly them", () => {
     const page = renderReport(sampleTally(), meta(sampleTally()));
     expect(page).toContain('<code>--only valid,role -o send.csv</code>');
     expect(page).toContain('<code>--only domain_not_found -o fix.csv</code>');
@@ -133,7 +133,19 @@ describe('renderReport', () => {
     const t = new ReportTally();
     t.add(verdict('a@x.test', 'unknown', { domain: 'x.test' }));
     t.add(verdict('nope', 'invalid', { syntax: false }));
-    const dryRun = { rows: 2, distinctAddresses: 1, duplicates: 0, prechecked: 1, empty: 0, alreadyKnown: 0, toSend: 1, engine: 'api' as const, batchSize: 1000, requests: 1, concurrency: 4 };
+    const dryRun = {
+      rows: 2,
+      distinctAddresses: 1,
+      duplicates: 0,
+      prechecked: 1,
+      empty: 0,
+      alreadyKnown: 0,
+      toSend: 1,
+      engine: 'api' as const,
+      batchSize: 1000,
+      requests: 1,
+      concurrency: 4,
+    };
     const page = renderReport(t, meta(t, { prechecked: 1 }, { engine: 'api', dryRun, output: undefined }));
     expect(page).toContain('dry run: nothing was sent');
     expect(figures(page)).toMatchObject({ total: 2, distinct: 1, prechecked: 1, toSend: 1, requests: 1 });

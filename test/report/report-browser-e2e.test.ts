@@ -108,7 +108,7 @@ async function runAndOpen(input: string, extra: string[] = []) {
 }
 
 describe.skipIf(skipped)('--report in headless Chromium', () => {
-  it('opens from file:// without a request or an error, shows the summary\'s figures, and is not blank', async () => {
+  it("opens from file:// without a request or an error, shows the summary's figures, and is not blank", async () => {
     const { page, summary, f } = await runAndOpen(SAMPLE, ['--only', 'valid,risky']);
     // every row, before --only kept the valid and risky ones: as the summary counts
     expect(summary.written).toBeLessThan(summary.total);
@@ -193,7 +193,6 @@ describe('--report, the file itself', () => {
     expect(page).toMatch(/data-figure="total">71</);
     expect(page).toMatch(/data-figure="duplicates">6</);
     expect(page).toContain('acme.test');
-
   }, 60_000);
 
   it('an API run reports its requests; a run the API refuses leaves the previous report byte-identical', async () => {
@@ -222,7 +221,24 @@ describe('--report, the file itself', () => {
     try {
       const report = join(dir, 'stopped.html');
       const summaryPath = join(dir, 'stopped.json');
-      const args = [BIN, 'validate', SAMPLE, '--base-url', server.url, '--batch-size', '10', '--concurrency', '1', '--report', report, '--summary', summaryPath, '-o', join(dir, 'stopped.csv'), '-q'];
+      const args = [
+        BIN,
+        'validate',
+        SAMPLE,
+        '--base-url',
+        server.url,
+        '--batch-size',
+        '10',
+        '--concurrency',
+        '1',
+        '--report',
+        report,
+        '--summary',
+        summaryPath,
+        '-o',
+        join(dir, 'stopped.csv'),
+        '-q',
+      ];
       const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, MAILSIFT_API_KEY: 'right-key' }, stdio: 'ignore' });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       await waitFor(() => server.requests.length >= 2, { what: 'the second request (the one that hangs)', timeoutMs: 15_000 });
@@ -251,7 +267,10 @@ describe('--report, the file itself', () => {
     expect([stdout.code, stdout.stderr]).toEqual([2, 'mailsift: --report -: give the name of an .html file to write\n']);
     // nor may it be the input or another output, under any spelling
     const input = await runInProcess(['validate', SAMPLE, '--report', SAMPLE, ...local()]);
-    expect([input.code, input.stderr]).toEqual([2, `mailsift: --report ${SAMPLE} is the input file ${SAMPLE}: writing it would destroy the input; give --report another path\n`]);
+    expect([input.code, input.stderr]).toEqual([
+      2,
+      `mailsift: --report ${SAMPLE} is the input file ${SAMPLE}: writing it would destroy the input; give --report another path\n`,
+    ]);
     const both = await runInProcess(['validate', SAMPLE, '-o', 'same.csv', '--report', './same.csv', ...local()], { cwd: dir });
     expect([both.code, both.stderr]).toEqual([2, 'mailsift: -o same.csv and --report ./same.csv are the same file; give each its own path\n']);
   }, 60_000);

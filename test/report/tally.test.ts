@@ -6,7 +6,14 @@ import { verdict } from './verdict.js';
 describe('TopDomains', () => {
   it('counts exactly while the domains fit, with the statuses broken out', () => {
     const t = new TopDomains(10);
-    for (const [d, s] of [['a.test', 'valid'], ['b.test', 'invalid'], ['a.test', 'risky'], ['a.test', 'unknown'], ['b.test', 'valid']] as const) t.add(d, s);
+    for (const [d, s] of [
+      ['a.test', 'valid'],
+      ['b.test', 'invalid'],
+      ['a.test', 'risky'],
+      ['a.test', 'unknown'],
+      ['b.test', 'valid'],
+    ] as const)
+      t.add(d, s);
     expect(t.approximate).toBe(false);
     expect(t.top(5)).toEqual([
       { domain: 'a.test', rows: 3, invalid: 0, risky: 1, unknown: 1, over: 0 },
@@ -71,7 +78,10 @@ describe('ReportTally', () => {
       { status: 'risky', reason: 'typo', fixable: true, rows: 1 },
     ]);
     expect(t.noDomain).toBe(2);
-    expect(t.domains.top(2).map((d) => [d.domain, d.rows])).toEqual([['x.test', 3], ['gmial.com', 2]]);
+    expect(t.domains.top(2).map((d) => [d.domain, d.rows])).toEqual([
+      ['x.test', 3],
+      ['gmial.com', 2],
+    ]);
     // three rows carry a suggestion; the valid one needs no fixing
     expect([t.typoRows, t.typoNotValid]).toEqual([3, 2]);
     expect(t.topTypos(5)).toEqual([

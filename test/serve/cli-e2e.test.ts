@@ -83,9 +83,7 @@ describe('mailsift serve (spawned)', () => {
   });
 
   // serve's flags, alone and together: test/cli/plan.test.ts
-  it.each([
-    [['keys', 'create'], /--keys-file/],
-  ])('%j is a usage error (exit 2, one line, no stack)', (args, message) => {
+  it.each([[['keys', 'create'], /--keys-file/]])('%j is a usage error (exit 2, one line, no stack)', (args, message) => {
     const r = spawnSync(process.execPath, [BIN, ...args, '--port', '0'], { encoding: 'utf8', timeout: 10_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);

@@ -146,7 +146,11 @@ describe('shape A (default)', () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const sock = connect(Number(new URL(s.url).port), '127.0.0.1', () => sock.write('POST /api/validate HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'));
       let text = '';
-      sock.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve(text)).on('error', reject);
+      sock
+        .setEncoding('utf8')
+        .on('data', (c: string) => (text += c))
+        .on('end', () => resolve(text))
+        .on('error', reject);
     });
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
     expect(raw).toMatch(/X-RateLimit-Limit: \d+\r\n/);
@@ -261,10 +265,14 @@ describe('rate limit and keys', () => {
 /** A keyless POST from a given loopback address (any of 127.0.0.0/8 is this host's). */
 function guessFrom(url: string, localAddress: string, key: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/api/validate`, { method: 'POST', localAddress, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      `${url}/api/validate`,
+      { method: 'POST', localAddress, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end('{"email":"a@example.com"}');
   });

@@ -34,7 +34,6 @@ const get = async (url: string): Promise<{ status: number; text: string }> => {
   return { status: r.status, text: await r.text() };
 };
 
-
 describe('serve with a dead resolver, and a validate client in front of it', () => {
   it('/readyz says unavailable (503), the metric counts DNS failures, the client exits 4 and records nothing', async () => {
     dns.down = true;
@@ -51,7 +50,9 @@ describe('serve with a dead resolver, and a validate client in front of it', () 
     const run = await runCli(args, { cwd: dir, env });
     expect(run.code, run.stderr).toBe(4);
     // said even with -q: the API could not determine them, re-run later
-    expect(run.stderr).toMatch(/^mailsift: the API answered UNDETERMINED for some addresses: it could not determine them for now: .*re-run .*\(3 addresses without a verdict\)$/m);
+    expect(run.stderr).toMatch(
+      /^mailsift: the API answered UNDETERMINED for some addresses: it could not determine them for now: .*re-run .*\(3 addresses without a verdict\)$/m,
+    );
     const [header, ...rows] = parseCsv(run.stdout);
     const at = (name: string) => header!.indexOf(name);
     expect(rows.map((r) => [r[at('email')], r[at('status')], r[at('error')]])).toEqual([

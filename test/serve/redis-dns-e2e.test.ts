@@ -35,7 +35,10 @@ async function instance(prefix: string, onCache?: (from: string) => void): Promi
     dnsShared: new RedisSharedCache(link, 'dns'),
     ...(onCache ? { onDnsCache: onCache } : {}),
   });
-  closers.push(() => engine.close(), () => link.close());
+  closers.push(
+    () => engine.close(),
+    () => link.close(),
+  );
   return engine;
 }
 
@@ -54,7 +57,10 @@ describe.skipIf(noRedis())(`DNS answers shared through Redis${NO_REDIS}`, () => 
     // the answers are written to Redis after a's reply
     const watcher = new Redis(redis.url);
     closers.push(() => watcher.disconnect());
-    await waitFor(async () => (await watcher.exists('dnsa:dns:mx.test', 'dnsa:dns:nullmx.test')) === 2, { what: "a's answers to reach Redis", timeoutMs: 2000 });
+    await waitFor(async () => (await watcher.exists('dnsa:dns:mx.test', 'dnsa:dns:nullmx.test')) === 2, {
+      what: "a's answers to reach Redis",
+      timeoutMs: 2000,
+    });
 
     const vb = await b.validate(['ann@mx.test', 'bob@nullmx.test', 'y@silent.test'], signal);
     expect(vb.map((v) => v.details.mx)).toEqual([true, false, undefined]);

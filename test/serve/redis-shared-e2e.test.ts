@@ -91,7 +91,8 @@ describe.skipIf(noRedis())(`serve instances sharing one Redis${NO_REDIS}`, () =>
     const LIMIT = 4;
     // a generous command timeout: on a loaded machine a stalled event loop must not count as Redis down
     const servers = await serveMany(n, ['--rate-limit', `${LIMIT}/60`, '--redis', redis.url, '--redis-prefix', `shared${n}:`, '--redis-timeout', '10000']);
-    for (const s of servers) expect(s.stderr()).toMatch(/sharing rate-limit windows and DNS answers through Redis at redis:\/\/127\.0\.0\.1:\d+ \(keys shared\d:\*\)/);
+    for (const s of servers)
+      expect(s.stderr()).toMatch(/sharing rate-limit windows and DNS answers through Redis at redis:\/\/127\.0\.0\.1:\d+ \(keys shared\d:\*\)/);
     const total = LIMIT * n + 2;
     const sentAt = Date.now();
     const [withKey, keyless] = await Promise.all([
@@ -224,7 +225,8 @@ describe('a wrong --redis URL at start-up', () => {
 /** Until /readyz says ready again, at most 6 s. */
 async function untilReady(s: Served): Promise<void> {
   let last: Reply | undefined;
-  const ready = async (): Promise<boolean> => (last = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.status === 'ready';
+  const ready = async (): Promise<boolean> =>
+    (last = await post(s.url, '/readyz', undefined, { method: 'GET', key: null, contentType: null })).json?.status === 'ready';
   await waitFor(ready, { what: 'serve to be ready again', timeoutMs: 6000, intervalMs: 100 }).catch((err: Error) => {
     throw new Error(`${err.message}: ${JSON.stringify(last?.json)}\n${s.stderr()}`);
   });

@@ -150,7 +150,10 @@ describe.skipIf(noRedis())(`SMTP stores in Redis${NO_REDIS}`, () => {
     try {
       expect(await watcher.zcard('down1:smtp-sessions:mx.back.test')).toBe(1);
       lease.release();
-      await waitFor(async () => (await watcher.zcard('down1:smtp-sessions:mx.back.test')) === 0, { what: 'the lease to be released in Redis', timeoutMs: 1000 });
+      await waitFor(async () => (await watcher.zcard('down1:smtp-sessions:mx.back.test')) === 0, {
+        what: 'the lease to be released in Redis',
+        timeoutMs: 1000,
+      });
     } finally {
       watcher.disconnect();
     }

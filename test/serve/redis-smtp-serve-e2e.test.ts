@@ -48,11 +48,36 @@ const envWithout = (): NodeJS.ProcessEnv => {
 
 async function instance(...extra: string[]): Promise<Served> {
   const s = await startServe(
-    [...extra, '--keys-file', keys, '--rate-limit', '1000/60', '--dns-server', dns.address, '--redis', redis.url, '--redis-prefix', 'smtpserve:',
+    [
+      ...extra,
+      '--keys-file',
+      keys,
+      '--rate-limit',
+      '1000/60',
+      '--dns-server',
+      dns.address,
+      '--redis',
+      redis.url,
+      '--redis-prefix',
+      'smtpserve:',
       // generous: no test here times Redis out (a killed one fails at once), and a loaded machine
       // made 300 ms look like Redis down, splitting the shared session budget
-      '--redis-timeout', '5000', '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '3000', '--smtp-per-host', '1',
-      '--smtp-lease', '1', '--smtp-helo', 'checker.example', '--metrics', '--smtp-allow-private'],
+      '--redis-timeout',
+      '5000',
+      '--smtp',
+      '--smtp-port',
+      String(smtp.port),
+      '--smtp-timeout',
+      '3000',
+      '--smtp-per-host',
+      '1',
+      '--smtp-lease',
+      '1',
+      '--smtp-helo',
+      'checker.example',
+      '--metrics',
+      '--smtp-allow-private',
+    ],
     { dns: true, env: envWithout() },
   );
   running.push(s);
@@ -83,9 +108,7 @@ describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_R
     smtp.maxOpen.set('127.0.0.1', 0);
     // six requests at once, three to each instance, each a domain of its own on
     // one MX host; every session lasts >= 150 ms (slow*), so any overlap shows
-    const replies = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => check(i % 2 ? b : a, [`slow-ann@s${i}.shared.test`])),
-    );
+    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => check(i % 2 ? b : a, [`slow-ann@s${i}.shared.test`])));
     for (const r of replies) {
       expect(r.status).toBe(200);
       expect(r.json.results[0]).toMatchObject({ status: 'valid', details: { smtp: true, catchAll: false } });
@@ -102,9 +125,7 @@ describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_R
 
   it('the budget is per server address: three MX names of one server never get two sessions at once across instances', async () => {
     smtp.maxOpen.set('127.0.0.1', 0);
-    const replies = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => check(i % 2 ? b : a, [`slow-ann@n${i}.names.test`])),
-    );
+    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => check(i % 2 ? b : a, [`slow-ann@n${i}.names.test`])));
     for (const r of replies) {
       expect(r.status).toBe(200);
       expect(r.json.results[0]).toMatchObject({ status: 'valid', details: { smtp: true, catchAll: false } });
@@ -112,7 +133,7 @@ describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_R
     expect(smtp.maxOpen.get('127.0.0.1')).toBe(1);
   });
 
-  it("a catch-all result one instance found is used by the other: no second probe", async () => {
+  it('a catch-all result one instance found is used by the other: no second probe', async () => {
     const probes = () => rcpts().filter((c) => /^RCPT TO:<x[a-z0-9]{19}@catchall\.one\.test>$/.test(c));
     const first = await check(a, ['ann@catchall.one.test']);
     expect(first.json.results[0]).toMatchObject({ status: 'risky', details: { smtp: true, catchAll: true } });
@@ -152,7 +173,8 @@ describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_R
     const monitorOf = new Redis(redis.url);
     const monitor = await monitorOf.monitor();
     monitor.on('monitor', (time: string, args: string[]) => {
-      if (/^evalsha$/i.test(args[0] ?? '') && args[3] === LEASES && args.length === 7) leaseAsks.push({ at: Number(time) * 1000, instance: args[4]!.split(':')[0]! });
+      if (/^evalsha$/i.test(args[0] ?? '') && args[3] === LEASES && args.length === 7)
+        leaseAsks.push({ at: Number(time) * 1000, instance: args[4]!.split(':')[0]! });
     });
     try {
       // c opens a session to mx.hang.test (127.0.0.1) and waits for a reply that never comes
@@ -180,7 +202,11 @@ describe.skipIf(noRedis())(`serve --redis --smtp: two instances, one Redis${NO_R
       expect(Date.now() - stopAt).toBeLessThan(10_000);
       await dWaits;
       // wait (bounded) until a waiter has asked for the lease after c's would have run out unrenewed, and was refused
-      await waitFor(() => leaseAsks.some((x) => x.at > leaseGoneBy), { what: 'a waiter to ask for the lease after it would have run out', timeoutMs: 10_000, intervalMs: 20 });
+      await waitFor(() => leaseAsks.some((x) => x.at > leaseGoneBy), {
+        what: 'a waiter to ask for the lease after it would have run out',
+        timeoutMs: 10_000,
+        intervalMs: 20,
+      });
       expect(await watcher.zcard(LEASES)).toBe(1);
       expect(rcpts()).not.toContain('RCPT TO:<bob@hang.test>');
       c.child.kill('SIGKILL');

@@ -60,8 +60,15 @@ describe.skipIf(noRedis())(`FixedWindowLimiter over Redis${NO_REDIS}`, () => {
     const start = (Math.floor(Date.now() / windowMs) + 1) * windowMs;
     const steps = [start + 100, start + 900, start + 2500, start + 4999, start + 5000, start + 5001];
     let now = 0;
-    const memory = new FixedWindowLimiter({ requests: 3, seconds: 5 }, clockReading(() => now));
-    const shared = new FixedWindowLimiter({ requests: 3, seconds: 5 }, clockReading(() => now), new RedisRateLimitStore(link));
+    const memory = new FixedWindowLimiter(
+      { requests: 3, seconds: 5 },
+      clockReading(() => now),
+    );
+    const shared = new FixedWindowLimiter(
+      { requests: 3, seconds: 5 },
+      clockReading(() => now),
+      new RedisRateLimitStore(link),
+    );
     const a: RateDecision[] = [];
     const b: RateDecision[] = [];
     for (const t of steps) {

@@ -27,7 +27,10 @@ describe('parseRateLimit', () => {
 describe('FixedWindowLimiter', () => {
   it('allows the ceiling per window and bucket, then refuses until the window ends', async () => {
     let now = 120_500; // 0.5 s into a 60 s window that ends at 180 s
-    const limiter = new FixedWindowLimiter({ requests: 2, seconds: 60 }, clockReading(() => now));
+    const limiter = new FixedWindowLimiter(
+      { requests: 2, seconds: 60 },
+      clockReading(() => now),
+    );
     expect(await limiter.take('a')).toEqual({ allowed: true, limit: 2, remaining: 1, resetEpochSeconds: 180, retryAfterSeconds: 60 });
     expect(await limiter.take('a')).toMatchObject({ allowed: true, remaining: 0 });
     expect(await limiter.take('b')).toMatchObject({ allowed: true, remaining: 1 }); // buckets are independent

@@ -67,7 +67,13 @@ describe('mailsift validate → mailsift serve', () => {
       expect(out.results.map((x) => x.email)).toEqual(emails);
       // one assertion over every row (twenty thousand expect() calls cost seconds): the rows that differ, with their number
       const seen = (v: Verdict & { error?: unknown }) => ({
-        status: v.status, isValid: v.isValid, confidence: v.confidence, syntax: v.details.syntax, role: v.details.role, disposable: v.details.disposable, error: v.error,
+        status: v.status,
+        isValid: v.isValid,
+        confidence: v.confidence,
+        syntax: v.details.syntax,
+        role: v.details.role,
+        disposable: v.details.disposable,
+        error: v.error,
       });
       const differ = out.results.flatMap((got, i) => {
         const [a, b] = [JSON.stringify(seen(got)), JSON.stringify(seen(expected.get(got.email)!))];
@@ -102,7 +108,10 @@ describe('mailsift validate → mailsift serve', () => {
         env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url },
       });
       expect(r.code, r.stderr).toBe(0);
-      const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Verdict);
+      const rows = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Verdict);
       expect(rows.map((x) => x.email)).toEqual(emails);
       // Bulk Shape B items show only isValid and confidence; validity must survive.
       for (const row of rows) expect(row.isValid).toBe(expected.get(row.email)!.isValid);

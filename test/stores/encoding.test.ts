@@ -38,12 +38,42 @@ describe('verdict line encoding', () => {
     ['catch-all only', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', catchAll: true } }],
     // the causes behind a row's reason: a resumed run must give the same reason
     ['a null MX', { ...full, status: 'invalid', email: 'a@n.test', details: { syntax: true, domain: 'n.test', mx: false, dnsFailure: 'null-mx' } }],
-    ['DNS unanswered', { ...full, status: 'unknown', isValid: undefined, email: 'a@s.test', details: { syntax: true, domain: 's.test', dnsFailure: 'unanswered' } }],
-    ['a greylisted mailbox', { ...full, status: 'valid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'greylisted' } }],
-    ['our MAIL FROM refused, <> too', { ...full, status: 'unknown', isValid: undefined, email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'sender-refused' } }],
-    ['a non-ASCII local part, a server without SMTPUTF8', { ...full, status: 'unknown', isValid: undefined, email: 'josé@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'no-utf8' } }],
-    ['a full mailbox on a catch-all domain', { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, catchAll: true, mailbox: 'full' } }],
-    ['a disabled mailbox', { ...full, status: 'invalid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, mailbox: 'disabled' } }],
+    [
+      'DNS unanswered',
+      { ...full, status: 'unknown', isValid: undefined, email: 'a@s.test', details: { syntax: true, domain: 's.test', dnsFailure: 'unanswered' } },
+    ],
+    [
+      'a greylisted mailbox',
+      { ...full, status: 'valid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'greylisted' } },
+    ],
+    [
+      'our MAIL FROM refused, <> too',
+      {
+        ...full,
+        status: 'unknown',
+        isValid: undefined,
+        email: 'a@example.com',
+        details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'sender-refused' },
+      },
+    ],
+    [
+      'a non-ASCII local part, a server without SMTPUTF8',
+      {
+        ...full,
+        status: 'unknown',
+        isValid: undefined,
+        email: 'josé@example.com',
+        details: { syntax: true, domain: 'example.com', mx: true, smtpFailure: 'no-utf8' },
+      },
+    ],
+    [
+      'a full mailbox on a catch-all domain',
+      { ...full, email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, catchAll: true, mailbox: 'full' } },
+    ],
+    [
+      'a disabled mailbox',
+      { ...full, status: 'invalid', email: 'a@example.com', details: { syntax: true, domain: 'example.com', smtp: false, mailbox: 'disabled' } },
+    ],
   ])('round-trips %s, key order included, with or without the cache’s time', (_name, v) => {
     expect(JSON.stringify(readBack(encodeLine(v)))).toBe(JSON.stringify(v));
     expect(JSON.stringify(readBack(encodeLine(v, 1718000000), true))).toBe(JSON.stringify(v));
@@ -99,7 +129,12 @@ describe('verdict line encoding', () => {
     const kept = batch.filter((v) => !v.error);
     const text = encoder.lines(batch);
     expect(text).toBe(kept.map((v) => encodeLine(v) + '\n').join(''));
-    expect(text.split('\n').slice(0, -1).map((l) => JSON.stringify(readBack(l)))).toEqual(kept.map((v) => JSON.stringify(v)));
+    expect(
+      text
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.stringify(readBack(l))),
+    ).toEqual(kept.map((v) => JSON.stringify(v)));
   });
 
   it('writes a confidence that is not a finite number as unknown', () => {

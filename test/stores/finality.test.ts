@@ -51,11 +51,17 @@ describe('a verdict made with less evidence never answers a run that asks for mo
     const list = ['ann@real.test', 'bob@nowhere.test'];
     const shallow = await run(list, [...local(), '--no-dns']);
     expect(shallow.code, shallow.stderr).toBe(0);
-    expect(shallow.rows).toEqual([['ann@real.test', 'valid', ''], ['bob@nowhere.test', 'valid', '']]);
+    expect(shallow.rows).toEqual([
+      ['ann@real.test', 'valid', ''],
+      ['bob@nowhere.test', 'valid', ''],
+    ]);
 
     const deep = await run(list, local());
     expect(deep.code, deep.stderr).toBe(0);
-    expect(deep.rows).toEqual([['ann@real.test', 'valid', ''], ['bob@nowhere.test', 'invalid', 'domain_not_found']]);
+    expect(deep.rows).toEqual([
+      ['ann@real.test', 'valid', ''],
+      ['bob@nowhere.test', 'invalid', 'domain_not_found'],
+    ]);
     expect([deep.summary.fromJournal, deep.summary.fromCache]).toEqual([0, 0]);
     expect(dns.queries).toEqual(expect.arrayContaining(['MX real.test', 'MX nowhere.test']));
 
@@ -75,18 +81,33 @@ describe('a verdict made with less evidence never answers a run that asks for mo
       await smtp.close();
     });
     const smtpFlags = (): string[] => [
-      ...local(), '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '2000', '--smtp-retry-delay', '0.2', '--smtp-helo', 'checker.example',
+      ...local(),
+      '--smtp',
+      '--smtp-port',
+      String(smtp.port),
+      '--smtp-timeout',
+      '2000',
+      '--smtp-retry-delay',
+      '0.2',
+      '--smtp-helo',
+      'checker.example',
     ];
 
     it('DNS, then --smtp, on one cache: the DNS-only valid is asked again over SMTP', async () => {
       const list = ['ann@ok.test', 'unknown-bob@ok.test'];
       const dnsOnly = await run(list, local());
       expect(dnsOnly.code, dnsOnly.stderr).toBe(0);
-      expect(dnsOnly.rows).toEqual([['ann@ok.test', 'valid', ''], ['unknown-bob@ok.test', 'valid', '']]);
+      expect(dnsOnly.rows).toEqual([
+        ['ann@ok.test', 'valid', ''],
+        ['unknown-bob@ok.test', 'valid', ''],
+      ]);
 
       const mailbox = await run(list, smtpFlags());
       expect(mailbox.code, mailbox.stderr).toBe(0);
-      expect(mailbox.rows).toEqual([['ann@ok.test', 'valid', ''], ['unknown-bob@ok.test', 'invalid', 'mailbox_not_found']]);
+      expect(mailbox.rows).toEqual([
+        ['ann@ok.test', 'valid', ''],
+        ['unknown-bob@ok.test', 'invalid', 'mailbox_not_found'],
+      ]);
       expect(smtp.commands()).toEqual(expect.arrayContaining(['RCPT TO:<ann@ok.test>', 'RCPT TO:<unknown-bob@ok.test>']));
     }, 60_000);
 
@@ -94,13 +115,19 @@ describe('a verdict made with less evidence never answers a run that asks for mo
       const list = ['ann@ok.test', 'longgrey-cy@ok.test'];
       const deferred = await run(list, smtpFlags());
       expect(deferred.code, deferred.stderr).toBe(0);
-      expect(deferred.rows).toEqual([['ann@ok.test', 'valid', ''], ['longgrey-cy@ok.test', 'unknown', 'greylisted']]);
+      expect(deferred.rows).toEqual([
+        ['ann@ok.test', 'valid', ''],
+        ['longgrey-cy@ok.test', 'unknown', 'greylisted'],
+      ]);
 
       const rcpts = (): string[] => smtp.commands().filter((c) => c === 'RCPT TO:<longgrey-cy@ok.test>');
       const asked = rcpts().length;
       const accepted = await run(list, smtpFlags());
       expect(accepted.code, accepted.stderr).toBe(0);
-      expect(accepted.rows).toEqual([['ann@ok.test', 'valid', ''], ['longgrey-cy@ok.test', 'valid', '']]);
+      expect(accepted.rows).toEqual([
+        ['ann@ok.test', 'valid', ''],
+        ['longgrey-cy@ok.test', 'valid', ''],
+      ]);
       expect(rcpts().length).toBeGreaterThan(asked);
       expect(accepted.summary.fromJournal).toBe(1);
     }, 60_000);
@@ -160,40 +187,44 @@ describe('DNS that stops answering mid-run', () => {
   it.each([
     ['SERVFAILs', { servfail: true }, '300'],
     ['goes silent', { silent: true }, '500'],
-  ] as const)('%s: exit 4, said under -q, the rows after it not kept; then DNS back, they are asked again', async (_how, failure, timeout) => {
-    let answered = 0;
-    let down = true;
-    const resolver = await startDnsServer({
-      fallback: (name) => {
-        if (down && answered >= 20) return failure;
-        if (!/^d\d+\.test$/.test(name)) return undefined;
-        answered++;
-        return mx(`mx.${name}`);
-      },
-    });
-    try {
-      const list = Array.from({ length: 40 }, (_, i) => `user${i}@d${i}.test`);
-      const flags = ['--engine', 'local', '--dns-server', resolver.address, '--dns-timeout', timeout, '--batch-size', '10'];
-      const cut = await run(list, flags);
-      expect(cut.code, cut.stderr).toBe(4);
-      expect(cut.stderr).toMatch(/^mailsift: DNS failed: .*rows could not be checked/m);
-      const valid = cut.rows.filter((r) => r[1] === 'valid').length;
-      expect(cut.rows.filter((r) => r[1] !== 'valid').every((r) => r[1] === 'unknown' && r[2] === 'dns_error')).toBe(true);
-      expect(valid).toBeGreaterThanOrEqual(10);
-      expect(valid).toBeLessThanOrEqual(20);
-      const recorded = async (file: string) => (await readFile(join(dir, file), 'utf8')).split('\n').slice(1).filter(Boolean);
-      expect(await recorded('run.journal')).toHaveLength(valid);
-      expect(await recorded('verdicts.cache')).toHaveLength(valid);
+  ] as const)(
+    '%s: exit 4, said under -q, the rows after it not kept; then DNS back, they are asked again',
+    async (_how, failure, timeout) => {
+      let answered = 0;
+      let down = true;
+      const resolver = await startDnsServer({
+        fallback: (name) => {
+          if (down && answered >= 20) return failure;
+          if (!/^d\d+\.test$/.test(name)) return undefined;
+          answered++;
+          return mx(`mx.${name}`);
+        },
+      });
+      try {
+        const list = Array.from({ length: 40 }, (_, i) => `user${i}@d${i}.test`);
+        const flags = ['--engine', 'local', '--dns-server', resolver.address, '--dns-timeout', timeout, '--batch-size', '10'];
+        const cut = await run(list, flags);
+        expect(cut.code, cut.stderr).toBe(4);
+        expect(cut.stderr).toMatch(/^mailsift: DNS failed: .*rows could not be checked/m);
+        const valid = cut.rows.filter((r) => r[1] === 'valid').length;
+        expect(cut.rows.filter((r) => r[1] !== 'valid').every((r) => r[1] === 'unknown' && r[2] === 'dns_error')).toBe(true);
+        expect(valid).toBeGreaterThanOrEqual(10);
+        expect(valid).toBeLessThanOrEqual(20);
+        const recorded = async (file: string) => (await readFile(join(dir, file), 'utf8')).split('\n').slice(1).filter(Boolean);
+        expect(await recorded('run.journal')).toHaveLength(valid);
+        expect(await recorded('verdicts.cache')).toHaveLength(valid);
 
-      down = false;
-      const back = await run(list, flags);
-      expect(back.code, back.stderr).toBe(0);
-      expect(back.rows.every((r) => r[1] === 'valid')).toBe(true);
-      expect(back.summary.fromJournal).toBe(valid);
-    } finally {
-      await resolver.close();
-    }
-  }, 60_000);
+        down = false;
+        const back = await run(list, flags);
+        expect(back.code, back.stderr).toBe(0);
+        expect(back.rows.every((r) => r[1] === 'valid')).toBe(true);
+        expect(back.summary.fromJournal).toBe(valid);
+      } finally {
+        await resolver.close();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('no unknown row is ever served from --cache by a later run', () => {

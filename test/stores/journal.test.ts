@@ -161,7 +161,10 @@ describe('openJournal', () => {
     const tail = '"v11100-a",0.9,"p1",1';
     const seal = (body: string): string => `${body},"${crc32(body).toString(16).padStart(8, '0')}"]`;
     // the first line pools the tail; the others would reuse it, each address read its own way
-    await appendFile(path, [`["a@x.io",${tail}`, `["b\\u0041@x.io",${tail}`, `["c\td@x.io",${tail}`, `["e@x.io" ,${tail}`, `["f@x.io",${tail}`].map(seal).join('\n') + '\n');
+    await appendFile(
+      path,
+      [`["a@x.io",${tail}`, `["b\\u0041@x.io",${tail}`, `["c\td@x.io",${tail}`, `["e@x.io" ,${tail}`, `["f@x.io",${tail}`].map(seal).join('\n') + '\n',
+    );
     const j = await openJournal(path, api, 'api');
     expect([j.loaded, j.badLines]).toEqual([2, 3]);
     expect(j.get('a@x.io')?.verdict).toMatchObject({ email: 'a@x.io', status: 'valid', details: { domain: 'x.io' } });
@@ -192,7 +195,11 @@ describe('openJournal', () => {
     const j = await openJournal(path, api, 'api');
     const temporary: Verdict = { ...verdict('dns@x.io', 'unknown'), isValid: undefined, details: { syntax: true, domain: 'x.io', dnsFailure: 'unanswered' } };
     const answered: Verdict = { ...verdict('unknown@x.io', 'unknown'), isValid: undefined, details: {} };
-    await j.record([temporary, answered, { ...verdict('out@x.io', 'risky'), details: { ...verdict('out@x.io').details, role: true, dnsFailure: 'unanswered' }, outage: 'dns' }]);
+    await j.record([
+      temporary,
+      answered,
+      { ...verdict('out@x.io', 'risky'), details: { ...verdict('out@x.io').details, role: true, dnsFailure: 'unanswered' }, outage: 'dns' },
+    ]);
     await j.close();
     const j2 = await openJournal(path, api, 'api');
     expect([j2.get('dns@x.io'), j2.get('out@x.io')]).toEqual([undefined, undefined]);
@@ -321,7 +328,11 @@ describe('what a cache keeps', () => {
   it('never serves an unknown, of whatever kind, and keeps the records a run of another depth may use', async () => {
     const c = await openCache(path, { ttlMs: day, binding: local, evidence: 'dns' });
     const unknown: Verdict = { ...verdict('u@x.io', 'unknown'), isValid: undefined, details: {} };
-    const greylisted: Verdict = { ...verdict('g@x.io', 'unknown'), isValid: undefined, details: { syntax: true, domain: 'x.io', mx: true, smtpFailure: 'greylisted' } };
+    const greylisted: Verdict = {
+      ...verdict('g@x.io', 'unknown'),
+      isValid: undefined,
+      details: { syntax: true, domain: 'x.io', mx: true, smtpFailure: 'greylisted' },
+    };
     await c.record([unknown, greylisted, verdict('ok@x.io')]);
     await c.close();
     expect((await lines()).filter(Boolean)).toHaveLength(2); // the header and ok@x.io
@@ -428,9 +439,7 @@ describe('combineKnown', () => {
 });
 
 describe('openStores', () => {
-  it.each([
-    [{ journal: '-' }, /need a file, not -/],
-  ])('refuses %j (exit 2, before opening anything)', async (flags, why) => {
+  it.each([[{ journal: '-' }, /need a file, not -/]])('refuses %j (exit 2, before opening anything)', async (flags, why) => {
     const err = await openStores({ ...flags, cacheTtlMs: 1000 }, { engine: 'local' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ exitCode: 2, message: expect.stringMatching(why) });
   });
@@ -555,7 +564,10 @@ describe('a journal is as old as its job: one begun longer ago than --cache-ttl 
     const j = await openJournal(path, api, 'api', undefined, age(T));
     await j.record([verdict('a@x.io')]);
     await j.close();
-    const stores = await openStores({ journal: path, cacheTtlMs: 30 * day, clock: clockReading(() => T + 31 * day) }, { engine: 'api', baseUrl: 'http://127.0.0.1:9000/' });
+    const stores = await openStores(
+      { journal: path, cacheTtlMs: 30 * day, clock: clockReading(() => T + 31 * day) },
+      { engine: 'api', baseUrl: 'http://127.0.0.1:9000/' },
+    );
     expect(stores.journal?.restarted).toEqual({ began: T });
     expect(stores.known?.get('a@x.io')).toBeUndefined();
     await stores.known?.close();

@@ -80,7 +80,10 @@ function gated(args: string[], input: string, cwd: string, name: string): Gated 
 
 /** Whether `cond` comes to hold within `ms` (the caller's expect says what failed to happen). */
 const until = (cond: () => boolean, ms = 60_000): Promise<boolean> =>
-  waitFor(cond, { what: 'a race to reach its moment', timeoutMs: ms }).then(() => true, () => false);
+  waitFor(cond, { what: 'a race to reach its moment', timeoutMs: ms }).then(
+    () => true,
+    () => false,
+  );
 
 /** Every address in a journal or cache file (the cache's lines start with a timestamp). */
 async function storedEmails(path: string): Promise<string[]> {
@@ -188,7 +191,10 @@ describe('two addresses whose hashes collide', () => {
     await writeFile(join(dir, 'one.txt'), pair[0] + '\n');
     const r = await runInProcess(['validate', 'in.txt', '--summary', 's.json', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
     expect(r.code, r.stderr).toBe(0);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { email: string; status: string });
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { email: string; status: string });
     expect(rows.map((x) => [x.email, x.status])).toEqual([
       [pair[0], 'valid'],
       [pair[1], 'invalid'],
@@ -203,7 +209,12 @@ describe('two addresses whose hashes collide', () => {
     const resumed = await runInProcess(['validate', 'in.txt', '--journal', 'j.journal', '--format', 'ndjson'], { cwd: dir, env: apiEnv(server) });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(sentEmails(server, before)).toEqual([pair[1]]);
-    expect(resumed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { status: string }).status)).toEqual(['valid', 'invalid']);
+    expect(
+      resumed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { status: string }).status),
+    ).toEqual(['valid', 'invalid']);
   });
 });
 

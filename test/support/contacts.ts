@@ -22,7 +22,14 @@ export function contacts(n: number): { cells: Cell[][]; shown: string[][] } {
       { number: 45322 + i, format: 'yyyy-mm-dd' },
       { number: 1234.5 + i, format: '#,##0.00' },
     ]);
-    shown.push([`Person ${i} & Söhne`, email, String(15550100 + i), String(1234 + i).padStart(5, '0'), joined, (1234.5 + i).toLocaleString('en-US', { minimumFractionDigits: 2 })]);
+    shown.push([
+      `Person ${i} & Söhne`,
+      email,
+      String(15550100 + i),
+      String(1234 + i).padStart(5, '0'),
+      joined,
+      (1234.5 + i).toLocaleString('en-US', { minimumFractionDigits: 2 }),
+    ]);
   }
   return { cells, shown };
 }
@@ -33,7 +40,17 @@ export async function exceljsContacts(n: number, path: string): Promise<void> {
   const ws = wb.addWorksheet('Contacts');
   for (const row of contacts(n).cells) {
     const r = ws.addRow(
-      row.map((c) => (c === null ? null : typeof c === 'string' ? c : 'inline' in c ? c.inline : 'format' in c && c.format === 'yyyy-mm-dd' ? new Date(Date.UTC(1899, 11, 30) + c.number * 86400000) : c.number)),
+      row.map((c) =>
+        c === null
+          ? null
+          : typeof c === 'string'
+            ? c
+            : 'inline' in c
+              ? c.inline
+              : 'format' in c && c.format === 'yyyy-mm-dd'
+                ? new Date(Date.UTC(1899, 11, 30) + c.number * 86400000)
+                : c.number,
+      ),
     );
     row.forEach((c, k) => {
       if (c && typeof c === 'object' && 'format' in c && c.format) r.getCell(k + 1).numFmt = c.format;

@@ -28,13 +28,19 @@ export function defaultVerdict(email) {
 
 export function formatReset(format, resetAt, now) {
   switch (format) {
-    case 'epoch-s': return String(Math.ceil(resetAt / 1000));
-    case 'epoch-ms': return String(resetAt);
-    case 'delta-s': return String(Math.max(0, Math.ceil((resetAt - now) / 1000)));
+    case 'epoch-s':
+      return String(Math.ceil(resetAt / 1000));
+    case 'epoch-ms':
+      return String(resetAt);
+    case 'delta-s':
+      return String(Math.max(0, Math.ceil((resetAt - now) / 1000)));
     // An HTTP date has whole seconds: round up so the reset is never announced early.
-    case 'http-date': return new Date(Math.ceil(resetAt / 1000) * 1000).toUTCString();
-    case 'iso': return new Date(resetAt).toISOString();
-    default: throw new Error(`unknown resetFormat ${format}`);
+    case 'http-date':
+      return new Date(Math.ceil(resetAt / 1000) * 1000).toUTCString();
+    case 'iso':
+      return new Date(resetAt).toISOString();
+    default:
+      throw new Error(`unknown resetFormat ${format}`);
   }
 }
 
@@ -201,7 +207,11 @@ export async function startFaultServer(options = {}) {
     res.once('close', () => traceInFlight(-1));
 
     let body;
-    try { body = JSON.parse(raw); } catch { body = undefined; }
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
     const bulk = path === '/api/validate/bulk';
     if (bulk && body && Array.isArray(body.emails)) record.emails = body.emails.map(String);
     else if (!bulk && body && typeof body.email === 'string') record.emails = [body.email];
@@ -232,10 +242,14 @@ export async function startFaultServer(options = {}) {
     if (!authorized) return send(o.authStatus, errorBody('UNAUTHORIZED', 'Invalid or missing API key'), rlHeaders);
 
     const scripted = o.fault?.({ path, emails: record.emails, index });
-    const action = scripted ?? (
-      o.resetRate && random() < o.resetRate ? 'reset'
-        : o.failRate503 && random() < o.failRate503 ? { status: 503 }
-          : o.truncateRate && random() < o.truncateRate ? 'truncate'
+    const action =
+      scripted ??
+      (o.resetRate && random() < o.resetRate
+        ? 'reset'
+        : o.failRate503 && random() < o.failRate503
+          ? { status: 503 }
+          : o.truncateRate && random() < o.truncateRate
+            ? 'truncate'
             : undefined);
     if (action === 'reset') {
       record.status = 0;
@@ -294,7 +308,8 @@ export async function startFaultServer(options = {}) {
 
   function endTurn() {
     const next = waitingTurn.shift();
-    if (next) next(); // the turn passes on: serving stays the same
+    if (next)
+      next(); // the turn passes on: serving stays the same
     else serving--;
   }
 
@@ -339,10 +354,11 @@ export async function startFaultServer(options = {}) {
     requests,
     count429: () => requests.filter((r) => r.status === 429).length,
     stats,
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -352,21 +368,52 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
-    const num = () => { i++; return Number(value); };
+    const num = () => {
+      i++;
+      return Number(value);
+    };
     switch (flag) {
-      case '--port': o.port = num(); break;
-      case '--api-key': o.apiKey = value; i++; break;
-      case '--shape': o.shape = value; i++; break;
-      case '--shuffle': o.shuffle = true; break;
-      case '--seed': o.seed = num(); break;
-      case '--delay-ms': o.delayMs = num(); break;
-      case '--capacity': o.capacity = num(); break;
-      case '--queue': o.queue = num(); break;
-      case '--max-batch': o.maxBatch = num(); break;
-      case '--fail-503': o.failRate503 = num(); break;
-      case '--reset-rate': o.resetRate = num(); break;
-      case '--drop-result-rate': o.dropResultRate = num(); break;
-      case '--truncate-rate': o.truncateRate = num(); break;
+      case '--port':
+        o.port = num();
+        break;
+      case '--api-key':
+        o.apiKey = value;
+        i++;
+        break;
+      case '--shape':
+        o.shape = value;
+        i++;
+        break;
+      case '--shuffle':
+        o.shuffle = true;
+        break;
+      case '--seed':
+        o.seed = num();
+        break;
+      case '--delay-ms':
+        o.delayMs = num();
+        break;
+      case '--capacity':
+        o.capacity = num();
+        break;
+      case '--queue':
+        o.queue = num();
+        break;
+      case '--max-batch':
+        o.maxBatch = num();
+        break;
+      case '--fail-503':
+        o.failRate503 = num();
+        break;
+      case '--reset-rate':
+        o.resetRate = num();
+        break;
+      case '--drop-result-rate':
+        o.dropResultRate = num();
+        break;
+      case '--truncate-rate':
+        o.truncateRate = num();
+        break;
       case '--rate-limit': {
         const [limit, windowMs] = value.split('/').map(Number);
         o.rateLimit = { limit, windowMs, resetFormat: o.rateLimit?.resetFormat ?? 'epoch-s' };
@@ -377,7 +424,8 @@ function parseArgs(argv) {
         o.rateLimit = { ...(o.rateLimit ?? { limit: 60, windowMs: 60_000 }), resetFormat: value };
         i++;
         break;
-      default: throw new Error(`fault-server: unknown flag ${flag}`);
+      default:
+        throw new Error(`fault-server: unknown flag ${flag}`);
     }
   }
   return o;
@@ -386,7 +434,11 @@ function parseArgs(argv) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const server = await startFaultServer(parseArgs(process.argv.slice(2)));
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
-  const stop = () => void server.close().then(() => process.exit(0), () => process.exit(1));
+  const stop = () =>
+    void server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -69,7 +69,12 @@ export async function startScriptedServer(host: string, script: Script, port = 2
         buffered = buffered.slice(at + 2);
         commands.push(line);
         const verb = line.split(/[ :]/)[0]!.toUpperCase();
-        if (verb === 'EHLO') send(script.extensions === false ? '500 Command unrecognized' : reply(250, `${host} Hello`, ...(script.extensions ?? ['SIZE 52428800', '8BITMIME', 'HELP'])));
+        if (verb === 'EHLO')
+          send(
+            script.extensions === false
+              ? '500 Command unrecognized'
+              : reply(250, `${host} Hello`, ...(script.extensions ?? ['SIZE 52428800', '8BITMIME', 'HELP'])),
+          );
         else if (verb === 'HELO') send(`250 ${host}`);
         else if (verb === 'MAIL') {
           from = /<([^>]*)>/.exec(line)?.[1] ?? '';

@@ -76,7 +76,9 @@ async function startExpress(o, requests, stats, answer) {
   for (const l of o.limiters) {
     const styles = Array.isArray(l.headers) ? l.headers : [l.headers];
     const draft = styles.find((s) => s.startsWith('draft-'));
-    app.use(rateLimit({ windowMs: l.windowMs, limit: l.limit, legacyHeaders: styles.includes('legacy'), standardHeaders: draft ?? false, keyGenerator: byKey }));
+    app.use(
+      rateLimit({ windowMs: l.windowMs, limit: l.limit, legacyHeaders: styles.includes('legacy'), standardHeaders: draft ?? false, keyGenerator: byKey }),
+    );
   }
   app.post(['/api/validate/bulk', '/api/validate'], express.json({ limit: '5mb' }), async (req, res) => {
     const emails = req.body?.emails ?? (req.body?.email === undefined ? [] : [req.body.email]);
@@ -95,10 +97,11 @@ async function startExpress(o, requests, stats, answer) {
   });
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -132,11 +135,21 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     switch (flag) {
-      case '--library': o.library = value; break;
-      case '--latency-ms': o.latencyMs = Number(value); break;
-      case '--date-offset-ms': o.dateOffsetMs = Number(value); break;
-      case '--clock-offset-ms': o.clockOffsetMs = Number(value); break;
-      case '--port': o.port = Number(value); break;
+      case '--library':
+        o.library = value;
+        break;
+      case '--latency-ms':
+        o.latencyMs = Number(value);
+        break;
+      case '--date-offset-ms':
+        o.dateOffsetMs = Number(value);
+        break;
+      case '--clock-offset-ms':
+        o.clockOffsetMs = Number(value);
+        break;
+      case '--port':
+        o.port = Number(value);
+        break;
       case '--limit': {
         // LIMIT/WINDOW_MS:STYLE[+STYLE]
         const [plan, styles = 'legacy'] = value.split(':');
@@ -145,7 +158,8 @@ function parseArgs(argv) {
         o.limiters.push({ limit, windowMs, headers: list.length === 1 ? list[0] : list });
         break;
       }
-      default: throw new Error(`limiter-server: unknown flag ${flag}`);
+      default:
+        throw new Error(`limiter-server: unknown flag ${flag}`);
     }
   }
   return o;
@@ -177,7 +191,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
   const server = await startLimiterServer(options);
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
-  const stop = () => { server.close().then(() => process.exit(0)); };
+  const stop = () => {
+    server.close().then(() => process.exit(0));
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -171,7 +171,7 @@ export async function startSmtpServer(options: { port?: number; bannerDelayMs?: 
       server.once('error', reject);
       server.listen(port, host, () => {
         server.off('error', reject);
-        resolve(((server.server as unknown as { address(): AddressInfo }).address()).port);
+        resolve((server.server as unknown as { address(): AddressInfo }).address().port);
       });
     });
 

@@ -58,4 +58,3 @@ export function budgetContract(name: string, make: (perHost: number) => SessionB
     });
   });
 }
-

@@ -67,8 +67,7 @@ export async function startSocksServer(auth?: { user: string; password: string }
           const addrLen = atyp === 1 ? 4 : atyp === 4 ? 16 : 1 + buf[4]!;
           if (!need(4 + addrLen + 2)) return;
           const addr = buf.subarray(4, 4 + addrLen);
-          const host =
-            atyp === 1 ? [...addr].join('.') : atyp === 4 ? (addr.toString('hex').match(/.{4}/g) ?? []).join(':') : addr.subarray(1).toString();
+          const host = atyp === 1 ? [...addr].join('.') : atyp === 4 ? (addr.toString('hex').match(/.{4}/g) ?? []).join(':') : addr.subarray(1).toString();
           const port = buf.readUInt16BE(4 + addrLen);
           buf = buf.subarray(4 + addrLen + 2);
           stage = 'piping';

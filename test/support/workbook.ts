@@ -99,21 +99,32 @@ export function excelParts(rows: Cell[][], options: { sheetXml?: string; sharedS
       name: '[Content_Types].xml',
       data: `${xml}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/theme/theme1.xml" ContentType="application/vnd.openxmlformats-officedocument.theme+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>`,
     },
-    { name: '_rels/.rels', data: `${xml}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>` },
+    {
+      name: '_rels/.rels',
+      data: `${xml}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+    },
     { name: 'xl/workbook.xml', data: `${xml}<workbook ${ns}><workbookPr/><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>` },
     {
       name: 'xl/_rels/workbook.xml.rels',
       data: `${xml}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId3" Type="${rel}/styles" Target="styles.xml"/><Relationship Id="rId2" Type="${rel}/theme" Target="theme/theme1.xml"/><Relationship Id="rId1" Type="${rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId4" Type="${rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`,
     },
-    { name: 'xl/worksheets/sheet1.xml', data: options.sheetXml ?? `${xml}<worksheet ${ns}><dimension ref="A1"/><sheetData>${sheetRows.join('')}</sheetData></worksheet>` },
-    { name: 'xl/theme/theme1.xml', data: `${xml}<a:theme xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" name="Office Theme"><a:themeElements/></a:theme>` },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: options.sheetXml ?? `${xml}<worksheet ${ns}><dimension ref="A1"/><sheetData>${sheetRows.join('')}</sheetData></worksheet>`,
+    },
+    {
+      name: 'xl/theme/theme1.xml',
+      data: `${xml}<a:theme xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" name="Office Theme"><a:themeElements/></a:theme>`,
+    },
     {
       name: 'xl/styles.xml',
       data: `${xml}<styleSheet ${ns}><numFmts count="${formats.length}">${formats.map((f, k) => `<numFmt numFmtId="${164 + k}" formatCode="${esc(f)}"/>`).join('')}</numFmts><cellStyleXfs count="1"><xf numFmtId="0"/></cellStyleXfs><cellXfs count="${formats.length + 1}"><xf numFmtId="0" xfId="0"/>${formats.map((_, k) => `<xf numFmtId="${164 + k}" xfId="0" applyNumberFormat="1"/>`).join('')}</cellXfs></styleSheet>`,
     },
     {
       name: 'xl/sharedStrings.xml',
-      data: options.sharedStringsXml ?? `${xml}<sst ${ns} count="${strings.length}" uniqueCount="${strings.length}">${strings.map((s) => `<si><t xml:space="preserve">${esc(s)}</t></si>`).join('')}</sst>`,
+      data:
+        options.sharedStringsXml ??
+        `${xml}<sst ${ns} count="${strings.length}" uniqueCount="${strings.length}">${strings.map((s) => `<si><t xml:space="preserve">${esc(s)}</t></si>`).join('')}</sst>`,
     },
     { name: 'docProps/core.xml', data: `${xml}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"/>` },
     { name: 'docProps/app.xml', data: `${xml}<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"/>` },

@@ -2,8 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { dryRunEtaMs, renderDryRun, type DryRunFigures } from '../../src/terminal/dry-run-report.js';
 
 const figures: DryRunFigures = {
-  rows: 5000, distinctAddresses: 4800, duplicates: 200, prechecked: 30, empty: 0, alreadyKnown: 0,
-  toSend: 4770, engine: 'api', batchSize: 100, requests: 48, concurrency: 4,
+  rows: 5000,
+  distinctAddresses: 4800,
+  duplicates: 200,
+  prechecked: 30,
+  empty: 0,
+  alreadyKnown: 0,
+  toSend: 4770,
+  engine: 'api',
+  batchSize: 100,
+  requests: 48,
+  concurrency: 4,
 };
 
 describe('dry-run report', () => {
@@ -37,8 +46,6 @@ describe('dry-run report', () => {
   });
 
   it('says the local engine sends no requests', () => {
-    expect(renderDryRun({ ...figures, engine: 'local', requests: 0 }, false)).toContain(
-      '  to check   4,770 addresses with the local engine (no API requests)',
-    );
+    expect(renderDryRun({ ...figures, engine: 'local', requests: 0 }, false)).toContain('  to check   4,770 addresses with the local engine (no API requests)');
   });
 });

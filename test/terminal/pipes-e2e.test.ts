@@ -93,5 +93,4 @@ describe('validate through pipes', () => {
     expect(r.stdout).toContain('\nExamples:\n');
     expect(r.stdout.trimEnd().split('\n').length).toBeLessThanOrEqual(24);
   });
-
 });

@@ -25,7 +25,9 @@ describe('progressLine', () => {
     // stdin has no size: no percentage, no ETA until its end
     expect(progressLine({ ...p, inputBytes: { read: 50_000 } }, T0, 100, 100)).toBe('2,000 rows read · 1,000 addresses validated · 100/s');
     // never 100% before the last row is out
-    expect(progressLine({ ...p, rowsWritten: 7999, rowsRead: 8000, inputDone: true, inputBytes: { read: 200_000, total: 200_000 } }, T0, 1, 1)).toMatch(/^99% /);
+    expect(progressLine({ ...p, rowsWritten: 7999, rowsRead: 8000, inputDone: true, inputBytes: { read: 200_000, total: 200_000 } }, T0, 1, 1)).toMatch(
+      /^99% /,
+    );
   });
 
   it('tells how long the rate-limit wait still lasts', () => {
@@ -46,8 +48,16 @@ describe('progressLine', () => {
   });
 
   it('counts a rate-limit wait in the ETA', () => {
-    const p = { ...newProgress(T0), rowsRead: 100, rowsWritten: 50, addressesQueued: 100, addressesDone: 50, inputDone: true,
-      inputBytes: { read: 5000, total: 5000 }, rateLimitWaitUntil: T0 + 30_000 };
+    const p = {
+      ...newProgress(T0),
+      rowsRead: 100,
+      rowsWritten: 50,
+      addressesQueued: 100,
+      addressesDone: 50,
+      inputDone: true,
+      inputBytes: { read: 5000, total: 5000 },
+      rateLimitWaitUntil: T0 + 30_000,
+    };
     expect(progressLine(p, T0, 10, 10)).toBe('50% · 100 rows read · 50/100 addresses validated · waiting 30 s for the rate limit to reset · ETA 35 s');
   });
 
@@ -176,7 +186,14 @@ describe('ProgressDisplay', () => {
       const read = Math.min(rows, written + 66_000);
       let answered = 0;
       for (let b = 0; b < read / 1000; b++) if (answeredAt(b) <= t) answered += 1000;
-      Object.assign(progress, { rowsRead: read, addressesQueued: read, addressesDone: answered, rowsAnswered: answered, rowsWritten: written, inputDone: read === rows });
+      Object.assign(progress, {
+        rowsRead: read,
+        addressesQueued: read,
+        addressesDone: answered,
+        rowsAnswered: answered,
+        rowsWritten: written,
+        inputDone: read === rows,
+      });
       progress.inputBytes.read = read * 20;
       vi.advanceTimersByTime(150);
       if (ms % 3000 !== 0) continue;
@@ -218,5 +235,4 @@ describe('ProgressDisplay', () => {
     expect(stream.output).toBe('');
     expect(vi.getTimerCount()).toBe(0);
   });
-
 });

@@ -55,11 +55,12 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     const input = join(dir, 'leads.xlsx');
     await book.xlsx.writeFile(input);
     const output = join(dir, 'leads.csv');
-    const run = inPane(
-      `"${process.execPath}" "${BIN}" validate "${input}" -o "${output}" --engine local --dns-server ${dns.address} --dns-timeout 60000`,
-    );
+    const run = inPane(`"${process.execPath}" "${BIN}" validate "${input}" -o "${output}" --engine local --dns-server ${dns.address} --dns-timeout 60000`);
     // half the addresses have their answer, the other half wait: the line says so before any row is written
-    await waitFor(() => /(4\d|5\d)% · 40 rows read · 0(\/40)? addresses validated/.test(read(run.log)), { what: 'progress during the DNS wait', timeoutMs: 30_000 });
+    await waitFor(() => /(4\d|5\d)% · 40 rows read · 0(\/40)? addresses validated/.test(read(run.log)), {
+      what: 'progress during the DNS wait',
+      timeoutMs: 30_000,
+    });
     expect(read(output).split('\n').filter(Boolean).length).toBeLessThanOrEqual(1);
     dns.releaseHeld();
     await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
@@ -73,7 +74,9 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
   it('a terminal of 0 columns gets the summary and no progress line', async () => {
     const input = join(dir, 'list.txt');
     execFileSync('sh', ['-c', `for i in 1 2 3; do echo u$i@mx.test; done > "${input}"`]);
-    const run = inPane(`stty cols 0; "${process.execPath}" "${BIN}" validate "${input}" -o "${join(dir, 'narrow.csv')}" --engine local --dns-server ${dns.address}`);
+    const run = inPane(
+      `stty cols 0; "${process.execPath}" "${BIN}" validate "${input}" -o "${join(dir, 'narrow.csv')}" --engine local --dns-server ${dns.address}`,
+    );
     await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     const log = read(run.log);

@@ -41,7 +41,9 @@ describe('RunReporter', async () => {
     const { code, text } = await finish({ quiet: true }, { valid: 40, unknown: 60, invalid: 0, outage: { dns: 45, smtp: 1 } });
     expect(code).toBe(EXIT.rowErrors);
     expect(text.split('\n').filter(Boolean)).toEqual([
-      expect.stringMatching(/^mailsift: DNS failed: the resolver answered nothing usable, so 45 rows could not be checked .*re-run with the same --journal checks them again$/),
+      expect.stringMatching(
+        /^mailsift: DNS failed: the resolver answered nothing usable, so 45 rows could not be checked .*re-run with the same --journal checks them again$/,
+      ),
       expect.stringMatching(/^mailsift: the mailbox check failed: .*port 25.*, so 1 row could not be checked; they were not recorded as final/),
     ]);
   });

@@ -6,9 +6,21 @@ import { ESC } from './fake-tty.js';
 function sample(over: Partial<Summary> = {}): Summary {
   return {
     ...emptySummary('api'),
-    total: 1000, valid: 812, invalid: 130, risky: 40, unknown: 18, errors: 3,
-    duplicates: 25, prechecked: 9, requests: 2, retries: 1, rateLimited: 1,
-    rateLimitWaits: 4, elapsedMs: 12_500, written: 1000, fromJournal: 200,
+    total: 1000,
+    valid: 812,
+    invalid: 130,
+    risky: 40,
+    unknown: 18,
+    errors: 3,
+    duplicates: 25,
+    prechecked: 9,
+    requests: 2,
+    retries: 1,
+    rateLimited: 1,
+    rateLimitWaits: 4,
+    elapsedMs: 12_500,
+    written: 1000,
+    fromJournal: 200,
     ...over,
   };
 }

@@ -16,7 +16,10 @@ describe('the waits on a clock', () => {
   it('takes a wait past the 24.8-day timer limit as the longest wait, not as none', async () => {
     const stop = new AbortController();
     let settled = false;
-    const waiting = delay(2 ** 40, stop.signal).then(() => (settled = true), () => 'aborted');
+    const waiting = delay(2 ** 40, stop.signal).then(
+      () => (settled = true),
+      () => 'aborted',
+    );
     await delay(20);
     expect(settled).toBe(false);
     stop.abort();

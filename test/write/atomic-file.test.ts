@@ -63,7 +63,10 @@ describe('an atomic file', () => {
 
   it('refuses a directory, and a path in a missing directory, naming them (exit 2)', async () => {
     await expect(openAtomic(dir, 'd')).rejects.toMatchObject({ exitCode: 2, message: 'cannot write d: it is a directory (EISDIR)' });
-    await expect(openAtomic(at('no/out.csv'), 'no/out.csv')).rejects.toMatchObject({ exitCode: 2, message: 'cannot write no/out.csv: no such directory (ENOENT)' });
+    await expect(openAtomic(at('no/out.csv'), 'no/out.csv')).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'cannot write no/out.csv: no such directory (ENOENT)',
+    });
   });
 
   it('writes a device directly (it cannot be replaced)', async () => {

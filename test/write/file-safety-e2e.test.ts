@@ -48,12 +48,18 @@ describe('no output may be the input', () => {
   it('stdout appended to the input (>> in.csv): exit 2, the input byte-identical', async () => {
     const dir = dirWith({ 'in.csv': INPUT });
     const fd = openSync(join(dir, 'in.csv'), 'a');
-    const child = spawn(process.execPath, [BIN, 'validate', 'in.csv', ...LOCAL], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', fd, 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'validate', 'in.csv', ...LOCAL], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', fd, 'pipe'],
+    });
     closeSync(fd);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
-    expect(stderr.trim()).toBe('mailsift: stdout is the input file in.csv: the verdicts would be written into the input as it is read; redirect them to another file');
+    expect(stderr.trim()).toBe(
+      'mailsift: stdout is the input file in.csv: the verdicts would be written into the input as it is read; redirect them to another file',
+    );
     expect(readFileSync(join(dir, 'in.csv'), 'utf8')).toBe(INPUT);
   });
 });

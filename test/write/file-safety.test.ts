@@ -47,12 +47,36 @@ const INPUT = 'name,email\nAnn,ann@example.com\nBob,bob@example.com\n';
 
 describe('no output may be the input or another output', () => {
   it.each<[string, (dir: string) => string[], RegExp]>([
-    ['-o through a/../', (dir) => (mkdirSync(join(dir, 'a')), ['in.csv', '-o', './a/../in.csv']), /^mailsift: -o \.\/a\/\.\.\/in\.csv is the input file in\.csv: writing it would destroy the input; give -o another path$/],
-    ['-o a symbolic link to the input', (dir) => (symlinkSync('in.csv', join(dir, 'link.csv')), ['in.csv', '-o', 'link.csv']), /^mailsift: -o link\.csv is the input file in\.csv \(through a symbolic link\)/],
-    ['--summary a hard link of the input', (dir) => (linkSync(join(dir, 'in.csv'), join(dir, 'hard.json')), ['in.csv', '--summary', 'hard.json']), /^mailsift: --summary hard\.json is the input file in\.csv \(a hard link\)/],
-    ['--split DIR holding the input as valid.csv', (dir) => (mkdirSync(join(dir, 'sorted')), ['sorted/../in.csv', '--split', 'sorted', '--only', 'valid']), /^mailsift: --split sorted\/valid\.csv is the input file/],
-    ['--summary and -o one file', () => ['in.csv', '-o', 'out.csv', '--summary', 'out.csv'], /^mailsift: -o out\.csv and --summary out\.csv are the same file; give each its own path$/],
-    ['--journal and --cache one file through a link', (dir) => (symlinkSync('c.cache', join(dir, 'j.journal')), ['in.csv', '--journal', 'j.journal', '--cache', 'c.cache']), /^mailsift: --journal j\.journal and --cache c\.cache are the same file \(through a symbolic link\)/],
+    [
+      '-o through a/../',
+      (dir) => (mkdirSync(join(dir, 'a')), ['in.csv', '-o', './a/../in.csv']),
+      /^mailsift: -o \.\/a\/\.\.\/in\.csv is the input file in\.csv: writing it would destroy the input; give -o another path$/,
+    ],
+    [
+      '-o a symbolic link to the input',
+      (dir) => (symlinkSync('in.csv', join(dir, 'link.csv')), ['in.csv', '-o', 'link.csv']),
+      /^mailsift: -o link\.csv is the input file in\.csv \(through a symbolic link\)/,
+    ],
+    [
+      '--summary a hard link of the input',
+      (dir) => (linkSync(join(dir, 'in.csv'), join(dir, 'hard.json')), ['in.csv', '--summary', 'hard.json']),
+      /^mailsift: --summary hard\.json is the input file in\.csv \(a hard link\)/,
+    ],
+    [
+      '--split DIR holding the input as valid.csv',
+      (dir) => (mkdirSync(join(dir, 'sorted')), ['sorted/../in.csv', '--split', 'sorted', '--only', 'valid']),
+      /^mailsift: --split sorted\/valid\.csv is the input file/,
+    ],
+    [
+      '--summary and -o one file',
+      () => ['in.csv', '-o', 'out.csv', '--summary', 'out.csv'],
+      /^mailsift: -o out\.csv and --summary out\.csv are the same file; give each its own path$/,
+    ],
+    [
+      '--journal and --cache one file through a link',
+      (dir) => (symlinkSync('c.cache', join(dir, 'j.journal')), ['in.csv', '--journal', 'j.journal', '--cache', 'c.cache']),
+      /^mailsift: --journal j\.journal and --cache c\.cache are the same file \(through a symbolic link\)/,
+    ],
   ])('%s: exit 2, one line naming both, nothing touched', async (_name, setUp, why) => {
     const dir = dirWith({ 'in.csv': INPUT });
     const args = setUp(dir);
@@ -64,7 +88,6 @@ describe('no output may be the input or another output', () => {
     expect(r.stderr.trim()).toMatch(why);
     expect(snapshot(dir)).toEqual(before);
   });
-
 });
 
 describe('an existing output survives a run that does not complete', () => {
@@ -107,7 +130,11 @@ describe('an output that cannot be written: one line naming what, exit 2', () =>
   it.each<[string, (dir: string) => string[], RegExp]>([
     ['a missing directory', () => ['-o', 'no/such/out.csv'], /^mailsift: cannot write no\/such\/out\.csv: no such directory \(ENOENT\)$/],
     ['a directory', (dir) => (mkdirSync(join(dir, 'd')), ['-o', 'd']), /^mailsift: cannot write d: it is a directory \(EISDIR\)$/],
-    ['the summary in a missing directory', () => ['--summary', 'no/s.json'], /^mailsift: cannot write the summary to no\/s\.json: no such directory \(ENOENT\)$/],
+    [
+      'the summary in a missing directory',
+      () => ['--summary', 'no/s.json'],
+      /^mailsift: cannot write the summary to no\/s\.json: no such directory \(ENOENT\)$/,
+    ],
   ])('%s', async (_name, setUp, why) => {
     const dir = dirWith({ 'in.csv': INPUT });
     const r = await runInProcess(['validate', 'in.csv', ...setUp(dir), ...LOCAL], { cwd: dir });

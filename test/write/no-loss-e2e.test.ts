@@ -4,7 +4,20 @@
 // name), a signal that must end the run within seconds, and the leftovers of
 // runs killed with -9, removed by the next run. The rest: no-loss.test.ts.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,7 +64,10 @@ const temps = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWi
 
 /** Whether `cond` comes to hold within `ms` (the caller's expect says what failed to happen). */
 const until = (cond: () => boolean, ms = 30_000): Promise<boolean> =>
-  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(() => true, () => false);
+  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(
+    () => true,
+    () => false,
+  );
 
 /** A run of the binary in the background, with how and when it ended. */
 function background(args: string[], cwd: string, env: Record<string, string> = { PATH: process.env.PATH ?? '' }) {
@@ -69,12 +85,23 @@ function background(args: string[], cwd: string, env: Record<string, string> = {
   return { child, done };
 }
 
-
 describe('stdin is the input: compared with every output and with stdout (1)', () => {
   it.each<[string, string, RegExp]>([
-    ['validate - -o in.csv < in.csv', '$M validate - -o in.csv --engine local --no-dns -q < in.csv', /^mailsift: -o in\.csv is the file stdin reads: writing it would destroy the input; give -o another path\n$/],
-    ['validate < in.csv >> in.csv', '$M validate --engine local --no-dns -q < in.csv >> in.csv', /^mailsift: stdout is the file stdin reads: the verdicts would be written into the input as it is read; redirect them to another file\n$/],
-    ['validate - --summary in.csv < in.csv', '$M validate - --summary in.csv -o out.csv --engine local --no-dns -q < in.csv', /^mailsift: --summary in\.csv is the file stdin reads/],
+    [
+      'validate - -o in.csv < in.csv',
+      '$M validate - -o in.csv --engine local --no-dns -q < in.csv',
+      /^mailsift: -o in\.csv is the file stdin reads: writing it would destroy the input; give -o another path\n$/,
+    ],
+    [
+      'validate < in.csv >> in.csv',
+      '$M validate --engine local --no-dns -q < in.csv >> in.csv',
+      /^mailsift: stdout is the file stdin reads: the verdicts would be written into the input as it is read; redirect them to another file\n$/,
+    ],
+    [
+      'validate - --summary in.csv < in.csv',
+      '$M validate - --summary in.csv -o out.csv --engine local --no-dns -q < in.csv',
+      /^mailsift: --summary in\.csv is the file stdin reads/,
+    ],
   ])('%s: exit 2, one line, the input byte-identical, nothing written', (_name, script, why) => {
     const dir = dirWith({ 'in.csv': INPUT });
     const r = bash(script, dir);
@@ -220,7 +247,10 @@ describe('names of leftovers planted in a shared directory (/tmp)', () => {
     const r = await runCli(['validate', 'in.csv', '-o', 'out.csv', '--journal', 'run.journal', ...LOCAL], { cwd: dir, timeoutMs: 20_000 });
     expect([r.code, r.signal], r.stderr).toEqual([0, null]);
     expect(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n')).toHaveLength(4);
-    expect(readdirSync(dir).filter((n) => planted.includes(n)).sort()).toEqual([...planted].sort());
+    expect(
+      readdirSync(dir)
+        .filter((n) => planted.includes(n))
+        .sort(),
+    ).toEqual([...planted].sort());
   });
 });
-

@@ -52,7 +52,10 @@ const temps = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWi
 
 /** Whether `cond` comes to hold within `ms` (the caller's expect says what failed to happen). */
 const until = (cond: () => boolean, ms = 30_000): Promise<boolean> =>
-  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(() => true, () => false);
+  waitFor(cond, { what: 'the run to reach its moment', timeoutMs: ms }).then(
+    () => true,
+    () => false,
+  );
 
 // the full-disk and bind-mount cases mount a tmpfs: root only (CI runs as root, and must run them)
 const asRoot = !missingTool('root', process.getuid?.() !== 0 && 'not root: the full-disk and bind-mount cases of no-loss mount a tmpfs');
@@ -87,7 +90,9 @@ describe('lock files count as outputs (4)', () => {
     const dir = dirWith({ [`${path}.lock`]: INPUT });
     const r = await runInProcess(['validate', `${path}.lock`, flag, path, '-o', 'out.csv', ...LOCAL], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`mailsift: ${flag}'s lock file ${path}.lock is the input file ${path}.lock: writing it would destroy the input; give ${flag} another path\n`);
+    expect(r.stderr).toBe(
+      `mailsift: ${flag}'s lock file ${path}.lock is the input file ${path}.lock: writing it would destroy the input; give ${flag} another path\n`,
+    );
     expect(readFileSync(join(dir, `${path}.lock`), 'utf8')).toBe(INPUT);
   });
 });
@@ -101,7 +106,9 @@ describe('what was checked is what is written (5)', () => {
     symlinkSync('in.csv', join(dir, 'out.csv'));
     const r = await run;
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/^mailsift: out\.csv changed during the run: it now leads to .*in\.csv, not to the file that was checked; nothing was written there\n$/);
+    expect(r.stderr).toMatch(
+      /^mailsift: out\.csv changed during the run: it now leads to .*in\.csv, not to the file that was checked; nothing was written there\n$/,
+    );
     expect(readFileSync(join(dir, 'in.csv'), 'utf8')).toBe(rows(60));
     expect(temps(dir)).toEqual([]);
   });
@@ -117,10 +124,14 @@ describe.skipIf(!asRoot)('bind mounts (6): one directory under two paths', () =>
     try {
       const outputs = await runInProcess(['validate', 'a/in.csv', '-o', 'a/out.csv', '--summary', 'b/out.csv', ...LOCAL], { cwd: dir });
       expect(outputs.code).toBe(2);
-      expect(outputs.stderr).toBe('mailsift: -o a/out.csv and --summary b/out.csv are the same file (the same directory through another mount); give each its own path\n');
+      expect(outputs.stderr).toBe(
+        'mailsift: -o a/out.csv and --summary b/out.csv are the same file (the same directory through another mount); give each its own path\n',
+      );
       const input = await runInProcess(['validate', 'a/in.csv', '-o', 'b/in.csv', ...LOCAL], { cwd: dir });
       expect(input.code).toBe(2);
-      expect(input.stderr).toBe('mailsift: -o b/in.csv is the input file a/in.csv (the same directory through another mount): writing it would destroy the input; give -o another path\n');
+      expect(input.stderr).toBe(
+        'mailsift: -o b/in.csv is the input file a/in.csv (the same directory through another mount): writing it would destroy the input; give -o another path\n',
+      );
       expect(readdirSync(join(dir, 'a'))).toEqual(['in.csv']);
       expect(readFileSync(join(dir, 'a/in.csv'), 'utf8')).toBe(INPUT);
     } finally {

@@ -12,11 +12,20 @@ import { Sink } from '../../src/write/sink.js';
 import { inputKeys, inputObject } from '../../src/write/verdict-columns.js';
 
 const v: Verdict = {
-  email: 'a@b.test', isValid: true, status: 'valid', confidence: 0.95, provider: 'p;q,r',
+  email: 'a@b.test',
+  isValid: true,
+  status: 'valid',
+  confidence: 0.95,
+  provider: 'p;q,r',
   details: { syntax: true, domain: 'b.test', mx: true, disposable: false, role: false, free: true },
 };
 
-async function written(dialect: Dialect, header: string[], rows: string[][], columns: Columns = resolveColumns(['status', 'provider'], 'csv', header)): Promise<Buffer> {
+async function written(
+  dialect: Dialect,
+  header: string[],
+  rows: string[][],
+  columns: Columns = resolveColumns(['status', 'provider'], 'csv', header),
+): Promise<Buffer> {
   const out: Buffer[] = [];
   const stream = new Writable({ write: (chunk, _enc, done) => (out.push(chunk as Buffer), done()) });
   const encoder = dialect.encoding === 'utf-8' ? undefined : await encoderFor(dialect.encoding);
@@ -31,7 +40,14 @@ async function written(dialect: Dialect, header: string[], rows: string[][], col
 describe('the CSV writer in a dialect', () => {
   it("writes Excel's European CSV: sep= line, ;, CRLF, a BOM; a cell is quoted for the delimiter, not for a comma", async () => {
     const dialect: Dialect = { delimiter: ';', eol: '\r\n', encoding: 'utf-8', bom: true, sep: 'sep=' };
-    const out = await written(dialect, ['Name', 'E-Mail'], [['Müller, Jo', 'a@b.test'], ['x;y', 'a@b.test']]);
+    const out = await written(
+      dialect,
+      ['Name', 'E-Mail'],
+      [
+        ['Müller, Jo', 'a@b.test'],
+        ['x;y', 'a@b.test'],
+      ],
+    );
     expect(out.toString('utf8')).toBe('\ufeffsep=;\r\nName;E-Mail;status;provider\r\nMüller, Jo;a@b.test;valid;"p;q,r"\r\n"x;y";a@b.test;valid;"p;q,r"\r\n');
   });
 
@@ -64,7 +80,12 @@ describe("the output's dialect: the input's, changed by the flags", () => {
   it.each<[string, Dialect | undefined, object, Dialect]>([
     ['no input dialect (a workbook): comma, LF, UTF-8', undefined, {}, DEFAULT_DIALECT],
     ["the input's", euro, {}, euro],
-    ['each flag changes its part; sep= follows the delimiter', euro, { delimiter: ',', eol: '\n', encoding: 'utf-8' }, { delimiter: ',', eol: '\n', encoding: 'utf-8', bom: false, sep: 'sep=' }],
+    [
+      'each flag changes its part; sep= follows the delimiter',
+      euro,
+      { delimiter: ',', eol: '\n', encoding: 'utf-8' },
+      { delimiter: ',', eol: '\n', encoding: 'utf-8', bom: false, sep: 'sep=' },
+    ],
     ['--bom on a UTF-8 output', euro, { encoding: 'utf-8', bom: true }, { ...euro, encoding: 'utf-8', bom: true }],
     ['--no-bom', utf8Bom, { bom: false }, { ...utf8Bom, bom: false }],
     ["an input's BOM is kept in UTF-16", utf8Bom, { encoding: 'utf-16le' }, { ...utf8Bom, encoding: 'utf-16le' }],

@@ -19,12 +19,7 @@ const dns = localDnsForFile();
 const local = dns.localFlags;
 
 // one of each status: valid, invalid (precheck), risky (role), unknown (the resolver fails)
-const USERS =
-  'id,name,email\n' +
-  '1,"Doe, Jane",Jane@mx.test\n' +
-  '2,Bob,not an address\n' +
-  '3,Ops,admin@mx.test\n' +
-  '4,Zed,zed@servfail.test\n';
+const USERS = 'id,name,email\n' + '1,"Doe, Jane",Jane@mx.test\n' + '2,Bob,not an address\n' + '3,Ops,admin@mx.test\n' + '4,Zed,zed@servfail.test\n';
 
 describe('output shaping', () => {
   it('--columns picks and orders the verdict columns after the input columns', async () => {
@@ -44,10 +39,20 @@ describe('output shaping', () => {
     const list = file('list.txt', 'Jane@mx.test\nnope\nann@mx.test\n');
     const r = await runInProcess(['validate', list, '--columns', 'status,email', ...local()]);
     expect(r.code).toBe(0);
-    expect(parseCsv(r.stdout)).toEqual([['status', 'email'], ['valid', 'Jane@mx.test'], ['invalid', 'nope'], ['valid', 'ann@mx.test']]);
+    expect(parseCsv(r.stdout)).toEqual([
+      ['status', 'email'],
+      ['valid', 'Jane@mx.test'],
+      ['invalid', 'nope'],
+      ['valid', 'ann@mx.test'],
+    ]);
     const only = await runInProcess(['validate', list, '--columns', 'status,reason', ...local()]);
     expect(only.code).toBe(0);
-    expect(parseCsv(only.stdout)).toEqual([['email', 'status', 'reason'], ['Jane@mx.test', 'valid', ''], ['nope', 'invalid', 'syntax'], ['ann@mx.test', 'valid', '']]);
+    expect(parseCsv(only.stdout)).toEqual([
+      ['email', 'status', 'reason'],
+      ['Jane@mx.test', 'valid', ''],
+      ['nope', 'invalid', 'syntax'],
+      ['ann@mx.test', 'valid', ''],
+    ]);
   });
 
   it('the README recipe: --column picks a quoted CSV cell, --format txt writes just the good addresses', async () => {
@@ -68,8 +73,14 @@ describe('output shaping', () => {
     expect(r.stdout).toBe('');
     expect(readdirSync(out).sort()).toEqual(['invalid.csv', 'risky.csv', 'unknown.csv', 'valid.csv']);
     const rows = (status: string): string[][] => parseCsv(readFileSync(join(out, `${status}.csv`), 'utf8'));
-    expect(rows('valid')).toEqual([['id', 'name', 'email', 'status'], ['1', 'Doe, Jane', 'Jane@mx.test', 'valid']]);
-    expect(rows('invalid')).toEqual([['id', 'name', 'email', 'status'], ['2', 'Bob', 'not an address', 'invalid']]);
+    expect(rows('valid')).toEqual([
+      ['id', 'name', 'email', 'status'],
+      ['1', 'Doe, Jane', 'Jane@mx.test', 'valid'],
+    ]);
+    expect(rows('invalid')).toEqual([
+      ['id', 'name', 'email', 'status'],
+      ['2', 'Bob', 'not an address', 'invalid'],
+    ]);
     expect(rows('risky')[1]).toEqual(['3', 'Ops', 'admin@mx.test', 'risky']);
     expect(rows('unknown')[1]).toEqual(['4', 'Zed', 'zed@servfail.test', 'unknown']);
 

@@ -11,7 +11,11 @@ import { seeded } from '../support/fault-server.js';
 
 const verdicts: Verdict[] = [
   {
-    email: 'a@b.test', isValid: true, status: 'valid', confidence: 0.95, provider: 'p,q',
+    email: 'a@b.test',
+    isValid: true,
+    status: 'valid',
+    confidence: 0.95,
+    provider: 'p,q',
     details: { syntax: true, domain: 'b.test', mx: true, disposable: false, role: false, free: true, suggestion: '=a@b.test' },
   },
   { email: 'x', isValid: undefined, status: 'unknown', confidence: undefined, provider: '', details: {}, error: { code: 'TIMEOUT', message: 'm' } },
@@ -33,12 +37,24 @@ describe('the full CSV row', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     const tri = [true, false, undefined];
     const top: Record<string, unknown[]> = {
-      status: ['valid', 'invalid', 'risky', 'unknown'], isValid: tri, confidence: [0.95, 0.5, 1, 0, undefined, Number.NaN], provider: ['p', 'q,r', '=x', ''],
+      status: ['valid', 'invalid', 'risky', 'unknown'],
+      isValid: tri,
+      confidence: [0.95, 0.5, 1, 0, undefined, Number.NaN],
+      provider: ['p', 'q,r', '=x', ''],
       error: [undefined, { code: 'TIMEOUT', message: 'm' }, { code: '=E', message: 'm' }],
     };
     const details: Record<string, unknown[]> = {
-      syntax: tri, domain: ['b.test', 'c.test', '-d.test', undefined], mx: tri, disposable: tri, role: tri, free: tri,
-      suggestion: [undefined, 'a@b.test', '+x'], smtp: tri, catchAll: tri, dnsFailure: [undefined, 'nxdomain'], mailbox: [undefined, 'full'],
+      syntax: tri,
+      domain: ['b.test', 'c.test', '-d.test', undefined],
+      mx: tri,
+      disposable: tri,
+      role: tri,
+      free: tri,
+      suggestion: [undefined, 'a@b.test', '+x'],
+      smtp: tri,
+      catchAll: tri,
+      dnsFailure: [undefined, 'nxdomain'],
+      mailbox: [undefined, 'full'],
     };
     const tail = csvRowTail(';');
     let v: Verdict = verdicts[0]!;
@@ -74,9 +90,13 @@ describe('--columns CSV rows', () => {
   }
 
   it('keep every cell in its column when a cell is empty (the first included)', async () => {
-    const rows: [string[], Verdict][] = [[['', 'a@b.test'], verdicts[0]!], [['x', ''], verdicts[1]!]];
-    expect(await csv(['name', 'email'], resolveColumns(['confidence', 'status'], 'csv'), rows))
-      .toBe('name,email,confidence,status\n,a@b.test,0.95,valid\nx,,,unknown\n');
+    const rows: [string[], Verdict][] = [
+      [['', 'a@b.test'], verdicts[0]!],
+      [['x', ''], verdicts[1]!],
+    ];
+    expect(await csv(['name', 'email'], resolveColumns(['confidence', 'status'], 'csv'), rows)).toBe(
+      'name,email,confidence,status\n,a@b.test,0.95,valid\nx,,,unknown\n',
+    );
   });
 
   it('keep input cells as read and defuse the appended text that came from elsewhere (--columns and the full row alike)', async () => {

@@ -81,7 +81,7 @@ describe('.xlsx output read back', () => {
   });
 });
 
-describe('.xlsx output past the format\'s limits: exit 2, one line naming the limit, the old file as it was', () => {
+describe(".xlsx output past the format's limits: exit 2, one line naming the limit, the old file as it was", () => {
   const refused = async (name: string, input: string | Buffer, args: string[] = []): Promise<{ stderr: string; dir: string }> => {
     const dir = mkdtempSync(join(root, `${name}-`));
     writeFileSync(join(dir, name), input);

@@ -104,7 +104,7 @@ const HARD_CELLS = [
 ];
 
 describe('the Excel writer: what it writes', () => {
-  it('gives mailsift\'s own reader back every input cell exactly: CR, edge spaces, tabs, control characters, a literal _x0041_', async () => {
+  it("gives mailsift's own reader back every input cell exactly: CR, edge spaces, tabs, control characters, a literal _x0041_", async () => {
     const path = await writeBook('hard.xlsx', ['id', 'email', 'phone', 'zip', 'note'], HARD_CELLS);
     const back = await readBack(path);
     expect(back.map((r) => r.slice(0, 5))).toEqual([['id', 'email', 'phone', 'zip', 'note'], ...HARD_CELLS]);
@@ -114,7 +114,16 @@ describe('the Excel writer: what it writes', () => {
   });
 
   it('types cells as inline strings, booleans and numbers; never t="str", which is a formula\'s result', async () => {
-    const xml = await sheetXml(await writeBook('typed.xlsx', ['phone', 'email'], [['+1 555 0100', 'a@b.test'], ['', 'b@b.test']]));
+    const xml = await sheetXml(
+      await writeBook(
+        'typed.xlsx',
+        ['phone', 'email'],
+        [
+          ['+1 555 0100', 'a@b.test'],
+          ['', 'b@b.test'],
+        ],
+      ),
+    );
     expect(xml).toContain('<c r="A2" t="inlineStr"><is><t xml:space="preserve">+1 555 0100</t></is></c>');
     expect(xml).toContain('<c r="E2" t="b"><v>1</v></c>'); // is_valid
     expect(xml).toContain('<c r="F2"><v>0.9</v></c>'); // confidence
@@ -151,14 +160,16 @@ describe('the Excel writer: backpressure', () => {
   });
 });
 
-describe('the Excel writer: the format\'s limits (exit 2, naming the limit)', () => {
+describe("the Excel writer: the format's limits (exit 2, naming the limit)", () => {
   const status: Columns = { order: ['input', 'status'], standard: false, prefix: '' };
 
   it('holds as many rows as the limit, the header included, and refuses one more', async () => {
     const rows = Array.from({ length: 9 }, (_, i) => [`a${i}@b.test`]);
     expect(await readBack(await writeBook('rows-ok.xlsx', ['email'], rows, status, { limits: { rows: 10 } }))).toHaveLength(10);
     const refused = writeBook('rows-over.xlsx', ['email'], [...rows, ['z@b.test']], status, { limits: { rows: 10 } });
-    await expect(refused).rejects.toThrow('rows-over.xlsx: more than 10 rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o rows-over.csv)');
+    await expect(refused).rejects.toThrow(
+      'rows-over.xlsx: more than 10 rows (the header included), the most an .xlsx sheet holds; write CSV instead (-o rows-over.csv)',
+    );
     await expect(refused).rejects.toMatchObject({ exitCode: 2 });
   });
 
@@ -167,7 +178,8 @@ describe('the Excel writer: the format\'s limits (exit 2, naming the limit)', ()
     await expect(writeBook('wide-ok.xlsx', header, [], status)).resolves.toBeDefined();
     await expect(writeBook('wide.xlsx', [...header, 'one more'], [], status)).rejects.toMatchObject({
       exitCode: 2,
-      message: 'wide.xlsx: 16,385 columns, past the 16,384 an .xlsx sheet holds (column XFD); write CSV instead (-o wide.csv) or fewer verdict columns (--columns status,reason)',
+      message:
+        'wide.xlsx: 16,385 columns, past the 16,384 an .xlsx sheet holds (column XFD); write CSV instead (-o wide.csv) or fewer verdict columns (--columns status,reason)',
     });
   });
 
@@ -180,7 +192,17 @@ describe('the Excel writer: the format\'s limits (exit 2, naming the limit)', ()
   it('holds 32,767 characters in a cell and refuses 32,768, naming the cell', async () => {
     const ok = await writeBook('cell-ok.xlsx', ['email', 'note'], [['a@b.test', 'x'.repeat(32_767)]], status);
     expect((await readBack(ok))[1]![1]).toHaveLength(32_767);
-    await expect(writeBook('cell.xlsx', ['email', 'note'], [['a@b.test', 'ok'], ['a@b.test', 'x'.repeat(32_768)]], status)).rejects.toMatchObject({
+    await expect(
+      writeBook(
+        'cell.xlsx',
+        ['email', 'note'],
+        [
+          ['a@b.test', 'ok'],
+          ['a@b.test', 'x'.repeat(32_768)],
+        ],
+        status,
+      ),
+    ).rejects.toMatchObject({
       exitCode: 2,
       message: 'cell.xlsx: cell B3 holds 32,768 characters, past the 32,767 an .xlsx cell holds; write CSV instead (-o cell.csv)',
     });

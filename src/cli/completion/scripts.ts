@@ -38,9 +38,7 @@ export function bashCompletion(program: Command): string {
     const subs = cmd.commands.map((c) => c.name());
     const withValue = opts.filter(takesValue).flatMap(names);
     const argWords = cmd.registeredArguments.flatMap((a) => a.argChoices ?? []);
-    const choices = opts
-      .filter((o) => o.argChoices?.length)
-      .map((o) => `        ${names(o).join('|')}) choices=${shQuote(words(o.argChoices!))} ;;`);
+    const choices = opts.filter((o) => o.argChoices?.length).map((o) => `        ${names(o).join('|')}) choices=${shQuote(words(o.argChoices!))} ;;`);
     return [
       `    ${shQuote(path)})`,
       `      opts=${shQuote(words(opts.flatMap(names)))}; valued=${shQuote(words(withValue))}; subs=${shQuote(words([...subs, ...argWords]))}`,
@@ -118,7 +116,15 @@ export function fishCompletion(program: Command): string {
     const seen = parts.map((p) => `__fish_seen_subcommand_from ${p}`);
     const childNames = cmd.commands.map((c) => c.name());
     const notChild = childNames.length ? [`not __fish_seen_subcommand_from ${childNames.join(' ')}`] : [];
-    const topLevel = parts.length === 0 ? [`not __fish_seen_subcommand_from ${nodes.filter((n) => n.path && !n.path.includes(' ')).map((n) => n.path).join(' ')}`] : [];
+    const topLevel =
+      parts.length === 0
+        ? [
+            `not __fish_seen_subcommand_from ${nodes
+              .filter((n) => n.path && !n.path.includes(' '))
+              .map((n) => n.path)
+              .join(' ')}`,
+          ]
+        : [];
     const cond = quote([...seen, ...topLevel, ...(parts.length ? notChild : [])].join('; and '));
     for (const sub of cmd.commands) lines.push(`complete -c ${name} -n ${cond} -a ${sub.name()} -d ${quote(sub.description())}`);
     for (const o of visible(cmd)) {

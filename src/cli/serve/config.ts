@@ -51,15 +51,14 @@ export type ServeSettings = Omit<ServeConfig, 'keys' | 'generatedKey' | 'tls'> &
 export async function loadServeConfig(settings: ServeSettings): Promise<ServeConfig> {
   const { files } = settings;
   const tls =
-    files.tlsCert && files.tlsKey
-      ? { cert: await readUserFile(files.tlsCert, '--tls-cert'), key: await readUserFile(files.tlsKey, '--tls-key') }
-      : undefined;
+    files.tlsCert && files.tlsKey ? { cert: await readUserFile(files.tlsCert, '--tls-cert'), key: await readUserFile(files.tlsKey, '--tls-key') } : undefined;
 
   let keys: string[];
   let generatedKey: string | undefined;
   if (files.keysFile) {
     keys = parseKeysFile((await readUserFile(files.keysFile, '--keys-file')).toString('utf8'));
-    if (keys.length === 0) throw new UsageError(`--keys-file: ${files.keysFile} holds no keys (create one with: mailsift keys create --keys-file ${files.keysFile})`);
+    if (keys.length === 0)
+      throw new UsageError(`--keys-file: ${files.keysFile} holds no keys (create one with: mailsift keys create --keys-file ${files.keysFile})`);
   } else {
     generatedKey = generateKey();
     keys = [generatedKey];

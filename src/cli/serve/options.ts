@@ -53,7 +53,11 @@ export const SERVE_OPTIONS = {
     parse: shape,
     default: 'a',
   }),
-  tlsCert: option<string | undefined>({ flags: '--tls-cert <file>', help: 'PEM certificate: serve HTTPS', brief: 'PEM certificate (with --tls-key): serve HTTPS' }),
+  tlsCert: option<string | undefined>({
+    flags: '--tls-cert <file>',
+    help: 'PEM certificate: serve HTTPS',
+    brief: 'PEM certificate (with --tls-key): serve HTTPS',
+  }),
   tlsKey: option<string | undefined>({ flags: '--tls-key <file>', help: 'PEM private key for --tls-cert' }),
   allowInsecureHttp: option<boolean | undefined>({ flags: '--allow-insecure-http', help: 'allow plain HTTP on a non-loopback host' }),
   ...DNS_OPTIONS,
@@ -81,7 +85,11 @@ export const SERVE_OPTIONS = {
     default: DEFAULT_LEASE_MS,
     defaultShown: String(DEFAULT_LEASE_MS / 1000),
   }),
-  metrics: option<boolean | undefined>({ flags: '--metrics', help: 'serve GET /metrics in the Prometheus text format', brief: 'serve GET /metrics (Prometheus)' }),
+  metrics: option<boolean | undefined>({
+    flags: '--metrics',
+    help: 'serve GET /metrics in the Prometheus text format',
+    brief: 'serve GET /metrics (Prometheus)',
+  }),
   /** milliseconds */
   drainTimeout: option<number>({
     flags: '--drain-timeout <seconds>',

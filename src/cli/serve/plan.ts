@@ -63,9 +63,7 @@ function serveSettings(flags: ServeFlags): ServeSettings {
   }
   // The spec says HTTPS only; plain HTTP is for a sandbox on this machine.
   if (!flags.tlsCert && !isLoopback(flags.host) && !flags.allowInsecureHttp) {
-    throw new UsageError(
-      `refusing plain HTTP on ${flags.host}: give --tls-cert/--tls-key, bind a loopback host, or pass --allow-insecure-http`,
-    );
+    throw new UsageError(`refusing plain HTTP on ${flags.host}: give --tls-cert/--tls-key, bind a loopback host, or pass --allow-insecure-http`);
   }
   return {
     host: flags.host,

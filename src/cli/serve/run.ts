@@ -8,17 +8,25 @@ import type { ServePlan } from './plan.js';
 export async function run(plan: ServePlan, io: Io): Promise<number> {
   const say = (line: string): void => sayOn(io.stderr, line, { as: 'mailsift serve' });
   // loaded when serving, not whenever the CLI starts
-  const [{ loadServeConfig }, { startServer }, { createLocalValidator }, { ServeMetrics }, { RedisLink }, { RedisRateLimitStore }, { RedisSharedCache }, { RedisSmtpCache, RedisSessionBudget }] =
-    await Promise.all([
-      import('./config.js'),
-      import('../../serve/server.js'),
-      import('../../engines/local/index.js'),
-      import('../../serve/metrics.js'),
-      import('../../redis/link.js'),
-      import('../../serve/redis-rate-limit.js'),
-      import('../../serve/redis-shared-cache.js'),
-      import('../../serve/redis-smtp.js'),
-    ]);
+  const [
+    { loadServeConfig },
+    { startServer },
+    { createLocalValidator },
+    { ServeMetrics },
+    { RedisLink },
+    { RedisRateLimitStore },
+    { RedisSharedCache },
+    { RedisSmtpCache, RedisSessionBudget },
+  ] = await Promise.all([
+    import('./config.js'),
+    import('../../serve/server.js'),
+    import('../../engines/local/index.js'),
+    import('../../serve/metrics.js'),
+    import('../../redis/link.js'),
+    import('../../serve/redis-rate-limit.js'),
+    import('../../serve/redis-shared-cache.js'),
+    import('../../serve/redis-smtp.js'),
+  ]);
   const { settings } = plan;
   for (const line of plan.warnings) say(line);
   hideInArgv(io, plan.argvSecret);
@@ -43,7 +51,12 @@ export async function run(plan: ServePlan, io: Io): Promise<number> {
   // the plan's mailbox check, with what this instance shares through Redis and counts
   const smtp = plan.smtp && {
     ...plan.smtp,
-    ...(redis ? { cache: new RedisSmtpCache(redis, io.clock), budget: new RedisSessionBudget(redis, plan.smtp.perHost, { leaseMs: settings.smtpLeaseMs, clock: io.clock }) } : {}),
+    ...(redis
+      ? {
+          cache: new RedisSmtpCache(redis, io.clock),
+          budget: new RedisSessionBudget(redis, plan.smtp.perHost, { leaseMs: settings.smtpLeaseMs, clock: io.clock }),
+        }
+      : {}),
     ...(metrics ? { onSession: metrics.smtpSessionOpened } : {}),
   };
   const engine = createLocalValidator({
@@ -54,7 +67,9 @@ export async function run(plan: ServePlan, io: Io): Promise<number> {
     clock: io.clock,
     onWarning: say,
     ...(redis ? { dnsShared: new RedisSharedCache(redis, 'dns', io.clock) } : {}),
-    ...(metrics ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from), onDnsFailure: (code: string) => metrics.dnsFailure(code) } : {}),
+    ...(metrics
+      ? { onDnsCache: (from: 'memory' | 'shared' | 'dns') => metrics.dnsLookup(from), onDnsFailure: (code: string) => metrics.dnsFailure(code) }
+      : {}),
   });
   const server = await startServer({
     ...config,

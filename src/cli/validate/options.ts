@@ -75,7 +75,11 @@ export const VALIDATE_OPTIONS = {
     brief: 'the column(s) that hold the address, always checked',
     briefTerm: '--column <name|n>[,…]',
   }),
-  output: option<string | undefined>({ flags: '-o, --output <file>', help: 'write verdicts to this file (default: stdout)', brief: 'write the verdicts here (default: stdout)' }),
+  output: option<string | undefined>({
+    flags: '-o, --output <file>',
+    help: 'write verdicts to this file (default: stdout)',
+    brief: 'write the verdicts here (default: stdout)',
+  }),
   format: option<OutputFormat | undefined>({
     flags: '--format <csv|json|ndjson|txt|xlsx>',
     help: 'output format; txt is the addresses alone (default: from the output extension, else csv)',
@@ -83,10 +87,16 @@ export const VALIDATE_OPTIONS = {
     briefTerm: '--format <format>',
     parse: outputFormat,
   }),
-  columns: option<string | undefined>({ flags: '--columns <list>', help: 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)' }),
+  columns: option<string | undefined>({
+    flags: '--columns <list>',
+    help: 'the verdict columns to append, in this order, e.g. status,is_valid (and email for a text input)',
+  }),
   split: option<string | undefined>({ flags: '--split <dir>', help: 'write valid, invalid, risky and unknown rows to their own files in this directory' }),
   sheet: option<string | undefined>({ flags: '--sheet <name|number>', help: 'which sheet of an .xlsx input (default: the first)' }),
-  encoding: option<string | undefined>({ flags: '--encoding <name>', help: "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)" }),
+  encoding: option<string | undefined>({
+    flags: '--encoding <name>',
+    help: "the input's encoding when it has no BOM, e.g. latin1, windows-1252 (default: UTF-8)",
+  }),
   only: option<Set<RowToken> | undefined>({
     flags: '--only <statuses|reasons>',
     help: 'write only rows with these statuses or reasons, e.g. valid,risky or valid,catch_all',
@@ -112,7 +122,11 @@ export const VALIDATE_OPTIONS = {
     help: "the CSV output's delimiter: one character, or tab (default: the input's, else ,)",
     parse: csvDelimiter,
   }),
-  outputEol: option<Eol | undefined>({ flags: '--output-eol <lf|crlf|cr>', help: "the CSV output's line ending (default: the input's, else lf)", parse: lineEnding }),
+  outputEol: option<Eol | undefined>({
+    flags: '--output-eol <lf|crlf|cr>',
+    help: "the CSV output's line ending (default: the input's, else lf)",
+    parse: lineEnding,
+  }),
   outputEncoding: option<string | undefined>({
     flags: '--output-encoding <name>',
     help: "the CSV output's encoding, e.g. utf-8, windows-1252, utf-16le (default: the input's, else UTF-8)",

@@ -62,7 +62,10 @@ export async function plan({ args: [inputArg], flags, given, context }: PlanInpu
   if (input === undefined) {
     throw new UsageError('no input: give a file (mailsift validate contacts.csv) or pipe addresses on stdin');
   }
-  for (const [flag, name] of [['--encoding', flags.encoding], ['--output-encoding', flags.outputEncoding]] as const) {
+  for (const [flag, name] of [
+    ['--encoding', flags.encoding],
+    ['--output-encoding', flags.outputEncoding],
+  ] as const) {
     if (name !== undefined && !(await knownEncoding(name))) {
       throw new UsageError(`${flag} ${name}: unknown encoding (e.g. latin1, windows-1252, utf-16le, shift_jis)`);
     }

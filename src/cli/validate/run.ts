@@ -159,13 +159,20 @@ async function readInput(r: Run, interrupts: Interrupts): Promise<Input> {
 function outputShape(r: Run, input: Input): OutputShape {
   const { output } = r.plan;
   const checked = checkedColumns(input);
-  const columns = resolveColumns(output.columns, input.kind, input.header, checked.map((c) => input.header[c] || `column${c + 1}`));
+  const columns = resolveColumns(
+    output.columns,
+    input.kind,
+    input.header,
+    checked.map((c) => input.header[c] || `column${c + 1}`),
+  );
   const dialect = outputDialect(input.dialect, output.dialect);
   if (columns.prefix && (output.format === 'csv' || output.format === 'xlsx')) {
     const clashes = prefixClashes(columns, input.header);
     const appended = columns.groups ? groupNames(columns) : columns.order.filter((c) => c !== 'input').map((c) => columns.prefix + c);
     const names = appended.length > 2 ? `${appended.slice(0, 2).join(', ')}, …` : appended.join(', ');
-    r.notice(`${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`);
+    r.notice(
+      `${printable(clashes.map((c) => JSON.stringify(c)).join(', '))}: the input already has ${clashes.length === 1 ? 'a column' : 'columns'} of that name, so the appended columns are named ${names} (prefix ${columns.prefix})`,
+    );
   }
   return { header: input.header, columns, emailColumn: input.emailColumn, dialect, checkedColumns: checked };
 }
@@ -211,14 +218,7 @@ async function dryRun(r: Run, input: Input, interrupts: Interrupts, cleanUp: Cle
 }
 
 /** The run proper: stores, outputs and engine opened, the rows validated and written, the outputs put in place, the summary said. */
-async function validateRun(
-  r: Run,
-  input: Input,
-  shape: OutputShape,
-  interrupts: Interrupts,
-  cleanUp: CleanUp,
-  files: readonly NamedPath[],
-): Promise<number> {
+async function validateRun(r: Run, input: Input, shape: OutputShape, interrupts: Interrupts, cleanUp: CleanUp, files: readonly NamedPath[]): Promise<number> {
   const { plan, io } = r;
   const { engine: choice, stores } = plan;
   const known = await openKnown(r, cleanUp);
@@ -410,10 +410,16 @@ function sayUnused(r: Run, flag: string, store: { path: string; unused: Unused }
   const { damaged, older, weaker } = store.unused;
   const where = `${flag} ${store.path}`;
   if (damaged > 0) {
-    r.say(`${where}: ${plural(damaged, 'damaged record', 'damaged records')} (failing the checksum or the format) ignored: ${damaged === 1 ? 'its address is' : 'their addresses are'} asked again`);
+    r.say(
+      `${where}: ${plural(damaged, 'damaged record', 'damaged records')} (failing the checksum or the format) ignored: ${damaged === 1 ? 'its address is' : 'their addresses are'} asked again`,
+    );
   }
-  if (older > 0) r.notice(`${where}: ${plural(older, 'address', 'addresses')} recorded by an older mailsift, without a checksum, ${older === 1 ? 'is' : 'are'} asked again`);
-  if (weaker > 0) r.notice(`${where}: ${plural(weaker, 'verdict rests', 'verdicts rest')} on less than this run asks for (made with --no-dns, or without --smtp): asked again`);
+  if (older > 0)
+    r.notice(`${where}: ${plural(older, 'address', 'addresses')} recorded by an older mailsift, without a checksum, ${older === 1 ? 'is' : 'are'} asked again`);
+  if (weaker > 0)
+    r.notice(
+      `${where}: ${plural(weaker, 'verdict rests', 'verdicts rest')} on less than this run asks for (made with --no-dns, or without --smtp): asked again`,
+    );
 }
 
 /**
@@ -429,7 +435,8 @@ function outputCheck(plan: ValidatePlan, input: Input): RowCheck | undefined {
   if (output.format !== 'xlsx') return undefined;
   const columns = resolveColumns(output.columns, input.kind);
   if (output.split) return xlsxRowCheck(`--split ${output.split.dir}`, input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity }, '--format csv');
-  if (filter.only || filter.except || filter.unique) return xlsxRowCheck(output.file ?? 'stdout', input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity });
+  if (filter.only || filter.except || filter.unique)
+    return xlsxRowCheck(output.file ?? 'stdout', input.header, columns, { ...XLSX_SHEET_LIMITS, rows: Infinity });
   return xlsxRowCheck(output.file ?? 'stdout', input.header, columns);
 }
 
@@ -449,7 +456,15 @@ function journalTooOld(path: string, began: number, ttlMs: number, dryRun: boole
 
 /** Milliseconds as the duration flags spell them (30d, 12h, 90m), in the largest unit that divides them. */
 function flagDuration(ms: number): string {
-  const unit = ([['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const).find(([, size]) => ms > 0 && ms % size === 0);
+  const unit = (
+    [
+      ['w', 604_800_000],
+      ['d', 86_400_000],
+      ['h', 3_600_000],
+      ['m', 60_000],
+      ['s', 1000],
+    ] as const
+  ).find(([, size]) => ms > 0 && ms % size === 0);
   return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
 }
 

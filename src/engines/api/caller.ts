@@ -158,7 +158,11 @@ export class Caller {
         case 'ok': {
           const value = parse(attempt.body);
           if (value !== undefined) return { kind: 'ok', value };
-          retryable = { code: 'SERVER_ERROR', detail: 'unexpected response body', failure: { kind: 'server', text: `an answer of an unexpected shape from POST ${path}` } };
+          retryable = {
+            code: 'SERVER_ERROR',
+            detail: 'unexpected response body',
+            failure: { kind: 'server', text: `an answer of an unexpected shape from POST ${path}` },
+          };
           break;
         }
         case 'too-large':
@@ -174,7 +178,11 @@ export class Caller {
       failures++;
       if (failures > this.options.retries) {
         const failure = retryable.failure ?? { kind: 'server', text: retryable.detail };
-        const failed = { code: retryable.code, message: `${failure.text}; gave up after ${this.options.retries} ${this.options.retries === 1 ? 'retry' : 'retries'}`, failure };
+        const failed = {
+          code: retryable.code,
+          message: `${failure.text}; gave up after ${this.options.retries} ${this.options.retries === 1 ? 'retry' : 'retries'}`,
+          failure,
+        };
         if (!this.firstAnswer.reached) this.unreachable ??= { code: failed.code, message: `the API could not be reached: ${failure.text}`, failure };
         return { kind: 'failed', ...failed };
       }

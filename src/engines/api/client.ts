@@ -58,10 +58,7 @@ export function createApiValidator(config: ApiConfig): Validator {
       case 'bad-address': {
         if (emails.length === 1) return [invalidByServer(emails[0]!)];
         const half = Math.ceil(emails.length / 2);
-        const parts = await Promise.all([
-          validateChunk(emails.slice(0, half), signal, reasked),
-          validateChunk(emails.slice(half), signal, reasked),
-        ]);
+        const parts = await Promise.all([validateChunk(emails.slice(0, half), signal, reasked), validateChunk(emails.slice(half), signal, reasked)]);
         return parts.flat();
       }
       case 'failed':
@@ -74,7 +71,8 @@ export function createApiValidator(config: ApiConfig): Validator {
   function noteUndetermined(verdicts: readonly Verdict[]): void {
     const byCode = new Map<string, number>();
     for (const v of verdicts) if (v.error) byCode.set(v.error.code, (byCode.get(v.error.code) ?? 0) + 1);
-    for (const [code, n] of byCode) failures.note({ kind: 'server', text: `the API answered ${code} for some addresses: it could not determine them for now` }, n);
+    for (const [code, n] of byCode)
+      failures.note({ kind: 'server', text: `the API answered ${code} for some addresses: it could not determine them for now` }, n);
   }
 
   return {
@@ -93,11 +91,7 @@ export function createApiValidator(config: ApiConfig): Validator {
 }
 
 /** `mailsift check` with a key: one address through POST /api/validate. */
-export async function validateOneViaApi(
-  config: ApiConfig,
-  email: string,
-  signal: AbortSignal = new AbortController().signal,
-): Promise<Verdict> {
+export async function validateOneViaApi(config: ApiConfig, email: string, signal: AbortSignal = new AbortController().signal): Promise<Verdict> {
   const { http, caller } = connect({ ...config, concurrency: 1 });
   try {
     const r = await caller.call('/api/validate', { email }, normalizeSingle, signal);

@@ -208,8 +208,7 @@ export class AdaptiveLimit implements ConcurrencyLimit {
     if (sample.overload) {
       r.overloads++;
       if (leftWith !== undefined) r.lowestRefusedAt = Math.min(r.lowestRefusedAt, leftWith);
-    }
-    else if (sample.rttMs !== undefined) {
+    } else if (sample.rttMs !== undefined) {
       if (leftWith !== undefined) r.highestAnsweredAt = Math.max(r.highestAnsweredAt, leftWith);
       r.rtts.push(sample.rttMs);
       r.answers++;
@@ -261,7 +260,6 @@ export class AdaptiveLimit implements ConcurrencyLimit {
     this.phase = 'css';
     this.cssRounds = 0;
   }
-
 
   private endRound(): LimitChange | undefined {
     const r = this.round;
@@ -350,7 +348,18 @@ export class AdaptiveLimit implements ConcurrencyLimit {
 }
 
 function newRound(firstTicket: number): Round {
-  return { firstTicket, rtts: [], rose: false, answers: 0, fastest: Infinity, overloads: 0, reachedLimit: false, peakInFlight: 0, lowestRefusedAt: Infinity, highestAnsweredAt: 0 };
+  return {
+    firstTicket,
+    rtts: [],
+    rose: false,
+    answers: 0,
+    fastest: Infinity,
+    overloads: 0,
+    reachedLimit: false,
+    peakInFlight: 0,
+    lowestRefusedAt: Infinity,
+    highestAnsweredAt: 0,
+  };
 }
 
 function median(values: number[]): number {

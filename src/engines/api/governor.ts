@@ -33,9 +33,7 @@ export interface GovernorOptions {
   unknownResetMs?: number;
 }
 
-export type AcquireResult =
-  | { ok: true; permit: Permit }
-  | { ok: false; reason: 'RATE_LIMITED' | 'HALTED' | 'ABORTED' };
+export type AcquireResult = { ok: true; permit: Permit } | { ok: false; reason: 'RATE_LIMITED' | 'HALTED' | 'ABORTED' };
 
 export interface Outcome {
   /** what the response's headers said (errors included) */
@@ -194,9 +192,10 @@ export class Governor {
     const from = this.shownLimit;
     this.shownLimit = to;
     const planned = this.planned();
-    const why = planned !== undefined && to > this.concurrency.limit
-      ? `the plan binds: ${planned} requests per window, sent as soon as the window allows`
-      : reason ?? 'the server is healthy again';
+    const why =
+      planned !== undefined && to > this.concurrency.limit
+        ? `the plan binds: ${planned} requests per window, sent as soon as the window allows`
+        : (reason ?? 'the server is healthy again');
     this.onLimit?.({ from, to, reason: why });
   }
 

@@ -180,7 +180,8 @@ export class ApiHttp {
     // it is kept (an address's error message, its provider) is kept without the key
     bytes = redactKeyBytes(bytes, apiKey);
     const attempt = withoutKey(describeStatus(classifyBody(res.statusCode, parseJsonBody(bytes)), res.statusCode, url), apiKey);
-    if (log) log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
+    if (log)
+      log(`< HTTP ${res.statusCode} ${url.href} in ${this.clock.now() - calledAt} ms${answerNote(res.headers, attempt, Buffer.from(bytes).toString('utf8'))}`);
     return { attempt, answered: true, info, status: res.statusCode, firstByteMs };
   }
 
@@ -273,7 +274,9 @@ function answerNote(headers: Dispatcher.ResponseData['headers'], attempt: Attemp
     parts.push(`${name}: ${cleanText(Array.isArray(v) ? v.join(', ') : v, API_TEXT_CAPS.message)}`);
   }
   if (attempt.kind !== 'ok') {
-    const body = cleanText(text.slice(0, API_TEXT_CAPS.message + 1), API_TEXT_CAPS.message + 1).replace(/\s+/g, ' ').trim();
+    const body = cleanText(text.slice(0, API_TEXT_CAPS.message + 1), API_TEXT_CAPS.message + 1)
+      .replace(/\s+/g, ' ')
+      .trim();
     if (body) parts.push(`body: ${body.length > API_TEXT_CAPS.message ? `${body.slice(0, API_TEXT_CAPS.message)}…` : body}`);
   }
   return parts.length ? ` · ${parts.join(' · ')}` : '';

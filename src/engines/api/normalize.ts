@@ -84,8 +84,15 @@ function errorOf(e: unknown): { code: string; message: string } | undefined {
 }
 
 const DETAIL_TYPES: Record<string, 'boolean' | 'string'> = {
-  syntax: 'boolean', domain: 'string', mx: 'boolean', disposable: 'boolean', role: 'boolean', free: 'boolean', suggestion: 'string',
-  smtp: 'boolean', catchAll: 'boolean',
+  syntax: 'boolean',
+  domain: 'string',
+  mx: 'boolean',
+  disposable: 'boolean',
+  role: 'boolean',
+  free: 'boolean',
+  suggestion: 'string',
+  smtp: 'boolean',
+  catchAll: 'boolean',
 };
 
 /**
@@ -156,10 +163,7 @@ const looseKey = (email: string): string => addressKey(email).toLowerCase();
  * stands. Returns the verdicts re-addressed to the asked spelling and the
  * addresses the response left out.
  */
-export function matchResults(
-  asked: readonly string[],
-  got: readonly Verdict[],
-): { matched: Verdict[]; missing: string[] } {
+export function matchResults(asked: readonly string[], got: readonly Verdict[]): { matched: Verdict[]; missing: string[] } {
   // Most servers answer in the order asked: nothing to match then. Each verdict
   // takes the asked string itself (same text): later comparisons with it are
   // then a pointer check, and the copy from the response can be freed.

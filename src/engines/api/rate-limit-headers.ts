@@ -36,9 +36,7 @@ export interface RateLimitInfo {
   retryAt?: number;
 }
 
-export type HeaderSource =
-  | { get(name: string): string | null | undefined }
-  | Record<string, string | string[] | undefined>;
+export type HeaderSource = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
 
 /** 10 digits are epoch seconds, 13 epoch ms; 1e11 s is the year 5138, 1e11 ms is 1973. */
 const EPOCH_S_MIN = 1e9;

@@ -189,7 +189,8 @@ class PolicyWindow {
         this.allowance++;
       }
     } else if (outcome.answered && !outcome.rateLimited) {
-      if (limit === undefined) this.allowance = undefined; // no visible limit
+      if (limit === undefined)
+        this.allowance = undefined; // no visible limit
       else if (this.allowance === undefined && this.resetAt !== undefined) this.allowance = limit - this.sentInWindow;
     }
     // a window allows its Limit whatever its Remaining says, and this many were sent in it

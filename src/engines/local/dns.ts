@@ -216,10 +216,7 @@ export class DomainDns {
     const entry = this.kept(
       () =>
         this.limit(async () => {
-          const [a, aaaa] = await Promise.all([
-            this.ask((r) => r.resolve4(host)),
-            this.ask((r) => r.resolve6(host)),
-          ]);
+          const [a, aaaa] = await Promise.all([this.ask((r) => r.resolve4(host)), this.ask((r) => r.resolve6(host))]);
           return [...('ok' in a ? a.ok : []), ...('ok' in aaaa ? aaaa.ok : [])];
         }),
       (ips) => (ips.length > 0 ? ANSWER_TTL_MS : UNANSWERED_TTL_MS),
@@ -299,10 +296,7 @@ export class DomainDns {
 
   /** RFC 5321 §5.1: no MX, but an A or AAAA record is the implicit MX. */
   private async implicit(domain: string): Promise<DomainAnswer> {
-    const [a, aaaa] = await Promise.all([
-      this.ask((r) => r.resolve4(domain)),
-      this.ask((r) => r.resolve6(domain)),
-    ]);
+    const [a, aaaa] = await Promise.all([this.ask((r) => r.resolve4(domain)), this.ask((r) => r.resolve6(domain))]);
     const has = (r: Answer<string[]>) => 'ok' in r && r.ok.length > 0;
     if (has(a) || has(aaaa)) return { outcome: 'implicit-mx', hosts: [domain] };
     const negative = (r: Answer<string[]>) => 'ok' in r || r.code === dns.NODATA || r.code === dns.NOTFOUND;
@@ -312,16 +306,16 @@ export class DomainDns {
   private runProbe(): Promise<Probe> {
     if (this.probe && this.probe.expires > this.clock.now()) return this.probe.value;
     this.answeredMx = false;
-    this.probe = this.kept(() => this.probeNow(), (p) => (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS));
+    this.probe = this.kept(
+      () => this.probeNow(),
+      (p) => (p.usable ? ANSWER_TTL_MS : UNANSWERED_TTL_MS),
+    );
     return this.probe.value;
   }
 
   private async probeNow(): Promise<Probe> {
     const nonce = Math.random().toString(36).slice(2, 10);
-    const [root, bogus] = await Promise.all([
-      this.ask((r) => r.resolveNs('.')),
-      this.ask((r) => r.resolve4(`mailsift-probe-${nonce}.invalid`)),
-    ]);
+    const [root, bogus] = await Promise.all([this.ask((r) => r.resolveNs('.')), this.ask((r) => r.resolve4(`mailsift-probe-${nonce}.invalid`))]);
     const usable = 'ok' in root && root.ok.length > 0;
     const invents = 'ok' in bogus && bogus.ok.length > 0;
     const before = this.lastProbe;

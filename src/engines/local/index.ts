@@ -101,10 +101,7 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
           onFailure: options.onDnsFailure,
         });
   const offline = createOfflineChecker(lists);
-  const smtp =
-    options.smtp && dns
-      ? new SmtpChecker({ clock, ...options.smtp, resolveHost: (host) => dns.addressesOf(host), onWarning: warn })
-      : undefined;
+  const smtp = options.smtp && dns ? new SmtpChecker({ clock, ...options.smtp, resolveHost: (host) => dns.addressesOf(host), onWarning: warn }) : undefined;
   if (options.smtp && !dns) warn('the mailbox check (--smtp) needs DNS to find mail servers: it is off');
   let requests = 0;
 
@@ -113,12 +110,20 @@ export function createLocalValidator(options: LocalEngineOptions = {}): LocalVal
     const checks = emails.map(offline);
     if (dns) {
       const progress = new BatchProgress(checks, options.onChecked, smtp !== undefined);
-      await abortable(clock, lookUpDomains(dns, checks, (domain) => progress.answered(domain)), signal);
+      await abortable(
+        clock,
+        lookUpDomains(dns, checks, (domain) => progress.answered(domain)),
+        signal,
+      );
       // the run's own means failed: a resolver judged unusable leaves its rows unknown, and not final
       if (dns.usable() === false) for (const c of checks) if (c.dns === 'unanswered') c.outage = 'dns';
       if (smtp) {
         const { deadlineMs, hostBudgetMs } = options.smtp!;
-        await abortable(clock, askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, clock, onChecked: (i) => progress.checked(i) }, signal), signal);
+        await abortable(
+          clock,
+          askMailServers(smtp, dns, emails, checks, { deadlineMs, hostBudgetMs, clock, onChecked: (i) => progress.checked(i) }, signal),
+          signal,
+        );
         // so does a mailbox check whose outbound port 25 is judged blocked (the rows it could not dial)
         if (smtp.state === 'blocked') for (const c of checks) if (c.mailbox === undefined && UNDIALLED.has(c.smtpFailure)) c.outage = 'smtp';
         progress.finish();
@@ -170,7 +175,11 @@ async function lookUpDomains(dns: DomainDns, checks: Checks[], answered: (domain
   const pending = new Map<string, Promise<DnsOutcome>>();
   for (const c of checks) {
     const domain = dnsDomain(c);
-    if (domain !== undefined && !pending.has(domain)) pending.set(domain, dns.lookup(domain).finally(() => answered(domain)));
+    if (domain !== undefined && !pending.has(domain))
+      pending.set(
+        domain,
+        dns.lookup(domain).finally(() => answered(domain)),
+      );
   }
   const outcomes = new Map(await Promise.all([...pending].map(async ([d, p]) => [d, await p] as const)));
   for (const c of checks) {

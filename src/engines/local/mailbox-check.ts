@@ -67,7 +67,9 @@ export async function askMailServers(
   // one host budget at most — leftover work is bounded, whatever the tarpit
   const clock = o.clock ?? systemClock;
   const [leftover, cancelLeftover] =
-    o.deadlineMs === undefined ? [undefined, () => {}] : timeoutSignal(clock, Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), MAX_TIMER_MS), { ref: false });
+    o.deadlineMs === undefined
+      ? [undefined, () => {}]
+      : timeoutSignal(clock, Math.min(o.deadlineMs + (o.hostBudgetMs ?? DEFAULT_HOST_BUDGET_MS), MAX_TIMER_MS), { ref: false });
   const limit = leftover === undefined ? signal : AbortSignal.any([leftover, ...(signal ? [signal] : [])]);
   const work = smtp.checkDomains(jobs, limit, (found) => {
     if (!open) return;
@@ -84,7 +86,11 @@ export async function askMailServers(
     await work;
     return;
   }
-  await withDeadline(clock, work.catch(() => undefined), o.deadlineMs);
+  await withDeadline(
+    clock,
+    work.catch(() => undefined),
+    o.deadlineMs,
+  );
   open = false;
   // Answered before the check: nothing is known of the mailbox yet. Said as a
   // timeout (smtp_timeout, never final), so that the answer carries serve's
@@ -92,7 +98,10 @@ export async function askMailServers(
   // request gets its finding from the cache.
   for (const i of asked) {
     if (applied.has(i)) continue;
-    apply(checks[i]!, { failure: 'timeout', note: `the mailbox check takes longer than --smtp-deadline (${o.deadlineMs / 1000} s); it goes on: ask again later` });
+    apply(checks[i]!, {
+      failure: 'timeout',
+      note: `the mailbox check takes longer than --smtp-deadline (${o.deadlineMs / 1000} s); it goes on: ask again later`,
+    });
   }
 }
 

@@ -25,7 +25,12 @@ async function run(options: FaultServerOptions, count: number, flags: string[], 
     env: { MAILSIFT_API_KEY: key, MAILSIFT_BASE_URL: server.url },
     stdin: addresses.join('\n') + '\n',
   });
-  const rows = r.stdout.trim() ? r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { email: string; status: string }) : [];
+  const rows = r.stdout.trim()
+    ? r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { email: string; status: string })
+    : [];
   const summary = () => JSON.parse(readFileSync(summaryFile, 'utf8'));
   return { ...r, rows, srv: server, summary };
 }

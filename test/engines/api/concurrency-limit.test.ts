@@ -32,38 +32,47 @@ describe('AdaptiveLimit, round by round', () => {
     ['doubles while answers come back as fast as the fastest', times(7, { sample: ok(400) }), [2, 4, 8, 16, 32, 64, 64]],
     ['does not grow while it is not what holds requests back', times(3, { sample: ok(400), send: 1 }), [2, 2, 2]],
     // HyStart++: the doubling to 16 waits for the 8 out; the last sent waited a whole service time at the server, so it never happens
-    ['leaves slow start before doubling once the requests sent with the most in flight come back late, then holds near what the server sustains', [
-      ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 6 ? 200 : 400) }, // the server serves 6; the 7th and 8th wait for a turn
-      { sample: ok(260) },
-      { sample: ok(260) },
-    ], [2, 4, 8, 8, 10, 10]],
-    ['goes back to doubling when the rise was spurious (nothing late with the limit reached)', [
-      ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 6 ? 200 : 400) },
-      { sample: ok(200) },
-      { sample: ok(200) },
-    ], [2, 4, 8, 8, 10, 20]],
-    ['takes a busy client\'s late answers (a quarter late, the last ones read last) for no queue', [
-      ...times(3, { sample: ok(400) }),
-      { sample: (i: number) => ok(i < 4 ? 400 : 500) },
-    ], [2, 4, 8, 16]],
-    ['takes no notice of a few late answers (a busy client, not a queue at the server)', [
-      ...times(3, { sample: ok(200) }),
-      { sample: (i: number) => ok(i < 2 ? 600 : 200) },
-      { sample: ok(200) },
-    ], [2, 4, 8, 16, 32]],
-    ['backs off by 0.9 when some requests are refused', [
-      ...times(4, { sample: ok(200) }),
-      { sample: (i: number) => (i < 2 ? refused : ok(200)) },
-    ], [2, 4, 8, 16, 14]],
+    [
+      'leaves slow start before doubling once the requests sent with the most in flight come back late, then holds near what the server sustains',
+      [
+        ...times(3, { sample: ok(200) }),
+        { sample: (i: number) => ok(i < 6 ? 200 : 400) }, // the server serves 6; the 7th and 8th wait for a turn
+        { sample: ok(260) },
+        { sample: ok(260) },
+      ],
+      [2, 4, 8, 8, 10, 10],
+    ],
+    [
+      'goes back to doubling when the rise was spurious (nothing late with the limit reached)',
+      [...times(3, { sample: ok(200) }), { sample: (i: number) => ok(i < 6 ? 200 : 400) }, { sample: ok(200) }, { sample: ok(200) }],
+      [2, 4, 8, 8, 10, 20],
+    ],
+    [
+      "takes a busy client's late answers (a quarter late, the last ones read last) for no queue",
+      [...times(3, { sample: ok(400) }), { sample: (i: number) => ok(i < 4 ? 400 : 500) }],
+      [2, 4, 8, 16],
+    ],
+    [
+      'takes no notice of a few late answers (a busy client, not a queue at the server)',
+      [...times(3, { sample: ok(200) }), { sample: (i: number) => ok(i < 2 ? 600 : 200) }, { sample: ok(200) }],
+      [2, 4, 8, 16, 32],
+    ],
+    [
+      'backs off by 0.9 when some requests are refused',
+      [...times(4, { sample: ok(200) }), { sample: (i: number) => (i < 2 ? refused : ok(200)) }],
+      [2, 4, 8, 16, 14],
+    ],
     ['halves when nothing in a round got through', [...times(4, { sample: ok(200) }), ...times(2, { sample: refused })], [2, 4, 8, 16, 14, 7]],
-    ['falls to one against a server that refuses everything', [...times(3, { sample: ok(200) }), ...times(6, { sample: refused })], [2, 4, 8, 7, 3, 1, 1, 1, 1]],
+    [
+      'falls to one against a server that refuses everything',
+      [...times(3, { sample: ok(200) }), ...times(6, { sample: refused })],
+      [2, 4, 8, 7, 3, 1, 1, 1, 1],
+    ],
   ] as const)('%s', (_name, plan, expected) => {
     expect(rounds(new AdaptiveLimit(), [...plan])).toEqual(expected);
   });
 
-  it('cuts a long queue down to what the server sustains without one (Little\'s law)', () => {
+  it("cuts a long queue down to what the server sustains without one (Little's law)", () => {
     const limit = new AdaptiveLimit();
     const seen = rounds(limit, [
       ...times(4, { sample: ok(200) }),
@@ -241,11 +250,14 @@ describe('the adaptive limit against a simulated server (fake clock)', () => {
   it.each([
     [6, 6, 200, 200, 0],
     [20, 20, 400, 400, 0.01], // it was 5.7%: 16 → 32 → 64 before the refusals said anything
-  ])('a server that serves %i and queues %i more (%i ms): slow start ends at the queue, before the refusals', async (capacity, queue, latencyMs, requests, most) => {
-    const r = await simulate('auto', { latencyMs, capacity, queue }, requests);
-    expect(r.status503 / r.sent).toBeLessThanOrEqual(most);
-    expect(r.ms / (Math.ceil(requests / capacity) * latencyMs)).toBeLessThanOrEqual(1.3);
-  });
+  ])(
+    'a server that serves %i and queues %i more (%i ms): slow start ends at the queue, before the refusals',
+    async (capacity, queue, latencyMs, requests, most) => {
+      const r = await simulate('auto', { latencyMs, capacity, queue }, requests);
+      expect(r.status503 / r.sent).toBeLessThanOrEqual(most);
+      expect(r.ms / (Math.ceil(requests / capacity) * latencyMs)).toBeLessThanOrEqual(1.3);
+    },
+  );
 
   // issue 33: a second shape, with little room to queue: latency gives almost no warning before
   // the refusals (the controller before it: 4.8% refused, 1.45× its capacity)

@@ -31,7 +31,10 @@ describe('failures explained', () => {
     expect(lines[0]).toMatch(/^mailsift: could not connect to 127\.0\.0\.1:1 \(ECONNREFUSED\): .*MAILSIFT_BASE_URL.*\(3 addresses without a verdict\)$/);
     expect(lines[0]).not.toMatch(/journal/);
     // each row's error says it too
-    const errors = r.stdout.trim().split('\n').map((l) => JSON.parse(l).error);
+    const errors = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).error);
     expect(errors).toEqual(Array(3).fill({ code: 'NETWORK', message: expect.stringContaining('could not connect to 127.0.0.1:1 (ECONNREFUSED)') }));
     expect(JSON.parse(readFileSync(summary, 'utf8')).failures).toEqual([
       expect.objectContaining({ kind: 'connect', cause: 'could not connect to 127.0.0.1:1 (ECONNREFUSED)', addresses: 3 }),
@@ -66,7 +69,8 @@ describe('failures explained', () => {
   it('two causes in one run get two lines; a 5xx gets the journal advice', async () => {
     server = await startFaultServer({
       apiKey: KEY,
-      fault: ({ emails }) => (emails.includes('a@example.com') ? { status: 503, code: 'SERVER_ERROR' } : emails.includes('b@example.com') ? { status: 422, code: 'NOPE' } : undefined),
+      fault: ({ emails }) =>
+        emails.includes('a@example.com') ? { status: 503, code: 'SERVER_ERROR' } : emails.includes('b@example.com') ? { status: 422, code: 'NOPE' } : undefined,
     });
     const r = await runInProcess(['validate', '--batch-size', '1', '--retries', '0', '--journal', join(dir, 'two.journal')], {
       env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: server.url },
@@ -124,4 +128,3 @@ describe('failures explained', () => {
     expect(refused.stderr).toBe(`mailsift: the API refused the key (HTTP 401); check --api-key-file ${file}\n`);
   });
 });
-

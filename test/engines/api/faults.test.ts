@@ -30,8 +30,7 @@ async function run(options: FaultServerOptions, addresses: string[], flags: stri
   return { ...r, rows: out, srv: server, summary };
 }
 
-const mixed = (n: number, tag = '') =>
-  Array.from({ length: n }, (_, i) => `${['', 'invalid', 'risky', 'unknown'][i % 4]}u${i}${tag}@Example${i % 7}.com`);
+const mixed = (n: number, tag = '') => Array.from({ length: n }, (_, i) => `${['', 'invalid', 'risky', 'unknown'][i % 4]}u${i}${tag}@Example${i % 7}.com`);
 const expected = (email: string) => defaultVerdict(email).status;
 /** Addresses the server gave a verdict for, counting each 200 response. */
 const answeredTimes = (srv: FaultServer) => {
@@ -42,30 +41,28 @@ const answeredTimes = (srv: FaultServer) => {
 
 // Each case waits for real rate-limit windows against a server of its own: side by side.
 describe.concurrent('rate limits', () => {
-  it.each(['epoch-s', 'delta-s', 'http-date'] as ResetFormat[])(
-    'paces %s resets: every row, no 429, exit 0',
-    async (resetFormat) => {
-      // six requests against three per window: the fourth must wait for the next window
-      const addresses = mixed(12);
-      const r = await run({ rateLimit: { limit: 3, windowMs: 1000, resetFormat } }, addresses, ['--batch-size', '2', '--concurrency', '4']);
-      expect(r.code).toBe(0);
-      expect(r.rows.map((x) => [x.email, x.status])).toEqual(addresses.map((e) => [e, expected(e)]));
-      expect(r.srv.count429()).toBe(0);
-      expect(r.srv.requests).toHaveLength(6);
-      // a window never carried more than the limit
-      const windows = new Map<number, number>();
-      for (const q of r.srv.requests) windows.set(Math.floor(q.at / 1000), (windows.get(Math.floor(q.at / 1000)) ?? 0) + 1);
-      expect(Math.max(...windows.values())).toBeLessThanOrEqual(3);
-    },
-  );
+  it.each(['epoch-s', 'delta-s', 'http-date'] as ResetFormat[])('paces %s resets: every row, no 429, exit 0', async (resetFormat) => {
+    // six requests against three per window: the fourth must wait for the next window
+    const addresses = mixed(12);
+    const r = await run({ rateLimit: { limit: 3, windowMs: 1000, resetFormat } }, addresses, ['--batch-size', '2', '--concurrency', '4']);
+    expect(r.code).toBe(0);
+    expect(r.rows.map((x) => [x.email, x.status])).toEqual(addresses.map((e) => [e, expected(e)]));
+    expect(r.srv.count429()).toBe(0);
+    expect(r.srv.requests).toHaveLength(6);
+    // a window never carried more than the limit
+    const windows = new Map<number, number>();
+    for (const q of r.srv.requests) windows.set(Math.floor(q.at / 1000), (windows.get(Math.floor(q.at / 1000)) ?? 0) + 1);
+    expect(Math.max(...windows.values())).toBeLessThanOrEqual(3);
+  });
 
   it.each([120_000, -120_000])('corrects epoch resets for a server clock off by %i ms (Date header)', async (clockOffsetMs) => {
     const addresses = mixed(12);
-    const r = await run(
-      { clockOffsetMs, rateLimit: { limit: 3, windowMs: 1000, resetFormat: 'epoch-s' } },
-      addresses,
-      ['--batch-size', '2', '--concurrency', '4'],
-    );
+    const r = await run({ clockOffsetMs, rateLimit: { limit: 3, windowMs: 1000, resetFormat: 'epoch-s' } }, addresses, [
+      '--batch-size',
+      '2',
+      '--concurrency',
+      '4',
+    ]);
     expect(r.code).toBe(0);
     expect(r.rows.map((x) => x.status)).toEqual(addresses.map(expected));
     // The Date header has one-second resolution, so the correction can be off by
@@ -79,11 +76,14 @@ describe.concurrent('rate limits', () => {
   it('a 429 pauses every worker until Retry-After, and costs no attempt', async () => {
     // sixteen batches: however the answers race the 429, most are still unsent when it lands
     const addresses = mixed(32);
-    const r = await run(
-      { fault: ({ index }) => (index === 2 ? { status: 429, code: 'RATE_LIMITED', retryAfter: 1 } : undefined) },
-      addresses,
-      ['--batch-size', '2', '--concurrency', '4', '--retries', '0'],
-    );
+    const r = await run({ fault: ({ index }) => (index === 2 ? { status: 429, code: 'RATE_LIMITED', retryAfter: 1 } : undefined) }, addresses, [
+      '--batch-size',
+      '2',
+      '--concurrency',
+      '4',
+      '--retries',
+      '0',
+    ]);
     expect(r.code).toBe(0);
     expect(r.rows.map((x) => x.status)).toEqual(addresses.map(expected));
     const limited = r.srv.requests.find((q) => q.status === 429)!;
@@ -115,7 +115,12 @@ describe('faults', () => {
       // Results are left out only the first time (a random drop could also hit the
       // one re-ask, and MISSING_RESULT would then be the right answer).
       {
-        failRate503: 0.2, resetRate: 0.05, truncateRate: 0.05, shuffle: true, lowercaseEcho: true, seed: 7,
+        failRate503: 0.2,
+        resetRate: 0.05,
+        truncateRate: 0.05,
+        shuffle: true,
+        lowercaseEcho: true,
+        seed: 7,
         omit: (email, attempt) => attempt === 1 && email.length % 5 === 0,
       },
       addresses,
@@ -136,9 +141,12 @@ describe('faults', () => {
     const r = await run(
       {
         fault: ({ emails }) =>
-          emails.includes('doomed503@x.com') ? { status: 503 }
-            : emails.includes('doomedreset@x.com') ? 'reset'
-              : emails.includes('doomedhang@x.com') ? 'hang'
+          emails.includes('doomed503@x.com')
+            ? { status: 503 }
+            : emails.includes('doomedreset@x.com')
+              ? 'reset'
+              : emails.includes('doomedhang@x.com')
+                ? 'hang'
                 : undefined,
       },
       addresses,

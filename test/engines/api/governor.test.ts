@@ -40,7 +40,7 @@ describe('Governor', () => {
     expect(gov.waits).toBe(2);
   });
 
-  it('opens to the concurrency at once: one request until the first answer is the caller\'s rule (first-answer.test.ts)', async () => {
+  it("opens to the concurrency at once: one request until the first answer is the caller's rule (first-answer.test.ts)", async () => {
     const { ask, granted } = setup(4);
     ask(6);
     await flush();

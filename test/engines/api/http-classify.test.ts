@@ -33,10 +33,14 @@ describe('classify: status codes read as PRODUCT.md §1 says', () => {
   });
 });
 
-describe('the server\'s error.code (issue 29.12)', () => {
+describe("the server's error.code (issue 29.12)", () => {
   it('is capped and loses its control characters: no terminal escape, no newline, no bidi override', () => {
     expect(classify(503, err('X'.repeat(10_000_000)))).toMatchObject({ detail: `HTTP 503 ${'X'.repeat(64)}` });
-    expect(classify(422, err('BAD\u001b[2J\u001b]0;owned\u0007\r\nREQUEST\u202e'))).toEqual({ kind: 'request-error', status: 422, code: 'BAD [2J ]0;owned   REQUEST ' });
+    expect(classify(422, err('BAD\u001b[2J\u001b]0;owned\u0007\r\nREQUEST\u202e'))).toEqual({
+      kind: 'request-error',
+      status: 422,
+      code: 'BAD [2J ]0;owned   REQUEST ',
+    });
   });
 });
 

@@ -24,7 +24,9 @@ afterAll(async () => {
 });
 
 const isValidByStatus = (stdout: string): string[] =>
-  parseCsv(stdout).slice(1).map(([, status, , isValid]) => `${status}:${isValid}`);
+  parseCsv(stdout)
+    .slice(1)
+    .map(([, status, , isValid]) => `${status}:${isValid}`);
 const EXPECTED = ['valid:true', 'unknown:', 'invalid:false'];
 
 /** `mailsift serve` on the offline engine, with a resolver that fails for servfail.test. */
@@ -49,10 +51,11 @@ async function serve(): Promise<{ url: string; stop(): Promise<void> }> {
   });
   return {
     url,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -79,7 +82,12 @@ describe('is_valid of an unknown verdict', () => {
       expect(r.code).toBe(4);
       expect(isValidByStatus(r.stdout)).toEqual(EXPECTED);
       const json = await runInProcess(['validate', input, '-q', '--format', 'ndjson'], { env: { MAILSIFT_API_KEY: KEY, MAILSIFT_BASE_URL: s.url } });
-      expect(json.stdout.trim().split('\n').map((l) => JSON.parse(l).isValid)).toEqual([true, null, false]);
+      expect(
+        json.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).isValid),
+      ).toEqual([true, null, false]);
     } finally {
       await s.stop();
     }
@@ -103,6 +111,9 @@ describe('is_valid of an unknown verdict', () => {
     expect(got.map((v) => v.isValid)).toEqual([undefined, undefined, false, true]);
     expect(normalizeSingle({ email: 'a@x.test', isValid: false, status: 'unknown', confidence: 0, provider: 'p', details: {} })!.isValid).toBeUndefined();
     // Shape B: no status; a `type` of unknown makes it one
-    expect(normalizeBulk({ data: { results: [{ email: 'b@x.test', isValid: false, type: 'unknown' }] } })![0]).toMatchObject({ status: 'unknown', isValid: undefined });
+    expect(normalizeBulk({ data: { results: [{ email: 'b@x.test', isValid: false, type: 'unknown' }] } })![0]).toMatchObject({
+      status: 'unknown',
+      isValid: undefined,
+    });
   });
 });

@@ -29,7 +29,7 @@ const cases: [string, string][] = [
   ['Shape A, 1000 items (parsed in groups)', JSON.stringify(shapeA(items(1000)))],
   ['Shape B, 1000 items', JSON.stringify({ success: true, data: { results: items(1000), summary: { total: 1000 } } })],
   ['a small body (one parse)', JSON.stringify(shapeA(items(3)))],
-  ['items whose strings hold "},{" and "}]"', JSON.stringify(shapeA(items(1000, (i) => item(i, { provider: i % 50 ? 'p' : 'a},{"b}]' })))) ],
+  ['items whose strings hold "},{" and "}]"', JSON.stringify(shapeA(items(1000, (i) => item(i, { provider: i % 50 ? 'p' : 'a},{"b}]' }))))],
   ['items holding arrays of objects', JSON.stringify(shapeA(items(1000, (i) => item(i, { notes: [{ a: i }, { b: [{}] }] }))))],
   ['non-ASCII text', JSON.stringify(shapeA(items(1000, (i) => item(i, { provider: `prövider ✓ ${i}` }))))],
   ['pretty-printed (white space between items)', JSON.stringify(shapeA(items(300)), null, 2)],
@@ -85,8 +85,8 @@ describe('parseJsonBody: items read by example mean what one JSON.parse means', 
     plain !== 'x' && rand() < 0.9
       ? JSON.stringify(plain)
       : rand() < 0.01
-      ? pick(['"tab\there"', '"\u0001"']) // not JSON: the body is not either
-      : pick(['"a\\"b"', '"\\u00e9t\\u00e9"', '"é✓ 𝔞"', '"},{"', '"}]"', '"\\\\"', '""']);
+        ? pick(['"tab\there"', '"\u0001"']) // not JSON: the body is not either
+        : pick(['"a\\"b"', '"\\u00e9t\\u00e9"', '"é✓ 𝔞"', '"},{"', '"}]"', '"\\\\"', '""']);
   const value = (depth: number): string => {
     const r = rand();
     if (r < 0.4) return str(`s${Math.floor(rand() * 1000)}@d${Math.floor(rand() * 9)}.test`);
@@ -108,7 +108,9 @@ describe('parseJsonBody: items read by example mean what one JSON.parse means', 
     const items: string[] = [];
     for (let i = 0; i < 100 + Math.floor(rand() * 300); i++) {
       // the same make with other strings: each plain string value replaced by another, now and then one that is not plain
-      items.push(pick(makes).replace(/:(\s*)"([a-z0-9@.]+)"/g, (_m, ws: string) => `:${ws}${rand() < 0.9 ? `"u${Math.floor(rand() * 1e6)}@e${i % 7}.test"` : str('x')}`));
+      items.push(
+        pick(makes).replace(/:(\s*)"([a-z0-9@.]+)"/g, (_m, ws: string) => `:${ws}${rand() < 0.9 ? `"u${Math.floor(rand() * 1e6)}@e${i % 7}.test"` : str('x')}`),
+      );
     }
     const text = `{"success":true,"results":[${items.join(',')}],"summary":{"total":${items.length}}}`;
     const bytes = Buffer.from(text);

@@ -34,7 +34,11 @@ describe.concurrent('lying rate-limit headers', () => {
     const { r, at } = await run({ 'X-RateLimit-Limit': '0', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1' }, 3);
     expect(r.signal, 'the run hung').toBeNull(); // a hung run fails at timeoutMs
     expect(r.code, r.stderr).toBe(0);
-    expect(parseCsv(r.stdout).slice(1).map((row) => row[1])).toEqual(['valid', 'valid', 'valid']);
+    expect(
+      parseCsv(r.stdout)
+        .slice(1)
+        .map((row) => row[1]),
+    ).toEqual(['valid', 'valid', 'valid']);
     expect(at).toHaveLength(3);
     // a window of a second each: never two within one
     expect(busiest(at, 900)).toBe(1);
@@ -50,7 +54,12 @@ describe.concurrent('lying rate-limit headers', () => {
   }, 60_000);
 
   it('a Remaining that is no number (1e400) is no information, not 1: the Limit paces the run', async () => {
-    const { r, at, server } = await run({ 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '1e400', 'X-RateLimit-Reset': '60' }, 12, ['--concurrency', '16'], 200);
+    const { r, at, server } = await run(
+      { 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '1e400', 'X-RateLimit-Reset': '60' },
+      12,
+      ['--concurrency', '16'],
+      200,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(at).toHaveLength(12);
     // read as 1, it sent one request at a time for the whole minute: here the 11 after the probe go together

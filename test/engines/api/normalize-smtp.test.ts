@@ -5,8 +5,14 @@ import { normalizeBulk } from '../../../src/engines/api/normalize.js';
 // details.smtp / details.catchAll: the smtp and catch_all columns carry it
 // through the API engine too, whichever way the item is read.
 describe('the mailbox check through the API engine', () => {
-  const item = (details: Record<string, unknown>, confidence: unknown = 0.97) =>
-    ({ email: 'a@x.test', isValid: true, status: 'valid', confidence, provider: 'mailsift-local', details });
+  const item = (details: Record<string, unknown>, confidence: unknown = 0.97) => ({
+    email: 'a@x.test',
+    isValid: true,
+    status: 'valid',
+    confidence,
+    provider: 'mailsift-local',
+    details,
+  });
 
   it('keeps smtp and catchAll from a well-formed item and from one that needs copying', () => {
     const told = { syntax: true, domain: 'x.test', mx: true, smtp: true, catchAll: false };

@@ -7,12 +7,41 @@ describe('response normalisation', () => {
   it.each<[string, unknown, Partial<Verdict>[]]>([
     [
       'Shape A keeps status and details',
-      { success: true, results: [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: 'p', details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true } }] },
-      [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: 'p', details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true } }],
+      {
+        success: true,
+        results: [
+          {
+            email: 'a@x.com',
+            isValid: true,
+            status: 'risky',
+            confidence: 0.6,
+            provider: 'p',
+            details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true },
+          },
+        ],
+      },
+      [
+        {
+          email: 'a@x.com',
+          isValid: true,
+          status: 'risky',
+          confidence: 0.6,
+          provider: 'p',
+          details: { syntax: true, domain: 'x.com', mx: true, disposable: false, role: true },
+        },
+      ],
     ],
     [
       'Shape B derives status from isValid and invents no details',
-      { success: true, data: { results: [{ email: 'a@x.com', isValid: false, confidence: 0.9 }, { email: 'b@x.com', isValid: true, confidence: 0.8 }] } },
+      {
+        success: true,
+        data: {
+          results: [
+            { email: 'a@x.com', isValid: false, confidence: 0.9 },
+            { email: 'b@x.com', isValid: true, confidence: 0.8 },
+          ],
+        },
+      },
       [
         { email: 'a@x.com', isValid: false, status: 'invalid', confidence: 0.9, provider: '', details: { disposable: undefined, role: undefined } },
         { email: 'b@x.com', isValid: true, status: 'valid', confidence: 0.8, provider: '', details: { disposable: undefined, role: undefined } },
@@ -31,15 +60,39 @@ describe('response normalisation', () => {
     ['a status outside the four becomes unknown-by-isValid', { results: [{ email: 'a@x.com', status: 'weird', isValid: true }] }, [{ status: 'valid' }]],
     [
       'a result carrying the error object (serve: not determined, for a temporary reason) is a row without a verdict, its details kept',
-      { results: [{ email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.9, provider: 'mailsift-local', details: { syntax: true, role: true }, error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable", details: 'dns_error' } }] },
-      [{ email: 'a@x.com', isValid: undefined, status: 'unknown', details: { syntax: true, role: true }, error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable (dns_error)" } }],
+      {
+        results: [
+          {
+            email: 'a@x.com',
+            isValid: true,
+            status: 'risky',
+            confidence: 0.9,
+            provider: 'mailsift-local',
+            details: { syntax: true, role: true },
+            error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable", details: 'dns_error' },
+          },
+        ],
+      },
+      [
+        {
+          email: 'a@x.com',
+          isValid: undefined,
+          status: 'unknown',
+          details: { syntax: true, role: true },
+          error: { code: 'UNDETERMINED', message: "not determined: this server's DNS is unusable (dns_error)" },
+        },
+      ],
     ],
     [
       'Shape B too; a code that would write on the terminal is cleaned',
       { data: { results: [{ email: 'a@x.com', isValid: true, confidence: 0.9, error: { code: 'UNDET\u001b[31mERMINED' } }] } },
       [{ status: 'unknown', error: { code: 'UNDET [31mERMINED', message: 'the server did not determine this address' } }],
     ],
-    ['an error that is no error object is ignored', { results: [{ email: 'a@x.com', isValid: true, status: 'valid', confidence: 1, provider: 'p', details: {}, error: 'x' }] }, [{ status: 'valid' }]],
+    [
+      'an error that is no error object is ignored',
+      { results: [{ email: 'a@x.com', isValid: true, status: 'valid', confidence: 1, provider: 'p', details: {}, error: 'x' }] },
+      [{ status: 'valid' }],
+    ],
   ])('%s', (_name, body, expected) => {
     const got = normalizeBulk(body)!;
     expect(got).toHaveLength(expected.length);
@@ -49,7 +102,14 @@ describe('response normalisation', () => {
   // issue 29.12: text from the API is capped where it enters (docs/output.md lists the caps)
   it('caps every string taken from a response: a 10 MB provider, domain or suggestion', () => {
     const huge = 'p'.repeat(10_000_000);
-    const item = { email: 'a@x.com', isValid: true, status: 'risky', confidence: 0.6, provider: huge, details: { syntax: true, domain: huge, suggestion: huge } };
+    const item = {
+      email: 'a@x.com',
+      isValid: true,
+      status: 'risky',
+      confidence: 0.6,
+      provider: huge,
+      details: { syntax: true, domain: huge, suggestion: huge },
+    };
     const [a] = normalizeBulk({ results: [item] })!;
     expect([a!.provider.length, a!.details.domain!.length, a!.details.suggestion!.length]).toEqual([
       API_TEXT_CAPS.provider,

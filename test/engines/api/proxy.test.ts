@@ -28,7 +28,10 @@ async function startConnectProxy(): Promise<{ url: string; targets: string[]; cl
   return {
     url: `http://127.0.0.1:${port}`,
     targets,
-    close: () => new Promise((r) => { server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+      }),
   };
 }
 
@@ -63,7 +66,9 @@ describe('proxy support', () => {
 
   it('reads lower- and upper-case variables, lower case first', () => {
     expect(proxyEnv({ https_proxy: 'http://a', HTTPS_PROXY: 'http://b', NO_PROXY: 'x' })).toEqual({
-      httpProxy: '', httpsProxy: 'http://a', noProxy: 'x',
+      httpProxy: '',
+      httpsProxy: 'http://a',
+      noProxy: 'x',
     });
   });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkew, parseRateLimitHeaders, parseReset, parseRetryAfter, tightest, type HeaderSource, type RateLimitInfo } from '../../../src/engines/api/rate-limit-headers.js';
+import {
+  ClockSkew,
+  parseRateLimitHeaders,
+  parseReset,
+  parseRetryAfter,
+  tightest,
+  type HeaderSource,
+  type RateLimitInfo,
+} from '../../../src/engines/api/rate-limit-headers.js';
 
 // 2023-11-14T22:13:20.000Z, a whole second
 const NOW = 1_700_000_000_000;
@@ -101,11 +109,7 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000002000', 'retry-after': '2' },
       { limit: 5, remaining: 0, resetAt: NOW + 2_000, retryAt: NOW + 2_000 },
     ],
-    [
-      'Retry-After alone',
-      { 'retry-after': 'Tue, 14 Nov 2023 22:13:30 GMT' },
-      { retryAt: NOW + 10_000 },
-    ],
+    ['Retry-After alone', { 'retry-after': 'Tue, 14 Nov 2023 22:13:30 GMT' }, { retryAt: NOW + 10_000 }],
     [
       'IETF draft ≤ 06: separate RateLimit-* (delta reset) and RateLimit-Policy',
       { 'ratelimit-limit': '100', 'ratelimit-remaining': '42', 'ratelimit-reset': '30', 'ratelimit-policy': '100;w=60' },
@@ -121,21 +125,9 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
       { ratelimit: '"hour";r=900;t=1200, "minute";r=4;t=20', 'ratelimit-policy': '"hour";q=1000;w=3600, "minute";q=5;w=60' },
       { limit: 5, remaining: 4, resetAt: NOW + 20_000 },
     ],
-    [
-      'list value for the limit (limit, policy)',
-      { 'x-ratelimit-limit': '100, 100;w=60', 'x-ratelimit-remaining': '7' },
-      { limit: 100, remaining: 7 },
-    ],
-    [
-      'no rate-limit headers at all',
-      { 'content-type': 'application/json' },
-      {},
-    ],
-    [
-      'skewed server clock corrects an epoch reset',
-      { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-reset': '1700003660' },
-      { resetAt: NOW + 60_000 },
-    ],
+    ['list value for the limit (limit, policy)', { 'x-ratelimit-limit': '100, 100;w=60', 'x-ratelimit-remaining': '7' }, { limit: 100, remaining: 7 }],
+    ['no rate-limit headers at all', { 'content-type': 'application/json' }, {}],
+    ['skewed server clock corrects an epoch reset', { date: 'Tue, 14 Nov 2023 23:13:20 GMT', 'x-ratelimit-reset': '1700003660' }, { resetAt: NOW + 60_000 }],
   ])('%s', (_name, headers, expected) => {
     expect(read(headers as Record<string, string>)).toEqual(expected);
   });
@@ -149,7 +141,11 @@ describe('parseRateLimitHeaders: real-world header sets', () => {
     ['Remaining abc is no count', { 'x-ratelimit-remaining': 'abc' }, {}],
     ['a count past any plan is no count', { 'x-ratelimit-limit': '99999999999999999999', 'x-ratelimit-remaining': '5' }, { remaining: 5 }],
     ['a negative Limit is no limit', { 'x-ratelimit-limit': '-1', 'x-ratelimit-remaining': '0' }, { remaining: 0 }],
-    ['Limit 0 is kept: the window allows none', { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' }, { limit: 0, remaining: 0, resetAt: NOW + 1_000 }],
+    [
+      'Limit 0 is kept: the window allows none',
+      { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' },
+      { limit: 0, remaining: 0, resetAt: NOW + 1_000 },
+    ],
     ['a reset past any clock is no reset', { 'x-ratelimit-reset': '99999999999999999999' }, {}],
   ])('%s', (_name, headers, expected) => {
     expect(read(headers as Record<string, string>)).toEqual(expected);
@@ -180,13 +176,29 @@ describe('parseRateLimitHeaders: every policy the headers name', () => {
   });
 
   it('an X- header beside an IETF one: two policies, the stricter tightest', () => {
-    const headers = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '500', 'x-ratelimit-reset': '1700000060', ratelimit: 'limit=5, remaining=5, reset=1' };
-    expect(ids(headers).map((p) => [p.id, p.remaining])).toEqual([['x-ratelimit', 500], ['ratelimit', 5]]);
+    const headers = {
+      'x-ratelimit-limit': '1000',
+      'x-ratelimit-remaining': '500',
+      'x-ratelimit-reset': '1700000060',
+      ratelimit: 'limit=5, remaining=5, reset=1',
+    };
+    expect(ids(headers).map((p) => [p.id, p.remaining])).toEqual([
+      ['x-ratelimit', 500],
+      ['ratelimit', 5],
+    ]);
     expect(summary(parseRateLimitHeaders(headers, NOW))).toEqual({ limit: 5, remaining: 5, resetAt: NOW + 1000 });
   });
 
   it('one limit in two dialects (legacy beside draft-6, as express-rate-limit writes both): each dialect told the earlier reset', () => {
-    const headers = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '1700000002', 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '2', 'ratelimit-policy': '5;w=2' };
+    const headers = {
+      'x-ratelimit-limit': '5',
+      'x-ratelimit-remaining': '4',
+      'x-ratelimit-reset': '1700000002',
+      'ratelimit-limit': '5',
+      'ratelimit-remaining': '4',
+      'ratelimit-reset': '2',
+      'ratelimit-policy': '5;w=2',
+    };
     expect(ids(headers, NOW + 300, { sentAt: NOW - 200 })).toEqual([
       { id: 'x-ratelimit', limit: 5, remaining: 4, resetAt: NOW + 1800 },
       { id: 'ratelimit-*', limit: 5, remaining: 4, resetAt: NOW + 1800 },

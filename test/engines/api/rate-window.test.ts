@@ -67,7 +67,15 @@ describe('RateWindow: what lying headers are allowed to do (issue 29.8, 29.9)', 
     const late = w.sent(NOW + 990); // left before the reset, reached the server just after it
     // its answer tells the next window: 2 left there, reset a second later
     const at = NOW + 1005;
-    w.observe(late, { answered: true, info: parseRateLimitHeaders({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 2000) / 1000) }, at) }, at, 2);
+    w.observe(
+      late,
+      {
+        answered: true,
+        info: parseRateLimitHeaders({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String((NOW + 2000) / 1000) }, at),
+      },
+      at,
+      2,
+    );
     // two in flight from before may land there too: none left, not a full window of 3
     expect(drain(w, NOW + 1000 + MARGIN, 2)).toBe(0);
   });
@@ -102,7 +110,7 @@ describe('RateWindow: every policy at once, the strictest wins', () => {
   const answer = (w: RateWindow, seq: number, at: number, inFlight: number, ...policies: ReturnType<typeof policy>[]) =>
     w.observe(seq, { answered: true, info: { policies } }, at, inFlight, at);
 
-  it('a day\'s quota beside 5 per second: each second opens to 5, not to the quota', () => {
+  it("a day's quota beside 5 per second: each second opens to 5, not to the quota", () => {
     const w = windowWith();
     answer(w, w.sent(NOW), NOW, 0, policy('day', 100_000, 99_999, 86_400_000), policy('second', 5, 4, 1000));
     expect(drain(w, NOW, 0)).toBe(4);
@@ -111,7 +119,7 @@ describe('RateWindow: every policy at once, the strictest wins', () => {
     expect(drain(w, reopens, 0)).toBe(5);
   });
 
-  it('the quota binds once it has less left than the second: it waits for the quota\'s reset', () => {
+  it("the quota binds once it has less left than the second: it waits for the quota's reset", () => {
     const w = windowWith();
     answer(w, w.sent(NOW), NOW, 0, policy('day', 100_000, 2, 3_600_000), policy('second', 5, 4, 1000));
     expect(drain(w, NOW, 0)).toBe(2);

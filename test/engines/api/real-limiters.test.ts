@@ -48,11 +48,15 @@ describe('stacked draft-8 policies (express-rate-limit, a quota before 5 per sec
       { limit: 5, windowMs: 1000, headers: 'draft-8' },
     ],
   };
-  it.each(['8', '32'])('--concurrency %s: no 429', async (concurrency) => {
-    const r = await run(await limiters(stacked), 16, ['--concurrency', concurrency]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.count429).toBe(0);
-  }, 90_000);
+  it.each(['8', '32'])(
+    '--concurrency %s: no 429',
+    async (concurrency) => {
+      const r = await run(await limiters(stacked), 16, ['--concurrency', concurrency]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.count429).toBe(0);
+    },
+    90_000,
+  );
 
   // --verbose used to show only x-ratelimit-* and retry-after: nothing at all with IETF headers
   it('--verbose shows the RateLimit and RateLimit-Policy headers of each answer', async () => {
@@ -90,7 +94,7 @@ describe('the stricter header wins, whatever its format', { concurrent: true }, 
 
   // the epoch reset, corrected by a Date an hour ahead, fell in the past: Remaining was
   // dropped as stale and the run sent as if there were no limit (31 429s here)
-  it('a Date header an hour ahead of the limiter\'s clock: Remaining still counts, no 429', async () => {
+  it("a Date header an hour ahead of the limiter's clock: Remaining still counts, no 429", async () => {
     const server = await limiters({
       library: 'express',
       limiters: [{ limit: 5, windowMs: 2000, headers: ['legacy', 'draft-6'] }],

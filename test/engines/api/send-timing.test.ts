@@ -64,10 +64,11 @@ async function heldServer(rateHeaders: (n: number) => Record<string, string>): P
       const first = arrivals.shift();
       return first ? Promise.resolve(first) : new Promise((resolve) => waiting.push(resolve));
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -80,23 +81,24 @@ afterEach(async () => {
 /** A pool that tells when an answer's headers have come (the test's condition to wait on, not a sleep). */
 function watchedPool(url: string): { pool: Dispatcher; headersSeen: Promise<void> } {
   const seen = latch();
-  const pool = new Pool(url).compose((dispatch) => (opts, handler) =>
-    dispatch(opts, {
-      onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
-      onResponseStart: (controller, statusCode, headers, statusMessage) => {
-        handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
-        seen.open();
-      },
-      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
-      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
-      onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
-    }),
+  const pool = new Pool(url).compose(
+    (dispatch) => (opts, handler) =>
+      dispatch(opts, {
+        onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
+        onResponseStart: (controller, statusCode, headers, statusMessage) => {
+          handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+          seen.open();
+        },
+        onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+        onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+        onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+      }),
   );
   cleanUp.push(() => pool.close());
   return { pool, headersSeen: seen.wait };
 }
 
-describe('a reset told in seconds is timed from the request\'s send', () => {
+describe("a reset told in seconds is timed from the request's send", () => {
   // It was added to the moment the answer was read: each window opened one answer's
   // latency late (1.17-1.18× the ideal at 20 per 2 s with 300 ms latency in `npm run bench pacing`).
   it.each([

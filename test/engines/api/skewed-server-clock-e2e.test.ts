@@ -23,7 +23,9 @@ afterEach(() => {
 
 /** The limiter server in a process of its own, its clock `offsetMs` off: its URL. */
 async function startSkewed(offsetMs: number, limit: string): Promise<string> {
-  child = spawn(process.execPath, [SERVER, '--library', 'express', '--limit', limit, '--clock-offset-ms', String(offsetMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child = spawn(process.execPath, [SERVER, '--library', 'express', '--limit', limit, '--clock-offset-ms', String(offsetMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) return (JSON.parse(line) as { url: string }).url;
   throw new Error('the limiter server ended before it printed its URL');

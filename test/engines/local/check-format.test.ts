@@ -37,7 +37,13 @@ describe('check output', () => {
     const unknown = errorVerdict('ann@b.test', 'TIMEOUT', 'no answer in 30 s');
     const printed = JSON.parse(formatVerdict(unknown, { json: true, tty: false }));
     expect(printed).toEqual({
-      email: 'ann@b.test', isValid: null, status: 'unknown', reason: 'api_error', confidence: null, provider: '', details: {},
+      email: 'ann@b.test',
+      isValid: null,
+      status: 'unknown',
+      reason: 'api_error',
+      confidence: null,
+      provider: '',
+      details: {},
       error: { code: 'TIMEOUT', message: 'no answer in 30 s' },
     });
     expect(printed).toEqual(JSON.parse(JSON.stringify(resultObject(unknown, 'api_error'))));

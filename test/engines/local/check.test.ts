@@ -34,8 +34,14 @@ beforeAll(async () => {
       if (email.startsWith('hang')) return; // never answers
       res.end(
         JSON.stringify({
-          success: true, email, isValid: true, status: 'valid', confidence: 0.97, provider: 'upstream-x',
-          responseTime: 12, details: { syntax: true, domain: 'example.com', mx: true, disposable: false, role: false },
+          success: true,
+          email,
+          isValid: true,
+          status: 'valid',
+          confidence: 0.97,
+          provider: 'upstream-x',
+          responseTime: 12,
+          details: { syntax: true, domain: 'example.com', mx: true, disposable: false, role: false },
         }),
       );
     });
@@ -99,7 +105,9 @@ describe('mailsift check', () => {
     const started = Date.now();
     const r = await run(['check', '--timeout', '0.3', '--retries', '1', '--base-url', apiUrl, '--api-key-file', keyFile, 'hang@example.com']);
     expect(r.code).toBe(4);
-    expect(r.stdout).toMatch(/error: +TIMEOUT: no answer within 0\.3 s to POST http:\/\/127\.0\.0\.1:\d+\/api\/validate \(timed out\); gave up after 1 retry\n/);
+    expect(r.stdout).toMatch(
+      /error: +TIMEOUT: no answer within 0\.3 s to POST http:\/\/127\.0\.0\.1:\d+\/api\/validate \(timed out\); gave up after 1 retry\n/,
+    );
     expect(Date.now() - started).toBeLessThan(15_000); // not the 30 s default, twice
   });
 
@@ -113,7 +121,10 @@ describe('mailsift check', () => {
 
   // every usage error of check, in words: test/cli/plan.test.ts; here one through main
   it.each([
-    [['check', '--dns-server', 'dns.example', 'a@b.test'], /^mailsift: option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/],
+    [
+      ['check', '--dns-server', 'dns.example', 'a@b.test'],
+      /^mailsift: option '--dns-server <host\[:port\]>' argument 'dns\.example' is invalid\. expected an IP address/,
+    ],
   ])('exits 2 for %j', async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);

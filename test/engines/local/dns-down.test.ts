@@ -13,7 +13,9 @@ import { runInProcess } from '../../support/run-in-process.js';
 let dns: TestDnsServer;
 let dir: string;
 beforeAll(async () => {
-  dns = await startDnsServer({ zones: { 'a.test': { mx: [{ exchange: 'mx.a.test', priority: 10 }] }, 'b.test': { mx: [{ exchange: 'mx.b.test', priority: 10 }] } } });
+  dns = await startDnsServer({
+    zones: { 'a.test': { mx: [{ exchange: 'mx.a.test', priority: 10 }] }, 'b.test': { mx: [{ exchange: 'mx.b.test', priority: 10 }] } },
+  });
   dir = mkdtempSync(join(tmpdir(), 'mailsift-dns-down-'));
 });
 afterAll(async () => {
@@ -28,7 +30,23 @@ describe('DNS down in a cron job', () => {
     const journal = join(dir, 'run.journal');
     const summaryFile = join(dir, 'summary.json');
     const report = join(dir, 'report.html');
-    const args = ['validate', input, '--engine', 'local', '--dns-server', dns.address, '--dns-timeout', '300', '--quiet', '--journal', journal, '--summary', summaryFile, '--format', 'json'];
+    const args = [
+      'validate',
+      input,
+      '--engine',
+      'local',
+      '--dns-server',
+      dns.address,
+      '--dns-timeout',
+      '300',
+      '--quiet',
+      '--journal',
+      journal,
+      '--summary',
+      summaryFile,
+      '--format',
+      'json',
+    ];
 
     dns.down = true;
     const night1 = await runInProcess([...args, '--report', report]);

@@ -70,7 +70,12 @@ describe('DNS outcomes against a loopback server', () => {
     for (const d of domains) server.zones[d] = { hold: true, mx: [{ exchange: `mx.${d}`, priority: 1 }] };
     const { v } = engine({ dnsConcurrency: 3, dnsTimeoutMs: 10_000 });
     let done = false;
-    const result = v.validate(domains.map((d) => `x@${d}`), signal).finally(() => (done = true));
+    const result = v
+      .validate(
+        domains.map((d) => `x@${d}`),
+        signal,
+      )
+      .finally(() => (done = true));
     // answer whatever is held, until the batch is through
     const answerHeld = (): boolean => {
       server.releaseHeld();
@@ -87,13 +92,18 @@ describe('DNS outcomes against a loopback server', () => {
   it('a resolver slowed down by a burst is waited for up to the DNS timeout, however fast it answered before', async () => {
     // c-ares (1.34, Node 20.20) times a question out after 5x the latency it measured lately (at least 250 ms),
     // whatever timeout it was given: fast answers, then a burst the server takes 1.2 s to answer
-    const slow = await startDnsServer({ fallback: (name) => (/^burst\d+\.test$/.test(name) ? { mx: [{ exchange: `mx.${name}`, priority: 10 }], delayMs: 1200 } : undefined) });
+    const slow = await startDnsServer({
+      fallback: (name) => (/^burst\d+\.test$/.test(name) ? { mx: [{ exchange: `mx.${name}`, priority: 10 }], delayMs: 1200 } : undefined),
+    });
     const warnings: string[] = [];
     const v = createLocalValidator({ dnsServer: slow.address, dnsTimeoutMs: 4000, onWarning: (w) => warnings.push(w) });
     try {
       const warm = await v.validate(['a@mx.test', 'b@aonly.test', 'c@nullmx.test', 'd@gmail.com'], signal);
       expect(warm.map((x) => x.status)).toEqual(['valid', 'valid', 'invalid', 'valid']);
-      const burst = await v.validate(Array.from({ length: 40 }, (_, i) => `x@burst${i}.test`), signal);
+      const burst = await v.validate(
+        Array.from({ length: 40 }, (_, i) => `x@burst${i}.test`),
+        signal,
+      );
       expect(burst.filter((x) => x.status !== 'valid').map((x) => `${x.email}: ${x.status} ${x.details.dnsFailure ?? ''}`)).toEqual([]);
       expect(warnings).toEqual([]);
     } finally {
@@ -169,11 +179,14 @@ describe('DNS that does not work is not evidence', () => {
     const verdicts = await v.validate(['jane@mx.test', 'jane@nowhere.test'], signal);
     await v.close();
     await picky.close();
-    expect(verdicts.map((x) => [x.status, x.details.mx, x.outage])).toEqual([['valid', true, undefined], ['invalid', false, undefined]]);
+    expect(verdicts.map((x) => [x.status, x.details.mx, x.outage])).toEqual([
+      ['valid', true, undefined],
+      ['invalid', false, undefined],
+    ]);
     expect(warnings).toEqual([]);
   });
 
-  it('a resolver that answers nothing: the rows are unknown and marked as the run\'s own failure, and the warning says so', async () => {
+  it("a resolver that answers nothing: the rows are unknown and marked as the run's own failure, and the warning says so", async () => {
     const down = await startDnsServer();
     down.down = true;
     const warnings: string[] = [];
@@ -181,7 +194,10 @@ describe('DNS that does not work is not evidence', () => {
     const verdicts = await v.validate(['jane@mx.test', 'info@mx.test'], signal);
     await v.close();
     await down.close();
-    expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['unknown', 'dns'], ['risky', 'dns']]);
+    expect(verdicts.map((x) => [x.status, x.outage])).toEqual([
+      ['unknown', 'dns'],
+      ['risky', 'dns'],
+    ]);
     expect(warnings).toEqual([expect.stringMatching(/^DNS is unusable .*: DNS-dependent statuses are unknown$/)]);
   });
 
@@ -190,11 +206,25 @@ describe('DNS that does not work is not evidence', () => {
     cached.zones = { '': { a: [] } };
     const warnings: string[] = [];
     const failures: string[] = [];
-    const v = createLocalValidator({ dnsServer: cached.address, dnsTimeoutMs: 300, onWarning: (w) => warnings.push(w), onDnsFailure: (code) => failures.push(code) });
+    const v = createLocalValidator({
+      dnsServer: cached.address,
+      dnsTimeoutMs: 300,
+      onWarning: (w) => warnings.push(w),
+      onDnsFailure: (code) => failures.push(code),
+    });
     try {
       const verdicts = await v.validate(['a@d1.test', 'b@d2.test', 'c@d3.test', 'info@d4.test'], signal);
-      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([['unknown', 'dns'], ['unknown', 'dns'], ['unknown', 'dns'], ['risky', 'dns']]);
-      expect(warnings).toEqual([expect.stringMatching(/^DNS is unusable \(.* gave no answer to 4 of the last 4 domains looked up: SERVFAIL or time-outs, though it answers for the root zone\)/)]);
+      expect(verdicts.map((x) => [x.status, x.outage])).toEqual([
+        ['unknown', 'dns'],
+        ['unknown', 'dns'],
+        ['unknown', 'dns'],
+        ['risky', 'dns'],
+      ]);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^DNS is unusable \(.* gave no answer to 4 of the last 4 domains looked up: SERVFAIL or time-outs, though it answers for the root zone\)/,
+        ),
+      ]);
       expect(v.dnsState()).toBe('unusable');
       expect(failures.length).toBeGreaterThanOrEqual(4);
       expect(new Set(failures)).toEqual(new Set(['ESERVFAIL']));
@@ -212,7 +242,11 @@ describe('DNS that does not work is not evidence', () => {
       server.zones['dead2.test'] = { servfail: true };
       const verdicts = await v.validate(['a@mx.test', 'b@dead1.test', 'c@dead2.test', 'd@aonly.test', 'e@nullmx.test'], signal);
       expect(verdicts.map((x) => [x.status, x.outage])).toEqual([
-        ['valid', undefined], ['unknown', undefined], ['unknown', undefined], ['valid', undefined], ['invalid', undefined],
+        ['valid', undefined],
+        ['unknown', undefined],
+        ['unknown', undefined],
+        ['valid', undefined],
+        ['invalid', undefined],
       ]);
       expect(warnings).toEqual([]);
       expect(v.dnsState()).toBe('ok');

@@ -112,7 +112,10 @@ describe('the SMTP check against a real server on loopback', () => {
     const found = await c.checkDomain({ domain: 'many.test', hosts: ['mx1.test'], emails });
     expect([...found.values()].every((f) => f.mailbox === 'accepted')).toBe(true);
     const [s] = server.sessions.slice(before);
-    const perTransaction = s!.commands.join('\n').split(/\nRSET\n/).map((t) => t.split('\n').filter((l) => l.startsWith('RCPT')).length);
+    const perTransaction = s!.commands
+      .join('\n')
+      .split(/\nRSET\n/)
+      .map((t) => t.split('\n').filter((l) => l.startsWith('RCPT')).length);
     expect(perTransaction).toEqual([100, 100, 51]);
   });
 
@@ -182,7 +185,11 @@ describe('the SMTP check against a real server on loopback', () => {
   it('puts domains with the same MX hosts in one session, a catch-all probe each', async () => {
     const { c } = checker();
     const before = server.sessions.length;
-    const jobs = ['h1', 'h2', 'h3'].map((d) => ({ domain: `${d}.hosted.test`, hosts: ['mx1.test', 'mx2.test'], emails: [`ann@${d}.hosted.test`, `unknown-bo@${d}.hosted.test`] }));
+    const jobs = ['h1', 'h2', 'h3'].map((d) => ({
+      domain: `${d}.hosted.test`,
+      hosts: ['mx1.test', 'mx2.test'],
+      emails: [`ann@${d}.hosted.test`, `unknown-bo@${d}.hosted.test`],
+    }));
     jobs.push({ domain: 'catchall.hosted.test', hosts: ['mx1.test', 'mx2.test'], emails: ['zed@catchall.hosted.test'] });
     const found = await c.checkDomains(jobs);
     expect(found.get('ann@h2.hosted.test')).toEqual({ mailbox: 'accepted', catchAll: false });
@@ -198,7 +205,11 @@ describe('the SMTP check against a real server on loopback', () => {
     const { c } = checker({ budget, concurrency: 16 });
     const before = new Map(server.maxOpen);
     server.maxOpen.set('127.0.0.1', 0);
-    const jobs = Array.from({ length: 12 }, (_, i) => ({ domain: `d${i}.shared.test`, hosts: ['mx2.test'], emails: [`a@d${i}.shared.test`, `b@d${i}.shared.test`] }));
+    const jobs = Array.from({ length: 12 }, (_, i) => ({
+      domain: `d${i}.shared.test`,
+      hosts: ['mx2.test'],
+      emails: [`a@d${i}.shared.test`, `b@d${i}.shared.test`],
+    }));
     const results = await Promise.all(jobs.map((j) => c.checkDomain(j)));
     expect(results.every((r) => [...r.values()].every((f) => f.mailbox === 'accepted'))).toBe(true);
     expect(budget.maxOpen).toBe(2);
@@ -374,10 +385,14 @@ describe('real-server behaviour', () => {
     expect(mine).toHaveLength(1);
   });
 
-  it("backs off a host that says too many concurrent connections, and holds it to one session", async () => {
+  it('backs off a host that says too many concurrent connections, and holds it to one session', async () => {
     const { c } = checker({ resolveHost: async (h) => (h === 'busy.test' ? ['127.0.0.5'] : (HOSTS[h] ?? [])), concurrency: 8 });
     server.maxOpen.set('127.0.0.5', 0);
-    const jobs = Array.from({ length: 4 }, (_, i) => ({ domain: `b${i}.busy.test`, hosts: ['busy.test'], emails: [`ann@b${i}.busy.test`, `unknown-bo@b${i}.busy.test`] }));
+    const jobs = Array.from({ length: 4 }, (_, i) => ({
+      domain: `b${i}.busy.test`,
+      hosts: ['busy.test'],
+      emails: [`ann@b${i}.busy.test`, `unknown-bo@b${i}.busy.test`],
+    }));
     const checking = Promise.all(jobs.map((j) => c.checkDomain(j)));
     // the busy server's pause, on the clock
     await waitOutA421();
@@ -421,11 +436,12 @@ describe('real-server behaviour', () => {
   it('merges identical checks asked at once into one probe', async () => {
     const { c } = checker();
     const before = server.commands().length;
-    const found = await Promise.all(
-      Array.from({ length: 50 }, () => c.checkDomain({ domain: 'merge.test', hosts: ['mx1.test'], emails: ['ann@merge.test'] })),
-    );
+    const found = await Promise.all(Array.from({ length: 50 }, () => c.checkDomain({ domain: 'merge.test', hosts: ['mx1.test'], emails: ['ann@merge.test'] })));
     expect(found.every((f) => f.get('ann@merge.test')?.mailbox === 'accepted')).toBe(true);
-    const rcpts = server.commands().slice(before).filter((l) => l.startsWith('RCPT'));
+    const rcpts = server
+      .commands()
+      .slice(before)
+      .filter((l) => l.startsWith('RCPT'));
     expect(rcpts.filter((l) => l === 'RCPT TO:<ann@merge.test>')).toHaveLength(1);
     expect(rcpts).toHaveLength(2); // and one catch-all probe
   });
@@ -499,7 +515,9 @@ describe('real-server behaviour', () => {
     const before = server.sessions.length;
     await c.checkDomain({ domain: 's1.test', hosts: ['mx1.test'], emails: ['ann@s1.test'] });
     const silent = c.checkDomain({ domain: 's2.test', hosts: ['silent.test'], emails: ['ann@s2.test'] });
-    await waitFor(() => server.sessions.length - before === 2, { what: `the connection to the silent server (${server.sessions.length - before}, ${c.stats.sessions}, pending ${clock.pending})` });
+    await waitFor(() => server.sessions.length - before === 2, {
+      what: `the connection to the silent server (${server.sessions.length - before}, ${c.stats.sessions}, pending ${clock.pending})`,
+    });
     await waitFor(() => c.stats.sessions === 2, { what: 'the checker to count it' });
     await clock.advance(SHORT.bannerTimeoutMs);
     await silent;
@@ -517,10 +535,15 @@ describe('protocol discipline', () => {
       // replies leave in order, as a real server's do
       let chain = Promise.resolve();
       const send = (text: string, ms = 0) => {
-        chain = chain.then(() => new Promise<void>((r) => setTimeout(() => {
-          if (!sock.destroyed) sock.write(text);
-          r();
-        }, ms)));
+        chain = chain.then(
+          () =>
+            new Promise<void>((r) =>
+              setTimeout(() => {
+                if (!sock.destroyed) sock.write(text);
+                r();
+              }, ms),
+            ),
+        );
       };
       sock.on('data', (d) => {
         buf += d.toString();
@@ -737,7 +760,11 @@ describe('every address of a host, politeness per server, a new session after a 
     try {
       const { c } = checker({ port: lab.port, resolveHost: async () => ['127.0.0.1'] });
       // an MX, a CNAME and a mail. name of one machine
-      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({ domain: `n${i}.test`, hosts: [host], emails: [`ok-ann@n${i}.test`, `nobody@n${i}.test`] }));
+      const jobs = ['mx.one.test', 'alias.one.test', 'mail.one.test'].map((host, i) => ({
+        domain: `n${i}.test`,
+        hosts: [host],
+        emails: [`ok-ann@n${i}.test`, `nobody@n${i}.test`],
+      }));
       const found = await c.checkDomains(jobs);
       for (const j of jobs) {
         expect(found.get(j.emails[0]!)).toEqual({ mailbox: 'accepted', catchAll: false });

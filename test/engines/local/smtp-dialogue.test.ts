@@ -260,7 +260,7 @@ describe('STARTTLS (RFC 3207)', () => {
     return { port: (raw.address() as AddressInfo).port, sessions, close: () => new Promise((r) => raw.close(() => r())) };
   }
 
-  it('a failed TLS handshake: asked again in plain text, as MTAs do; that server\'s later sessions skip STARTTLS', async () => {
+  it("a failed TLS handshake: asked again in plain text, as MTAs do; that server's later sessions skip STARTTLS", async () => {
     const raw = await brokenTls();
     try {
       const c = checker(raw.port);
@@ -299,7 +299,9 @@ describe('STARTTLS (RFC 3207)', () => {
     it('upgrades the proxied connection', async () => {
       socks = await startSocksServer();
       const server = await scripted({});
-      const found = await checker(server.port, { tls: 'require', proxy: { host: '127.0.0.1', port: socks.port, remoteDns: false } }).checkDomain(job('ann', 'nobody'));
+      const found = await checker(server.port, { tls: 'require', proxy: { host: '127.0.0.1', port: socks.port, remoteDns: false } }).checkDomain(
+        job('ann', 'nobody'),
+      );
       expect(found.get('ann@corp.test')?.mailbox).toBe('accepted');
       expect(found.get('nobody@corp.test')?.mailbox).toBe('refused');
       expect(socks.connects).toEqual([`127.0.0.1:${server.port}`]);

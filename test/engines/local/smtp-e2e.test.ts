@@ -27,7 +27,12 @@ const ZONES = {
   'blocked.test': mx('mx.blocked.test'),
   'mx.blocked.test': { a: ['127.0.0.4'] },
   // a second MX host that refuses to connect before the good one
-  'backup.test': { mx: [{ exchange: 'mx.closed.test', priority: 5 }, { exchange: 'mx.ok.test', priority: 10 }] },
+  'backup.test': {
+    mx: [
+      { exchange: 'mx.closed.test', priority: 5 },
+      { exchange: 'mx.ok.test', priority: 10 },
+    ],
+  },
 };
 
 let dns: TestDnsServer;
@@ -43,8 +48,21 @@ afterAll(async () => {
 });
 
 const smtpFlags = () => [
-  '--engine', 'local', '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port),
-  '--smtp-timeout', '500', '--smtp-retry-delay', '0.2', '--smtp-helo', 'checker.example', '--smtp-budget', '2',
+  '--engine',
+  'local',
+  '--dns-server',
+  dns.address,
+  '--smtp',
+  '--smtp-port',
+  String(smtp.port),
+  '--smtp-timeout',
+  '500',
+  '--smtp-retry-delay',
+  '0.2',
+  '--smtp-helo',
+  'checker.example',
+  '--smtp-budget',
+  '2',
 ];
 
 describe('validate --engine local --smtp, end to end', () => {
@@ -147,12 +165,17 @@ describe('validate --engine local --smtp, end to end', () => {
     expect(r.stderr).not.toMatch(/blocked/);
     const out = JSON.parse(r.stdout).results as { status: string; details: Record<string, unknown> }[];
     expect(out.slice(0, 5).map((o) => [o.status, o.details.smtp, o.details.smtpFailure])).toEqual(domains.map(() => ['unknown', undefined, 'unreachable']));
-    expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([['valid', true], ['invalid', false]]);
+    expect(out.slice(5).map((o) => [o.status, o.details.smtp])).toEqual([
+      ['valid', true],
+      ['invalid', false],
+    ]);
   });
 
   it('a journal written without --smtp is not reused by a run with it, which asks the mail server and says why; the other way round it is', async () => {
     const journal = join(dir, 'run.journal');
-    const first = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    const first = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], {
+      stdin: 'unknown-abe@ok.test\n',
+    });
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^unknown-abe@ok\.test,valid,/m);
     const rcpts = () => smtp.commands().filter((c) => c === 'RCPT TO:<unknown-abe@ok.test>').length;
@@ -160,9 +183,13 @@ describe('validate --engine local --smtp, end to end', () => {
     const again = await runInProcess(['validate', '-', ...smtpFlags(), '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^unknown-abe@ok\.test,invalid,mailbox_not_found,/m);
-    expect(again.stderr).toMatch(/^mailsift: --journal .*: 1 verdict rests on less than this run asks for \(made with --no-dns, or without --smtp\): asked again$/m);
+    expect(again.stderr).toMatch(
+      /^mailsift: --journal .*: 1 verdict rests on less than this run asks for \(made with --no-dns, or without --smtp\): asked again$/m,
+    );
     expect(rcpts()).toBe(asked + 1);
-    const shallower = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], { stdin: 'unknown-abe@ok.test\n' });
+    const shallower = await runInProcess(['validate', '-', '--engine', 'local', '--dns-server', dns.address, '--journal', journal], {
+      stdin: 'unknown-abe@ok.test\n',
+    });
     expect(shallower.code).toBe(0);
     expect(shallower.stdout).toBe(again.stdout);
     expect(rcpts()).toBe(asked + 1);
@@ -211,7 +238,7 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(socks.connects).toContain(`127.0.0.1:${smtp.port}`);
   });
 
-  it('a wrong password: one clear warning that never shows it, no smtp verdicts, and exit 4 (the run\'s own means failed)', async () => {
+  it("a wrong password: one clear warning that never shows it, no smtp verdicts, and exit 4 (the run's own means failed)", async () => {
     const r = await runInProcess(['validate', '-', ...smtpFlags(), '--smtp-proxy', `socks5://ann:wrong-pw-42@127.0.0.1:${socks.port}`], {
       stdin: 'ann@ok.test\nbob@catchall.test\n',
     });
@@ -221,7 +248,10 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(r.stderr).toMatch(/put the URL in MAILSIFT_SMTP_PROXY/);
     expect(r.stderr + r.stdout).not.toContain('wrong-pw-42');
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
-    expect(out.map((o) => [o.status, o.smtp])).toEqual([['unknown', ''], ['unknown', '']]);
+    expect(out.map((o) => [o.status, o.smtp])).toEqual([
+      ['unknown', ''],
+      ['unknown', ''],
+    ]);
     expect(socks.refused).toBeGreaterThan(0);
   });
 
@@ -240,15 +270,21 @@ describe('--smtp-proxy (SOCKS5)', () => {
     expect(JSON.parse(again.stdout).results[0]).toMatchObject({ status: 'valid', details: { smtp: true } });
     expect(r.stderr.match(/SMTP proxy socks5:\/\/127\.0\.0\.2:1: cannot connect to it \(ECONNREFUSED\); mailbox checks paused/g)).toHaveLength(1);
     const out = parse(r.stdout, { columns: true }) as Record<string, string>[];
-    expect(out.map((o) => [o.status, o.smtp])).toEqual([['unknown', ''], ['unknown', ''], ['unknown', '']]);
+    expect(out.map((o) => [o.status, o.smtp])).toEqual([
+      ['unknown', ''],
+      ['unknown', ''],
+      ['unknown', ''],
+    ]);
     // three runs of the binary: room for a loaded machine
   }, 90_000);
-
 });
 
 describe('serve --smtp', () => {
   it('answers a bulk request with the mailbox check, and fills rawResponse', async () => {
-    const served = await startServe(['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500', '--smtp-allow-private'], { dns: true });
+    const served = await startServe(
+      ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500', '--smtp-allow-private'],
+      { dns: true },
+    );
     try {
       const bulk = await post(served.url, '/api/validate/bulk', { emails: ['ann@ok.test', 'unknown-bob@ok.test', 'x@catchall.test', 'ann@closed.test'] });
       const by = (e: string) => bulk.results.find((r: { email: string }) => r.email === e);
@@ -269,13 +305,19 @@ describe('serve --smtp', () => {
   });
 
   it('never dials a loopback or private MX unless --smtp-allow-private; says why in rawResponse', async () => {
-    const served = await startServe(['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500'], { dns: true });
+    const served = await startServe(
+      ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500'],
+      { dns: true },
+    );
     try {
       const before = smtp.sessions.length;
       const one = await post(served.url, '/api/validate', { email: 'unknown-ssrf@ok.test' });
       expect(one).toMatchObject({ status: 'unknown' });
       expect(one.details).not.toHaveProperty('smtp');
-      expect(one.rawResponse).toMatchObject({ smtp_failure: 'unreachable', smtp_note: expect.stringMatching(/127\.0\.0\.1 is not a public internet address.*--smtp-allow-private/) });
+      expect(one.rawResponse).toMatchObject({
+        smtp_failure: 'unreachable',
+        smtp_note: expect.stringMatching(/127\.0\.0\.1 is not a public internet address.*--smtp-allow-private/),
+      });
       expect(smtp.sessions.length).toBe(before);
       const ready = await fetch(served.url + '/readyz');
       expect(await ready.json()).toMatchObject({ status: 'ready', smtp: 'ok' });
@@ -287,7 +329,17 @@ describe('serve --smtp', () => {
 
   it.runIf(process.platform === 'linux')('masks a proxy password given on the command line in the process list', async () => {
     const served = await startServe(
-      ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-proxy', 'socks5://ann:pw-in-argv-9@127.0.0.1:1'],
+      [
+        '--keys-file',
+        keysFile(),
+        '--dns-server',
+        dns.address,
+        '--smtp',
+        '--smtp-port',
+        String(smtp.port),
+        '--smtp-proxy',
+        'socks5://ann:pw-in-argv-9@127.0.0.1:1',
+      ],
       { dns: true },
     );
     try {
@@ -304,8 +356,22 @@ describe('serve --smtp', () => {
 
   it('answers within --smtp-deadline as not determined (no client keeps it), and the finished check fills the cache', async () => {
     const served = await startServe(
-      ['--keys-file', keysFile(), '--dns-server', dns.address, '--smtp', '--smtp-port', String(smtp.port), '--smtp-timeout', '500',
-        '--smtp-deadline', '0.3', '--smtp-retry-delay', '1', '--smtp-allow-private'],
+      [
+        '--keys-file',
+        keysFile(),
+        '--dns-server',
+        dns.address,
+        '--smtp',
+        '--smtp-port',
+        String(smtp.port),
+        '--smtp-timeout',
+        '500',
+        '--smtp-deadline',
+        '0.3',
+        '--smtp-retry-delay',
+        '1',
+        '--smtp-allow-private',
+      ],
       { dns: true },
     );
     try {

@@ -95,11 +95,19 @@ const DOMAINS: Record<string, Domain> = {
   'globex.test': { mx: ['mx.corp.lab.test'], live: ['hank', 'marge', 'frank', 'mona'], dead: ['homer'], about: 'Postfix' },
   'initech.test': { mx: ['mx.corp.lab.test'], live: ['peter', 'milton', 'bill'], dead: ['samir'], about: 'Postfix' },
   'umbrella.test': { mx: ['mx.corp.lab.test'], live: ['alice', 'rain', 'chad', 'matt', 'kaplan'], dead: ['spence', 'lisa'], about: 'Postfix' },
-  'hooli.test': { mx: ['mx.corp.lab.test'], live: ['gavin', 'jared', 'dinesh'], dead: ['info'], about: 'Postfix (a role address that does not exist is invalid)' },
+  'hooli.test': {
+    mx: ['mx.corp.lab.test'],
+    live: ['gavin', 'jared', 'dinesh'],
+    dead: ['info'],
+    about: 'Postfix (a role address that does not exist is invalid)',
+  },
   'pied.test': { mx: ['mx.corp.lab.test'], live: ['postmaster'], dead: [], liveIs: ['risky'], about: 'Postfix (a role mailbox is risky)' },
   // a hosting provider's customers on one MX host
   ...Object.fromEntries(
-    ['shop1', 'shop2', 'shop3', 'shop4'].map((d) => [`${d}.test`, { mx: ['mx.corp.lab.test'], live: ['owner'], dead: ['former'], about: 'Postfix, one of its hosted domains' }]),
+    ['shop1', 'shop2', 'shop3', 'shop4'].map((d) => [
+      `${d}.test`,
+      { mx: ['mx.corp.lab.test'], live: ['owner'], dead: ['former'], about: 'Postfix, one of its hosted domains' },
+    ]),
   ),
   'catchall.test': { mx: ['mx.corp.lab.test'], live: ['anyone', 'ann', 'zzz'], dead: [], liveIs: ['risky'], about: 'Postfix, a catch-all domain' },
   'bigco.test': { mx: ['mx.limit.lab.test'], live: n('u', 7), dead: ['gone1', 'gone2'], about: 'Postfix, smtpd_recipient_limit = 3' },
@@ -118,46 +126,165 @@ const DOMAINS: Record<string, Domain> = {
   'names3.test': { mx: ['mail.names3.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost'], about: 'one server, three names' },
   'multi.test': { mx: ['mx.multi.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], about: 'an MX host whose first address is dead' },
   'verify.test': { mx: ['mx.verify.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], about: 'Postfix, reject_unverified_sender (550)' },
-  'strict.test': { mx: ['mx.strict.lab.test'], live: ['ann'], dead: ['zed'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'Postfix, reject_unverified_sender and <> refused' },
+  'strict.test': {
+    mx: ['mx.strict.lab.test'],
+    live: ['ann'],
+    dead: ['zed'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'Postfix, reject_unverified_sender and <> refused',
+  },
   'tls.test': { mx: ['mx.tls.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], about: 'Postfix, smtpd_tls_security_level = encrypt' },
   'utf8.test': { mx: ['mx.utf8.lab.test'], live: ['josé', 'ann'], dead: ['nadié'], about: 'Postfix, smtputf8_enable = yes' },
   'noutf8.test': { mx: ['mx.noutf8.lab.test'], live: ['ann'], dead: ['ghost'], about: 'Postfix, smtputf8_enable = no' },
-  'noutf8b.test': { mx: ['mx.noutf8.lab.test'], live: ['josé'], dead: [], liveIs: UNKNOWN, about: 'Postfix, smtputf8_enable = no: a non-ASCII local part cannot be asked' },
+  'noutf8b.test': {
+    mx: ['mx.noutf8.lab.test'],
+    live: ['josé'],
+    dead: [],
+    liveIs: UNKNOWN,
+    about: 'Postfix, smtputf8_enable = no: a non-ASCII local part cannot be asked',
+  },
   'gw.test': { mx: ['mx.gateway.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost', 'old.staff'], about: 'Postfix gateway, reject_unverified_recipient' },
   // a server slower than --smtp-timeout, first in three MX lists whose backups differ (three groups, dialled at once)
-  'slow1.test': { mx: ['mx1.slow.lab.test'], live: ['ann'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'Postfix sleeping 5 s before each RCPT reply' },
-  'slow2.test': { mx: ['mx2.slow.lab.test', 'mx.dead.lab.test'], live: ['ann'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'Postfix sleeping 5 s before each RCPT reply' },
-  'slow3.test': { mx: ['mx3.slow.lab.test', 'mx.backup.lab.test'], live: ['ann'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'Postfix sleeping 5 s before each RCPT reply' },
+  'slow1.test': {
+    mx: ['mx1.slow.lab.test'],
+    live: ['ann'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'Postfix sleeping 5 s before each RCPT reply',
+  },
+  'slow2.test': {
+    mx: ['mx2.slow.lab.test', 'mx.dead.lab.test'],
+    live: ['ann'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'Postfix sleeping 5 s before each RCPT reply',
+  },
+  'slow3.test': {
+    mx: ['mx3.slow.lab.test', 'mx.backup.lab.test'],
+    live: ['ann'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'Postfix sleeping 5 s before each RCPT reply',
+  },
   'oldtls.test': { mx: ['mx.oldtls.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost'], about: 'Postfix offering STARTTLS whose handshake fails' },
-  'soft.test': { mx: ['mx.soft.lab.test'], live: ['ann', 'bob'], dead: ['ghost', 'zed'], deadIs: UNKNOWN, about: 'Postfix refusing unknown mailboxes with 450' },
+  'soft.test': {
+    mx: ['mx.soft.lab.test'],
+    live: ['ann', 'bob'],
+    dead: ['ghost', 'zed'],
+    deadIs: UNKNOWN,
+    about: 'Postfix refusing unknown mailboxes with 450',
+  },
   // the primary is down, the backup relays anything: accepted is no proof
-  'backup-relay.test': { mx: ['mx.dead.lab.test', 'mx.backup.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], liveIs: ['risky', 'unknown'], deadIs: ['risky', 'unknown'], about: 'primary down, a relay-only backup MX' },
+  'backup-relay.test': {
+    mx: ['mx.dead.lab.test', 'mx.backup.lab.test'],
+    live: ['ann', 'bob'],
+    dead: ['ghost'],
+    liveIs: ['risky', 'unknown'],
+    deadIs: ['risky', 'unknown'],
+    about: 'primary down, a relay-only backup MX',
+  },
   // the primary defers every recipient; the backup relays anything: a 4xx is no reason to ask the backup
-  'tempfail.test': { mx: ['mx.misc.lab.test', 'mx.backup.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'primary 451 4.3.0, a relay-only backup MX' },
-  'exim.test': { mx: ['mx.exim.lab.test'], live: n('user', 8), dead: n('old', 6), about: 'Exim: sender callout, "Too many failed recipients" drop, 2 connections per IP' },
-  'appliance.test': { mx: ['mx.appliance.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost', 'zed'], deadIs: UNKNOWN, about: 'an appliance answering "550 5.7.1 No such user"' },
-  'longgrey.test': { mx: ['mx.longgrey.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'greylisting past the retry' },
-  'misc.test': { mx: ['mx.misc.lab.test'], live: ['ann', 'bob'], dead: ['ghost', 'disabled.jane', 'moved.max'], about: 'disabled (5.2.1), moved (5.1.6), unknown (5.1.1)' },
+  'tempfail.test': {
+    mx: ['mx.misc.lab.test', 'mx.backup.lab.test'],
+    live: ['ann', 'bob'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'primary 451 4.3.0, a relay-only backup MX',
+  },
+  'exim.test': {
+    mx: ['mx.exim.lab.test'],
+    live: n('user', 8),
+    dead: n('old', 6),
+    about: 'Exim: sender callout, "Too many failed recipients" drop, 2 connections per IP',
+  },
+  'appliance.test': {
+    mx: ['mx.appliance.lab.test'],
+    live: ['ann', 'bob', 'cy'],
+    dead: ['ghost', 'zed'],
+    deadIs: UNKNOWN,
+    about: 'an appliance answering "550 5.7.1 No such user"',
+  },
+  'longgrey.test': {
+    mx: ['mx.longgrey.lab.test'],
+    live: ['ann', 'bob'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'greylisting past the retry',
+  },
+  'misc.test': {
+    mx: ['mx.misc.lab.test'],
+    live: ['ann', 'bob'],
+    dead: ['ghost', 'disabled.jane', 'moved.max'],
+    about: 'disabled (5.2.1), moved (5.1.6), unknown (5.1.1)',
+  },
   'full.test': { mx: ['mx.misc.lab.test'], live: ['full.ed', 'quota.flo'], dead: [], liveIs: ['risky'], about: 'mailbox full (552 5.2.2, 452 4.2.2)' },
-  'blocked.test': { mx: ['mx.blocked.lab.test'], live: ['ann'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'a 554 5.7.1 greeting: the checker is blocked' },
+  'blocked.test': {
+    mx: ['mx.blocked.lab.test'],
+    live: ['ann'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'a 554 5.7.1 greeting: the checker is blocked',
+  },
   'partner.test': { mx: ['mx.list.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost', 'temp'], about: 'Postfix gateway with relay_recipient_maps' },
   'starttls.test': { mx: ['mx.may.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost'], about: 'Postfix, smtpd_tls_security_level = may' },
-  'sleepy.test': { mx: ['mx.sleepy.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost', 'zed', 'quinn'], about: 'Postfix, each error reply after the first delayed 1 s' },
-  'blocksender.test': { mx: ['mx.senderblock.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost'], about: "Postfix refusing the checker's sender domain (5.7.1 Access denied)" },
+  'sleepy.test': {
+    mx: ['mx.sleepy.lab.test'],
+    live: ['ann', 'bob', 'cy'],
+    dead: ['ghost', 'zed', 'quinn'],
+    about: 'Postfix, each error reply after the first delayed 1 s',
+  },
+  'blocksender.test': {
+    mx: ['mx.senderblock.lab.test'],
+    live: ['ann', 'bob', 'cy'],
+    dead: ['ghost'],
+    about: "Postfix refusing the checker's sender domain (5.7.1 Access denied)",
+  },
   // a server taking 3 connections a minute from one client, behind four MX names
   ...Object.fromEntries(
-    [1, 2, 3, 4].map((i) => [`rate${i}.test`, { mx: [`mx${i}.rate.lab.test`], live: ['ann'], dead: ['ghost'], about: 'Postfix, 3 connections a minute per client, four MX names' }]),
+    [1, 2, 3, 4].map((i) => [
+      `rate${i}.test`,
+      { mx: [`mx${i}.rate.lab.test`], live: ['ann'], dead: ['ghost'], about: 'Postfix, 3 connections a minute per client, four MX names' },
+    ]),
   ),
   'dual.test': { mx: ['mx.dual.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], about: 'an MX host whose IPv4 address is dead and IPv6 alive' },
   'old.test': { mx: ['mx.old.lab.test'], live: ['ann', 'bob'], dead: ['ghost'], about: 'an old server: a multi-line greeting, HELO only' },
-  'yahoo-hosted.test': { mx: ['mta5.am0.yahoodns.net'], live: ['ann'], dead: ['ghost'], liveIs: UNKNOWN, deadIs: UNKNOWN, about: 'a provider that accepts every address at RCPT time' },
+  'yahoo-hosted.test': {
+    mx: ['mta5.am0.yahoodns.net'],
+    live: ['ann'],
+    dead: ['ghost'],
+    liveIs: UNKNOWN,
+    deadIs: UNKNOWN,
+    about: 'a provider that accepts every address at RCPT time',
+  },
   'v6.test': { mx: ['mx.v6.lab.test'], live: ['ann', 'bob', 'cy'], dead: ['ghost'], about: 'an IPv6-only MX' },
 };
 
 /** domains the Postfix lab holds mailboxes for (the scripts know theirs themselves) */
 const POSTFIX_DOMAINS = Object.keys(DOMAINS).filter(
   (d) =>
-    !['exim.test', 'appliance.test', 'longgrey.test', 'misc.test', 'full.test', 'blocked.test', 'v6.test', 'dual.test', 'old.test', 'yahoo-hosted.test', 'tempfail.test', 'backup-relay.test', 'catchall.test', 'partner.test'].includes(d),
+    ![
+      'exim.test',
+      'appliance.test',
+      'longgrey.test',
+      'misc.test',
+      'full.test',
+      'blocked.test',
+      'v6.test',
+      'dual.test',
+      'old.test',
+      'yahoo-hosted.test',
+      'tempfail.test',
+      'backup-relay.test',
+      'catchall.test',
+      'partner.test',
+    ].includes(d),
 );
 
 /**
@@ -202,7 +329,7 @@ function lab(): Row[] {
   rows.push({ email: 'Ann@acme.test', live: true, right: ['valid'], about: 'Postfix, a duplicate in other case' });
   rows.push({ email: 'BOB@Acme.TEST', live: true, right: ['valid'], about: 'Postfix, a duplicate in other case' });
   let seed = 37;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = rows.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [rows[i], rows[j]] = [rows[j]!, rows[i]!];
@@ -231,7 +358,9 @@ async function startScripts(): Promise<ScriptedServer[]> {
   const started = await Promise.allSettled([
     startScriptedServer('127.0.20.40', {
       banner: (open) =>
-        open > 2 ? '421 mx.exim.lab.test Too many concurrent SMTP connections from this IP address; please try again later' : '220 mx.exim.lab.test ESMTP Exim 4.96 Mon, 01 Jan 2024 00:00:00 +0000',
+        open > 2
+          ? '421 mx.exim.lab.test Too many concurrent SMTP connections from this IP address; please try again later'
+          : '220 mx.exim.lab.test ESMTP Exim 4.96 Mon, 01 Jan 2024 00:00:00 +0000',
       extensions: ['SIZE 52428800', '8BITMIME', 'PIPELINING', 'PRDR', 'HELP'],
       rcpt: (to, from, failed) => {
         if (failed >= 3) return { drop: '550 Too many failed recipients' };
@@ -254,7 +383,12 @@ async function startScripts(): Promise<ScriptedServer[]> {
       rcpt: (to) => {
         const local = to.slice(0, to.lastIndexOf('@'));
         if (to.endsWith('@tempfail.test')) return '451 4.3.0 Temporary lookup failure';
-        if (local.startsWith('disabled')) return reply(550, '5.2.1 The email account that you tried to reach is disabled. Learn more at', '5.2.1  https://support.google.com/mail/?p=DisabledUser x1si2');
+        if (local.startsWith('disabled'))
+          return reply(
+            550,
+            '5.2.1 The email account that you tried to reach is disabled. Learn more at',
+            '5.2.1  https://support.google.com/mail/?p=DisabledUser x1si2',
+          );
         if (local.startsWith('moved')) return '551 5.1.6 User has moved; please try <max@elsewhere.test>';
         if (local.startsWith('full')) return '552 5.2.2 Mailbox full';
         if (local.startsWith('quota')) return '452 4.2.2 Mailbox over quota';
@@ -319,9 +453,28 @@ describe.skipIf(skipped)('the mail lab: a mixed list against Postfix and Exim as
     const started = Date.now();
     const r = await runCli(
       [
-        'validate', input, '--engine', 'local', '--dns-server', dns.address, '--smtp', '--smtp-port', '25',
-        '--smtp-helo', 'checker.lab.test', '--smtp-from', `verify@${PROBED_DOMAIN}`,
-        '--smtp-timeout', '3000', '--smtp-retry-delay', '3', '--smtp-budget', '30', '--format', 'json', '-q',
+        'validate',
+        input,
+        '--engine',
+        'local',
+        '--dns-server',
+        dns.address,
+        '--smtp',
+        '--smtp-port',
+        '25',
+        '--smtp-helo',
+        'checker.lab.test',
+        '--smtp-from',
+        `verify@${PROBED_DOMAIN}`,
+        '--smtp-timeout',
+        '3000',
+        '--smtp-retry-delay',
+        '3',
+        '--smtp-budget',
+        '30',
+        '--format',
+        'json',
+        '-q',
       ],
       { timeoutMs: 90_000 },
     );
@@ -332,26 +485,38 @@ describe.skipIf(skipped)('the mail lab: a mixed list against Postfix and Exim as
     expect(results.map((x) => x.email)).toEqual(rows.map((x) => x.email));
     const wrong = results.flatMap((res, i) => {
       const row = rows[i]!;
-      return row.right.includes(res.status) ? [] : [`${res.email}: ${res.status} (${res.reason || 'no reason'}), right: ${row.right.join(' or ')} — ${row.about}`];
+      return row.right.includes(res.status)
+        ? []
+        : [`${res.email}: ${res.status} (${res.reason || 'no reason'}), right: ${row.right.join(' or ')} — ${row.about}`];
     });
     const right = (results.length - wrong.length) / results.length;
-    console.log(`mail lab: ${results.length - wrong.length}/${results.length} statuses right (${(right * 100).toFixed(1)}%) in ${seconds.toFixed(1)} s${wrong.length ? `\n  ${wrong.join('\n  ')}` : ''}`);
+    console.log(
+      `mail lab: ${results.length - wrong.length}/${results.length} statuses right (${(right * 100).toFixed(1)}%) in ${seconds.toFixed(1)} s${wrong.length ? `\n  ${wrong.join('\n  ')}` : ''}`,
+    );
     // refused for a reason the server gave: disabled (5.2.1), moved (5.1.6)
     const reason = (email: string) => results.find((x) => x.email === email)?.reason;
-    expect.soft([reason('disabled.jane@misc.test'), reason('moved.max@misc.test'), reason('ghost@misc.test')]).toEqual(['mailbox_disabled', 'mailbox_disabled', 'mailbox_not_found']);
+    expect
+      .soft([reason('disabled.jane@misc.test'), reason('moved.max@misc.test'), reason('ghost@misc.test')])
+      .toEqual(['mailbox_disabled', 'mailbox_disabled', 'mailbox_not_found']);
     const liveInvalid = results.filter((res, i) => rows[i]!.live && res.status === 'invalid').map((res) => res.email);
     expect.soft(liveInvalid).toEqual([]);
     expect.soft(right, wrong.join('\n')).toBeGreaterThanOrEqual(0.98);
 
     // never more than 2 sessions open at once to one server address, as each server saw them
     const log = postfix.log();
-    console.log(`most sessions open at once: ${[...postfix.sessions()].map(([h, s]) => `${h} ${s.maxOpen}/${s.total}`).join(', ')}; ${scripts.map((s) => `${s.host} ${s.maxOpen}/${s.sessions.length}`).join(', ')}`);
+    console.log(
+      `most sessions open at once: ${[...postfix.sessions()].map(([h, s]) => `${h} ${s.maxOpen}/${s.total}`).join(', ')}; ${scripts.map((s) => `${s.host} ${s.maxOpen}/${s.sessions.length}`).join(', ')}`,
+    );
     for (const [host, s] of postfix.sessions()) expect.soft(s.maxOpen, host).toBeLessThanOrEqual(2);
     for (const s of scripts) expect.soft(s.maxOpen, s.host).toBeLessThanOrEqual(2);
     // no DATA: Postfix names every command of a session at its end (data=, bdat=), the scripts record theirs
     expect(log).toMatch(/disconnect from .* rcpt=/);
     expect(log).not.toMatch(/disconnect from .* (data|bdat)=/);
-    for (const s of scripts) expect(s.sessions.flat().filter((c) => /^(DATA|BDAT)\b/i.test(c)), s.host).toEqual([]);
+    for (const s of scripts)
+      expect(
+        s.sessions.flat().filter((c) => /^(DATA|BDAT)\b/i.test(c)),
+        s.host,
+      ).toEqual([]);
     expect.soft(seconds).toBeLessThanOrEqual(20);
   }, 120_000);
 });

@@ -110,7 +110,10 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
     [lab, dns] = await Promise.all([
       startPostfixLab({
         // hold.test's host is a proxy to the plain one: kept out of the dirty list, whose sessions are counted per host
-        mailboxes: [...[LIVE, REPLY_LIVE, SERVERS_LIVE].flatMap((live) => Object.entries(live).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`))), 'ann@hold.test'],
+        mailboxes: [
+          ...[LIVE, REPLY_LIVE, SERVERS_LIVE].flatMap((live) => Object.entries(live).flatMap(([d, locals]) => locals.map((l) => `${l}@${d}`))),
+          'ann@hold.test',
+        ],
         greyDelaySeconds: 2,
         greetWaitSeconds: 3,
         holdSeconds: 3,
@@ -124,8 +127,23 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
   }, 60_000);
 
   const flags = (...more: string[]) => [
-    '--engine', 'local', '--dns-server', dns.address, '--smtp', '--smtp-port', '25', '--smtp-helo', 'checker.lab.test',
-    '--smtp-timeout', '1500', '--smtp-retry-delay', '3', '--format', 'json', '-q', ...more,
+    '--engine',
+    'local',
+    '--dns-server',
+    dns.address,
+    '--smtp',
+    '--smtp-port',
+    '25',
+    '--smtp-helo',
+    'checker.lab.test',
+    '--smtp-timeout',
+    '1500',
+    '--smtp-retry-delay',
+    '3',
+    '--format',
+    'json',
+    '-q',
+    ...more,
   ];
 
   it('a dirty list: dead MX hosts, greylisting, recipient and connection limits, a tarpit — every answer right, no live mailbox invalid, at most 2 sessions per host', async () => {
@@ -147,7 +165,9 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
     expect(r.stderr).not.toMatch(/blocked|Error|at .*\.js/);
     expect(r.code).toBe(0);
     const results = JSON.parse(r.stdout).results as { email: string; status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
-    const wrong = results.filter((res, i) => res.details.smtp !== rows[i]!.expect).map((res) => `${res.email}: smtp ${res.details.smtp} (${res.details.smtpFailure ?? ''})`);
+    const wrong = results
+      .filter((res, i) => res.details.smtp !== rows[i]!.expect)
+      .map((res) => `${res.email}: smtp ${res.details.smtp} (${res.details.smtpFailure ?? ''})`);
     // every row a server answers is right (the done-when asks >= 98%); dead domains are left empty, never invalid
     expect(wrong, lab.log().slice(-4000)).toEqual([]);
     for (const [i, res] of results.entries()) {
@@ -177,7 +197,8 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
     });
     expect(r.code).toBe(0);
     const results = JSON.parse(r.stdout).results as { status: string; reason: string; details: { smtp?: boolean; smtpFailure?: string } }[];
-    for (const res of results) expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['unknown', 'smtp_timeout', undefined, 'timeout']);
+    for (const res of results)
+      expect([res.status, res.reason, res.details.smtp, res.details.smtpFailure]).toEqual(['unknown', 'smtp_timeout', undefined, 'timeout']);
   }, 60_000);
 
   /** Runs `validate` on `domains`' mailboxes and a `nobody` each; returns each row's status, by address. */
@@ -233,7 +254,8 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
     it('a server that verifies the sender (reject_unverified_sender, 550): asked again with <>, live mailboxes valid, none called invalid; <> refused too: unknown', async () => {
       const by = await validate(
         ['ann@verify.test', 'bob@verify.test', 'nobody@verify.test', 'ann@strict.test', 'zed@strict.test'],
-        '--smtp-from', `verify@${PROBED_DOMAIN}`,
+        '--smtp-from',
+        `verify@${PROBED_DOMAIN}`,
       );
       expect(by.get('ann@verify.test')).toEqual(['valid', '', true, '']);
       expect(by.get('bob@verify.test')).toEqual(['valid', '', true, '']);
@@ -242,7 +264,11 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
       expect(by.get('zed@strict.test')).toEqual(['unknown', 'smtp_sender_refused', undefined, 'sender-refused']);
       // what the servers did: refused the sender, quoting the probe of its domain; refused <> on the strict one
       const log = lab.log();
-      expect(log).toMatch(new RegExp(`${REPLIES.verifySender.replace(/\./g, '\\.')}/smtpd\\[\\d+\\]: NOQUEUE: reject: RCPT from .*: 550 5\\.1\\.7 <verify@sender\\.lab\\.test>: Sender address rejected: undeliverable address: host ${REPLIES.probed.replace(/\./g, '\\.')}\\[.*said: 550 5\\.1\\.1`));
+      expect(log).toMatch(
+        new RegExp(
+          `${REPLIES.verifySender.replace(/\./g, '\\.')}/smtpd\\[\\d+\\]: NOQUEUE: reject: RCPT from .*: 550 5\\.1\\.7 <verify@sender\\.lab\\.test>: Sender address rejected: undeliverable address: host ${REPLIES.probed.replace(/\./g, '\\.')}\\[.*said: 550 5\\.1\\.1`,
+        ),
+      );
       expect(log).toMatch(/NOQUEUE: reject: RCPT from .*: 554 5\.7\.1 <>: Sender address rejected: null sender not accepted here/);
     }, 90_000);
 
@@ -273,11 +299,24 @@ describe.skipIf(skipped)('the mailbox check against real Postfix and postgrey', 
       expect(by.get('ann@noutf8.test')).toEqual(['valid', '', true, '']);
     }, 90_000);
 
-    it('serve --smtp: the same for a non-ASCII local part (its SMTP path does not keep DNS\'s valid)', async () => {
+    it("serve --smtp: the same for a non-ASCII local part (its SMTP path does not keep DNS's valid)", async () => {
       const keys = join(dir, 'keys');
       writeFileSync(keys, 'msk_lab_key\n');
       const served = await startServe(
-        ['--keys-file', keys, '--dns-server', dns.address, '--smtp', '--smtp-port', '25', '--smtp-helo', 'checker.lab.test', '--smtp-timeout', '5000', '--smtp-allow-private'],
+        [
+          '--keys-file',
+          keys,
+          '--dns-server',
+          dns.address,
+          '--smtp',
+          '--smtp-port',
+          '25',
+          '--smtp-helo',
+          'checker.lab.test',
+          '--smtp-timeout',
+          '5000',
+          '--smtp-allow-private',
+        ],
         { dns: true },
       );
       try {

@@ -131,7 +131,10 @@ export class SmtpChecker {
       await Promise.all([
         ...[...groups.values()].map(async (group) => {
           const theirs = await this.checkGroup(group, signal);
-          claim.release(group.flatMap((j) => j.emails), theirs);
+          claim.release(
+            group.flatMap((j) => j.emails),
+            theirs,
+          );
           onGroup?.(theirs);
           for (const [email, f] of theirs) found.set(email, f);
         }),
@@ -247,7 +250,13 @@ export class SmtpChecker {
   }
 
   /** Each address's finding, its failure where it has none; new answers written to the cache at once, as they were read. */
-  private async keep(states: DomainState[], found: Map<string, SmtpFinding>, known: Set<string>, why: Map<string, SmtpFailure>, notes: Map<string, string>): Promise<void> {
+  private async keep(
+    states: DomainState[],
+    found: Map<string, SmtpFinding>,
+    known: Set<string>,
+    why: Map<string, SmtpFailure>,
+    notes: Map<string, string>,
+  ): Promise<void> {
     const writes: Promise<void>[] = [];
     for (const st of states) {
       if (st.catchAll !== undefined && st.probe !== undefined) writes.push(this.cache.setCatchAll(st.job.domain, st.catchAll, this.ttl));
@@ -285,5 +294,12 @@ export class SmtpChecker {
 
 /** A local part no one has: `x` and 19 random letters and digits. */
 function randomLocal(): string {
-  return 'x' + randomBytes(15).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 19);
+  return (
+    'x' +
+    randomBytes(15)
+      .toString('base64url')
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '0')
+      .slice(0, 19)
+  );
 }

@@ -25,7 +25,18 @@ import type { Reply } from './reply.js';
  *              a server without SMTPUTF8 (RFC 6531) is not asked about
  */
 export type RcptOutcome =
-  | 'accepted' | 'refused' | 'disabled' | 'full' | 'too-many' | 'temporary' | 'closing' | 'sender' | 'blocked' | 'starttls' | 'unclear' | 'no-utf8';
+  | 'accepted'
+  | 'refused'
+  | 'disabled'
+  | 'full'
+  | 'too-many'
+  | 'temporary'
+  | 'closing'
+  | 'sender'
+  | 'blocked'
+  | 'starttls'
+  | 'unclear'
+  | 'no-utf8';
 
 /**
  * What a refusal is about. A reply is read by its enhanced status code (RFC
@@ -74,7 +85,8 @@ export function ownWords(r: Reply): string {
  * command rejected`) and Exim (`Sender verify failed`): the first one in its
  * own words is what the refusal is about, whatever words follow.
  */
-const SUBJECT = /\b(sender|recipient|client host|helo command|data command|relay access|sender verify|recipient verify)\b(?: address)? (?:rejected|denied|failed)\b/i;
+const SUBJECT =
+  /\b(sender|recipient|client host|helo command|data command|relay access|sender verify|recipient verify)\b(?: address)? (?:rejected|denied|failed)\b/i;
 const SUBJECT_ABOUT: Record<string, About | 'recipient'> = {
   sender: 'sender',
   'sender verify': 'sender',
@@ -134,7 +146,8 @@ const TLS_WANTED = /starttls|\btls\b|encryption (needed|required)/i;
  * this IP"), Postfix's anvil ("421 4.7.0 Error: too many connections from"),
  * Sendmail's "Too many open connections".
  */
-const TOO_MANY_CONNECTIONS = /too many (concurrent |open |simultaneous )?(smtp )?(connections|sessions)|connection (limit|count limit)|too many connections from/i;
+const TOO_MANY_CONNECTIONS =
+  /too many (concurrent |open |simultaneous )?(smtp )?(connections|sessions)|connection (limit|count limit)|too many connections from/i;
 
 /** `[class, subject, detail]` of the enhanced code, or undefined */
 function enhancedOf(r: Reply): [number, number, number] | undefined {

@@ -37,8 +37,20 @@ export interface DialOptions
   extends DialogueOptions,
     Pick<
       SmtpCheckOptions,
-      | 'port' | 'timeoutMs' | 'bannerTimeoutMs' | 'hostBudgetMs' | 'hostBudgetWindowMs' | 'publicOnly' | 'blockRetestMs'
-      | 'proxy' | 'concurrency' | 'perHost' | 'budget' | 'resolveHost' | 'onWarning' | 'onSession'
+      | 'port'
+      | 'timeoutMs'
+      | 'bannerTimeoutMs'
+      | 'hostBudgetMs'
+      | 'hostBudgetWindowMs'
+      | 'publicOnly'
+      | 'blockRetestMs'
+      | 'proxy'
+      | 'concurrency'
+      | 'perHost'
+      | 'budget'
+      | 'resolveHost'
+      | 'onWarning'
+      | 'onSession'
     > {
   clock: Clock;
   /** a connection opened (the run's `sessions`) */
@@ -267,7 +279,14 @@ export class Dialler {
   }
 
   /** An open connection: the banner, the dialogue, QUIT; what the server showed goes to its health. */
-  private async talk(session: SmtpSession, server: Server, rcpts: readonly string[], signal: AbortSignal | undefined, deadlineAt: number, held: Held): Promise<DialogueEnd | NoSession> {
+  private async talk(
+    session: SmtpSession,
+    server: Server,
+    rcpts: readonly string[],
+    signal: AbortSignal | undefined,
+    deadlineAt: number,
+    held: Held,
+  ): Promise<DialogueEnd | NoSession> {
     const { address, name } = server;
     // counted as the server counts them: every connection that opened
     this.o.onOpened();
@@ -290,7 +309,11 @@ export class Dialler {
         if (err.kind === 'protocol') this.hosts.down(address, 'protocol');
         return { next: true, why: failureOf(err.kind), note: `${name}: ${err.message}` };
       }
-      const end = await converse(session, greeting, rcpts, name, { ...this.o, ...this.hosts.habits(address), learn: (habits) => this.hosts.learn(address, habits) });
+      const end = await converse(session, greeting, rcpts, name, {
+        ...this.o,
+        ...this.hosts.habits(address),
+        learn: (habits) => this.hosts.learn(address, habits),
+      });
       signal?.throwIfAborted();
       if (end.problem) this.o.onProblem(end.problem);
       if (end.host === 'busy') this.hosts.busy(address);
@@ -330,7 +353,9 @@ export class Dialler {
         this.o.onWarning(
           `outbound SMTP looks blocked: ${this.outbound.blockedWhy} (port ${this.o.port}, last: ${server.name}); ` +
             `mailbox checks paused (smtp left empty) and tried again later. ` +
-            (proxy ? `The proxy ${showProxy(proxy)} may not be allowed to reach port ${this.o.port}` : `Many networks block port 25: try --smtp-proxy socks5://host:port`),
+            (proxy
+              ? `The proxy ${showProxy(proxy)} may not be allowed to reach port ${this.o.port}`
+              : `Many networks block port 25: try --smtp-proxy socks5://host:port`),
         );
       }
     } else this.outbound.settled();

@@ -176,10 +176,13 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
   const stop = (step: StepOutcome, reply?: Reply, why?: SmtpFailure, note?: string): DialogueEnd => {
     const ended: SessionOutcome = step === 'temporary' ? 'deferred' : step === 'blocked' ? 'blocked' : reply ? 'refused' : 'failed';
     why ??=
-      step === 'temporary' ? 'greylisted'
-      : step === 'sender' ? 'sender-refused'
-      : step === 'blocked' || (step === 'failed' && reply) ? 'blocked'
-      : 'unreachable';
+      step === 'temporary'
+        ? 'greylisted'
+        : step === 'sender'
+          ? 'sender-refused'
+          : step === 'blocked' || (step === 'failed' && reply)
+            ? 'blocked'
+            : 'unreachable';
     const end: DialogueEnd = { outcomes, later: step === 'temporary' ? [...deferred, ...queue] : deferred, why, ended };
     if (reply || note) {
       end.note = end.problem = `${host}: ${note ?? showReply(reply!)}`;
@@ -219,7 +222,8 @@ export async function converse(session: SmtpSession, greeting: Reply, rcpts: rea
           if (hello.code >= 500 && hello.code <= 504) hello = await session.command(`HELO ${o.helo}`);
           if (classifyStep(hello) !== 'ok') return stop(classifyStep(hello), hello);
           if (!session.secure && !tlsRefused && !plainText && (ext.has('STARTTLS') || tlsAsked)) step = 'starttls';
-          else if (!session.secure && o.tls === 'require') return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
+          else if (!session.secure && o.tls === 'require')
+            return stop('failed', undefined, 'unreachable', 'offers no STARTTLS, and --smtp-tls require: not asked');
           else step = ready();
           break;
         }

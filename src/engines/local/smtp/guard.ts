@@ -79,6 +79,9 @@ export function privateAddress(ip: string): string | undefined {
 
 /** An MX name that is an IP literal (`10.0.0.1`, `[10.0.0.1]`, `[IPv6:::1]`), not a host name. */
 export function isIpLiteralName(name: string): boolean {
-  const bare = name.replace(/^\[(ipv6:)?/i, '').replace(/\]$/, '').replace(/\.$/, '');
+  const bare = name
+    .replace(/^\[(ipv6:)?/i, '')
+    .replace(/\]$/, '')
+    .replace(/\.$/, '');
   return isIP(bare) !== 0 || /^\d+(\.\d+){0,3}$/.test(bare);
 }

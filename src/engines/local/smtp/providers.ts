@@ -34,9 +34,5 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
 
 /** The rule for a domain and its MX hosts (lower case, no trailing dot), if any. */
 export function providerRule(domain: string, mxHosts: readonly string[], rules = PROVIDER_RULES): ProviderRule | undefined {
-  return rules.find(
-    (r) =>
-      (r.domain !== undefined && r.domain === domain) ||
-      (r.mxSuffix !== undefined && mxHosts.some((h) => h.endsWith(r.mxSuffix!))),
-  );
+  return rules.find((r) => (r.domain !== undefined && r.domain === domain) || (r.mxSuffix !== undefined && mxHosts.some((h) => h.endsWith(r.mxSuffix!))));
 }

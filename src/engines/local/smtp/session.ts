@@ -296,7 +296,10 @@ export class SmtpSession {
         minVersion: 'TLSv1',
         ciphers: 'DEFAULT:@SECLEVEL=0',
       });
-      const cancel = this.clock.setTimer(() => failed(new SessionError(left < this.o.timeoutMs ? 'budget' : 'tls', `no TLS handshake within ${wait} ms`)), wait);
+      const cancel = this.clock.setTimer(
+        () => failed(new SessionError(left < this.o.timeoutMs ? 'budget' : 'tls', `no TLS handshake within ${wait} ms`)),
+        wait,
+      );
       const failed = (err: Error) => {
         cancel();
         t.off('secureConnect', done);
