@@ -123,15 +123,15 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
 }
 
 /**
- * A request without a valid key, counted against its address and its network:
- * refused when either is over the limit; the headers tell the stricter count.
+ * A request without a valid key, counted against its address and its network
+ * in one step (two separate counts let concurrent requests pass in different
+ * orders: one over the limit in either was refused, fewer than the limit got
+ * through, and two told the same Remaining): refused when either is over the
+ * limit; the headers tell the fuller count.
  */
-async function takeAnonymous(ctx: HandlerContext, address: string): Promise<RateDecision> {
+function takeAnonymous(ctx: HandlerContext, address: string): Promise<RateDecision> {
   const network = networkOf(address);
-  const [own, shared] = await Promise.all([ctx.limiter.take(`ip:${address}`), network === undefined ? undefined : ctx.limiter.take(`net:${network}`)]);
-  if (shared === undefined) return own;
-  const stricter = shared.remaining < own.remaining ? shared : own;
-  return { ...stricter, allowed: own.allowed && shared.allowed };
+  return network === undefined ? ctx.limiter.take(`ip:${address}`) : ctx.limiter.take(`ip:${address}`, `net:${network}`);
 }
 
 /**

@@ -24,11 +24,13 @@ export interface RateDecision {
  */
 export interface RateLimitStore {
   /**
-   * Counts one request of `bucket` in window number `window` (windows of
-   * `windowMs`, aligned to the epoch: window n covers [n*windowMs, (n+1)*windowMs))
-   * and gives the count so far, this request included.
+   * Counts one request in each of `buckets` in window number `window` (windows
+   * of `windowMs`, aligned to the epoch: window n covers [n*windowMs,
+   * (n+1)*windowMs)) and gives each count so far, this request included — in
+   * one atomic step, so that concurrent requests counted in several buckets
+   * (an address and its network) come in the same order in each.
    */
-  increment(bucket: string, window: number, windowMs: number): Promise<number>;
+  increment(buckets: readonly string[], window: number, windowMs: number): Promise<number[]>;
 }
 
 /**
@@ -39,18 +41,20 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private window = -1;
   private readonly counts = new Map<string, number>();
 
-  increment(bucket: string, window: number): Promise<number> {
-    return Promise.resolve(this.incrementNow(bucket, window));
+  increment(buckets: readonly string[], window: number): Promise<number[]> {
+    return Promise.resolve(this.incrementNow(buckets, window));
   }
 
-  incrementNow(bucket: string, window: number): number {
+  incrementNow(buckets: readonly string[], window: number): number[] {
     if (window !== this.window) {
       this.window = window;
       this.counts.clear();
     }
-    const used = (this.counts.get(bucket) ?? 0) + 1;
-    this.counts.set(bucket, used);
-    return used;
+    return buckets.map((bucket) => {
+      const used = (this.counts.get(bucket) ?? 0) + 1;
+      this.counts.set(bucket, used);
+      return used;
+    });
   }
 }
 
@@ -66,11 +70,15 @@ export class FixedWindowLimiter {
     this.windowMs = rate.seconds * 1000;
   }
 
-  /** Counts one request against `bucket` and says whether it may proceed. */
-  async take(bucket: string): Promise<RateDecision> {
+  /**
+   * Counts one request against each of `buckets` (at once: see increment) and
+   * says whether it may proceed: only when no bucket is over the limit; the
+   * headers tell the fullest.
+   */
+  async take(...buckets: [string, ...string[]]): Promise<RateDecision> {
     const now = this.clock.now();
     const window = Math.floor(now / this.windowMs);
-    const used = await this.store.increment(bucket, window, this.windowMs);
+    const used = Math.max(...(await this.store.increment(buckets, window, this.windowMs)));
     const resetMs = (window + 1) * this.windowMs;
     return {
       allowed: used <= this.rate.requests,

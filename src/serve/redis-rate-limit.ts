@@ -10,12 +10,16 @@ import type { RedisLink } from '../redis/link.js';
  * when to clear anything.
  */
 const WINDOW_SCRIPT = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
-return n
+local counts = {}
+for i, key in ipairs(KEYS) do
+  local n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIREAT', key, ARGV[1]) end
+  counts[i] = n
+end
+return counts
 `;
 
-type WithWindow = Redis & { mailsiftWindow(key: string, expiresAtMs: number): Promise<number> };
+type WithWindow = Redis & { mailsiftWindows(keys: number, ...keysAndExpiry: (string | number)[]): Promise<number[]> };
 
 /**
  * The per-key and per-IP windows in Redis, shared by every instance. Keys:
@@ -28,15 +32,16 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: WithWindow;
 
   constructor(private readonly link: RedisLink) {
-    link.client.defineCommand('mailsiftWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
+    // the number of keys is given at each call: an address alone, or with its network
+    link.client.defineCommand('mailsiftWindows', { lua: WINDOW_SCRIPT });
     this.redis = link.client as WithWindow;
   }
 
-  increment(bucket: string, window: number, windowMs: number): Promise<number> {
-    const key = `${this.link.prefix}rl:${windowMs / 1000}:${window}:${bucket}`;
+  increment(buckets: readonly string[], window: number, windowMs: number): Promise<number[]> {
+    const keys = buckets.map((bucket) => `${this.link.prefix}rl:${windowMs / 1000}:${window}:${bucket}`);
     return this.link.run(
-      () => this.redis.mailsiftWindow(key, (window + 1) * windowMs + 1000),
-      () => this.insurance.incrementNow(bucket, window),
+      () => this.redis.mailsiftWindows(keys.length, ...keys, (window + 1) * windowMs + 1000),
+      () => this.insurance.incrementNow(buckets, window),
     );
   }
 }

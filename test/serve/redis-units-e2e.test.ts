@@ -83,3 +83,30 @@ describe.skipIf(noRedis())(`FixedWindowLimiter over Redis${NO_REDIS}`, () => {
     expect(new Set(a.map((d) => d.resetEpochSeconds))).toEqual(new Set([start / 1000 + 5, start / 1000 + 10]));
   });
 });
+
+describe.skipIf(noRedis())(`an address and its network counted as one step, over several instances${NO_REDIS}`, () => {
+  it('concurrent requests through four instances: exactly the limit gets through, each told its own Remaining', async () => {
+    // Counted apart, two instances' requests could reach the two counts in different
+    // orders: one refused by either count, fewer than the limit through, two told one Remaining.
+    const links = await Promise.all(Array.from({ length: 4 }, () => RedisLink.connect(parseRedisUrl(redis.url), { prefix: 'net-once:', onLog: () => {} })));
+    try {
+      const now = Date.now();
+      const limiters = links.map(
+        (l) =>
+          new FixedWindowLimiter(
+            { requests: 4, seconds: 3600 },
+            clockReading(() => now),
+            new RedisRateLimitStore(l),
+          ),
+      );
+      for (let round = 0; round < 10; round++) {
+        const decisions = await Promise.all(Array.from({ length: 12 }, (_, i) => limiters[i % 4]!.take(`ip:10.0.0.${round}`, `net:10.0.${round}.0/24`)));
+        const through = decisions.filter((d) => d.allowed);
+        expect(through.map((d) => d.remaining).sort()).toEqual([0, 1, 2, 3]);
+        expect(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0)).toBe(true);
+      }
+    } finally {
+      await Promise.all(links.map((l) => l.close()));
+    }
+  });
+});
