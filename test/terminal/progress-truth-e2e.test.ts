@@ -44,6 +44,10 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     return { log, done, name };
   }
   const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+  // the shell creates the file before it writes the code: ended once the line is whole
+  const ended = (done: string) => /^\d+\n$/.test(read(done));
+  // pipe-pane copies the pane's bytes on its own time: the summary's last line says they have all come
+  const summarised = (log: string) => /output {4}\S/.test(read(log).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''));
   const percentages = (log: string) => [...log.matchAll(/(\d+)% · /g)].map((m) => Number(m[1]));
 
   it('an .xlsx run moves while DNS answers are awaited, never runs backwards, and reaches 100%', async () => {
@@ -63,7 +67,7 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     });
     expect(read(output).split('\n').filter(Boolean).length).toBeLessThanOrEqual(1);
     dns.releaseHeld();
-    await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
+    await waitFor(() => ended(run.done) && summarised(run.log), { what: 'the run to end and its summary to be recorded', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     const shown = percentages(read(run.log));
     expect(shown.at(-1)).toBe(100);
@@ -77,7 +81,7 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     const run = inPane(
       `stty cols 0; "${process.execPath}" "${BIN}" validate "${input}" -o "${join(dir, 'narrow.csv')}" --engine local --dns-server ${dns.address}`,
     );
-    await waitFor(() => existsSync(run.done), { what: 'the run to end', timeoutMs: 30_000 });
+    await waitFor(() => ended(run.done) && summarised(run.log), { what: 'the run to end and its summary to be recorded', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     const log = read(run.log);
     expect(log).toContain('3 rows in');
@@ -90,7 +94,7 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     await waitFor(() => read(run.log).includes('API key: '), { what: 'the prompt', timeoutMs: 30_000 });
     tmux('send-keys', '-t', run.name, '-l', 'typed-secret-key-31');
     tmux('send-keys', '-t', run.name, 'Enter');
-    await waitFor(() => existsSync(run.done), { what: 'login to end', timeoutMs: 30_000 });
+    await waitFor(() => ended(run.done), { what: 'login to end', timeoutMs: 30_000 });
     expect(read(run.done).trim()).toBe('0');
     expect(read(run.log)).not.toContain('typed-secret-key-31');
     const path = join(dir, 'config', 'mailsift', 'credentials');

@@ -60,7 +60,13 @@ describe.skipIf(missingTool('tmux', !hasTmux && 'not found (apt-get install tmux
     tmux('send-keys', '-t', 'e2e', 'Enter');
 
     // the run takes about 1.5 s of server delay
-    await waitFor(() => existsSync(done), { what: 'the run in the pane to end', timeoutMs: 30_000 });
+    // ended once the shell has written the whole line (it creates the file first), and
+    // recorded once the summary's last line has come through pipe-pane, which copies on its own time
+    const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+    await waitFor(() => /^\d+\n$/.test(read(done)) && /output {4}\S/.test(read(log).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')), {
+      what: 'the run in the pane to end and its summary to be recorded',
+      timeoutMs: 30_000,
+    });
     expect(readFileSync(done, 'utf8').trim()).toBe('0');
 
     const terminal = readFileSync(log, 'utf8');
