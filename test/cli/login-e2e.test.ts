@@ -9,23 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runCli, type CliResult } from '../support/run-cli.js';
 import { missingToolNow } from '../support/tools.js';
+import { configDirs, KEY, oneLine } from './config-dirs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-login-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const KEY = 'sk_test_4f9d2c8a7b6e5d4c3b2a1';
-let n = 0;
-/** a fresh XDG_CONFIG_HOME with mailsift/ in it, mode `mode` */
-function configDir(mode = 0o700): { env: Record<string, string>; mailsift: string; credentials: string } {
-  const config = join(dir, `config-${++n}`);
-  const mailsift = join(config, 'mailsift');
-  mkdirSync(mailsift, { recursive: true });
-  chmodSync(mailsift, mode);
-  return { env: { XDG_CONFIG_HOME: config }, mailsift, credentials: join(mailsift, 'credentials') };
-}
-const oneLine = (r: CliResult): string => {
-  expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
-  return r.stderr.trim();
-};
+const configDir = configDirs(dir);
 
 describe('a stored key that is not a readable file', () => {
   const input = join(dir, 'in.txt');
@@ -56,7 +44,7 @@ describe('a stored key that is not a readable file', () => {
     if (missingToolNow(ctx, 'root', userInfo().uid !== 0 && 'needs a second user: run as root, the binary as nobody')) return;
     const { env, credentials } = configDir();
     writeFileSync(credentials, `${KEY}\n`, { mode: 0o600 }); // root's, unreadable to nobody
-    const nobodyDir = join(dir, `nobody-${++n}`);
+    const nobodyDir = join(dir, 'nobody');
     mkdirSync(nobodyDir);
     chownSync(nobodyDir, 65534, 65534);
     chmodSync(dir, 0o755);

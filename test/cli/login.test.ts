@@ -3,29 +3,16 @@
 // stored key that cannot be read — which must never stop a run that does not
 // need it. A FIFO there (a read that would block the process) and a key another
 // user cannot read run the binary: login-e2e.test.ts.
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CliResult } from '../support/run-cli.js';
 import { runInProcess } from '../support/run-in-process.js';
+import { configDirs, KEY, oneLine } from './config-dirs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailsift-login-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const KEY = 'sk_test_4f9d2c8a7b6e5d4c3b2a1';
-let n = 0;
-/** a fresh XDG_CONFIG_HOME with mailsift/ in it, mode `mode` */
-function configDir(mode = 0o700): { env: Record<string, string>; mailsift: string; credentials: string } {
-  const config = join(dir, `config-${++n}`);
-  const mailsift = join(config, 'mailsift');
-  mkdirSync(mailsift, { recursive: true });
-  chmodSync(mailsift, mode);
-  return { env: { XDG_CONFIG_HOME: config }, mailsift, credentials: join(mailsift, 'credentials') };
-}
-const oneLine = (r: CliResult): string => {
-  expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
-  return r.stderr.trim();
-};
+const configDir = configDirs(dir);
 
 describe('mailsift login', () => {
   it('refuses a HOME that does not exist instead of creating it', async () => {

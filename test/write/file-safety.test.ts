@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../support/fault-server.js';
 import { runInProcess } from '../support/run-in-process.js';
 import { API_KEY, apiEnv } from '../stores/helpers.js';
+import { caseDirectories, INPUT, LOCAL, snapshot } from './cases.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mailsift-files-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -20,30 +21,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A fresh directory with these files in it. */
-function dirWith(files: Record<string, string | Buffer>): string {
-  const dir = mkdtempSync(join(root, 'case-'));
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
-  return dir;
-}
-
-/** Every file of a directory (recursively) with its bytes: what a run must leave alone. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-    const path = join(dir, name);
-    try {
-      out[name] = readFileSync(path).toString('base64');
-    } catch {
-      out[name] = '(directory)';
-    }
-  }
-  return out;
-}
-
-/** Offline engine without DNS: fast, no network, every row answered (a DNS nobody answers is the run's own failure: exit 4). */
-const LOCAL = ['--engine', 'local', '--no-dns', '-q'];
-const INPUT = 'name,email\nAnn,ann@example.com\nBob,bob@example.com\n';
+const dirWith = caseDirectories(root);
 
 describe('no output may be the input or another output', () => {
   it.each<[string, (dir: string) => string[], RegExp]>([

@@ -29,20 +29,12 @@ import { runInProcess } from '../support/run-in-process.js';
 import { waitFor } from '../support/wait.js';
 import { contacts } from '../support/contacts.js';
 import { excelParts, zip } from '../support/workbook.js';
+import { caseDirectories, INPUT, LOCAL, rows } from './cases.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mailsift-noloss-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Offline engine without DNS: fast, no network, every row answered. */
-const LOCAL = ['--engine', 'local', '--no-dns', '-q'];
-const INPUT = 'name,email\nAnn,ann@example.com\nBob,bob@example.com\n';
-const rows = (n: number): string => 'email\n' + Array.from({ length: n }, (_, i) => `user${i}@example.com`).join('\n') + '\n';
-
-function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(root, 'case-'));
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
-  return dir;
-}
+const dirWith = caseDirectories(root);
 
 /** Runs a bash script in `cwd` with `$M` the binary: for the redirections a user types. Bounded. */
 function bash(script: string, cwd: string, env: Record<string, string> = {}): CliResult {

@@ -15,6 +15,7 @@ import { runInProcess } from '../support/run-in-process.js';
 import { missingTool } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 import { API_KEY, apiEnv } from '../stores/helpers.js';
+import { caseDirectories, INPUT, LOCAL, rows } from './cases.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mailsift-noloss-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -24,16 +25,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Offline engine without DNS: fast, no network, every row answered. */
-const LOCAL = ['--engine', 'local', '--no-dns', '-q'];
-const INPUT = 'name,email\nAnn,ann@example.com\nBob,bob@example.com\n';
-const rows = (n: number): string => 'email\n' + Array.from({ length: n }, (_, i) => `user${i}@example.com`).join('\n') + '\n';
-
-function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(root, 'case-'));
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
-  return dir;
-}
+const dirWith = caseDirectories(root);
 
 /** Runs a bash script in `cwd` (mount, dd, umount). Bounded. */
 function bash(script: string, cwd: string): CliResult {
