@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY, serve } from './helpers.js';
 import { missingTool } from '../support/tools.js';
+import { throwawayCert } from '../support/throwaway-cert.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 
@@ -13,31 +14,7 @@ const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 it.skipIf(missingTool('openssl', !hasOpenssl && 'not found (apt-get install openssl)'))('serves HTTPS with --tls-cert/--tls-key', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mailsift-tls-'));
   try {
-    const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    const made = spawnSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { timeout: 10_000 },
-    );
-    expect(made.status).toBe(0);
+    const { cert: certFile, key: keyFile } = throwawayCert(dir, '127.0.0.1', 'IP:127.0.0.1');
     const cert = await readFile(certFile);
     const s = await serve({ tls: { cert, key: await readFile(keyFile) } });
     try {

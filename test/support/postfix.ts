@@ -5,6 +5,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from './wait.js';
+import { throwawayCert } from './throwaway-cert.js';
 
 /**
  * A real Postfix (Debian's package) for the mailbox check's end-to-end tests:
@@ -362,30 +363,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
  * throwaway certificate (openssl, a P-256 key: made in a few milliseconds).
  */
 function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
-  const key = join(etc, 'tls-key.pem');
-  const cert = join(etc, 'tls-cert.pem');
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=mx-tls.lab.test',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { encoding: 'utf8', timeout: 20_000 },
-  );
-  if (made.status !== 0) throw new Error(`openssl could not make the lab's certificate: ${made.stderr}`);
+  const { cert, key } = throwawayCert(etc, 'mx-tls.lab.test');
   writeFileSync(join(etc, 'transport'), `${PROBED_DOMAIN} smtp:[${REPLIES.probed}]:25\n`);
   writeFileSync(join(etc, 'null-sender'), '<> REJECT null sender not accepted here\n');
   const svc = (addr: string, extra: string) => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
