@@ -1,25 +1,25 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/sequencer.js';
 
 /**
- * Two buckets, told apart by the file name alone:
+ * Two kinds of test file, told apart by the name alone:
  *
  * - `*-e2e.test.ts` — anything that starts a process: the built binary
  *   (`test/support/run-cli.ts`, `test/serve/spawn.ts`), redis-server, tsc or a
  *   worker process. It runs against dist/ (`npm test` builds it first) and
  *   asserts only what a real process shows: exit codes, stdin/stdout/stderr,
- *   signals, files on disk, real servers.
+ *   signals, files on disk, real servers. The global set-up bundles dist/
+ *   first (about a second).
  * - every other `*.test.ts` — in-process: parsers, planners
  *   (`src/cli/<command>/plan.ts`: argv → plan or usage error), whole commands
  *   run by `main(argv, io)` against buffers (`test/support/run-in-process.ts`),
  *   the pipeline, engines against loopback servers started in the test itself.
- *   Fast; no build needed.
+ *   Fast.
  *
- * `npm test` runs both, `npm run test:unit` the second alone. A new test of a
+ * `npm test` runs both in one queue, `npm run test:unit` the second alone. A new test of a
  * flag or an error message belongs in-process (test/cli/plan.test.ts is the
  * table to extend); spawn the binary only for what only a process shows.
  */
-const E2E = 'test/**/*-e2e.test.ts';
-
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -30,14 +30,14 @@ export default defineConfig({
     // Tests marked concurrent in one file (those that wait for real rate-limit windows,
     // each against a server of its own) all wait at once: vitest's default is 5.
     maxConcurrency: 10,
+    // longest first, end-to-end and in-process in one queue (see the sequencer)
+    sequence: { sequencer: LongestFirst },
     // One module graph per worker, not per file: importing src/ afresh for each of fifty files
     // cost more CPU than the in-process tests themselves (unit: 21 s of CPU -> 10 s). Tests
     // that fake timers or add process listeners restore them in their own hooks.
     isolate: false,
-    projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [E2E] } },
-      // the binary the e2e tests spawn runs the bundle: made afresh from src/ first
-      { extends: true, test: { name: 'e2e', include: [E2E], globalSetup: ['test/support/bundle-setup.ts'] } },
-    ],
+    include: ['test/**/*.test.ts'],
+    // the binary the e2e tests spawn runs the bundle: made afresh from src/ first
+    globalSetup: ['test/support/bundle-setup.ts'],
   },
 });

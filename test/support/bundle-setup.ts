@@ -1,5 +1,5 @@
 /**
- * Global set-up of the e2e project: bundles src/ into dist/ (scripts/bundle.mjs,
+ * Global set-up of the suite: bundles src/ into dist/ (scripts/bundle.mjs,
  * about a second) before any test spawns bin/mailsift.js, so the tests run the
  * package as users get it and built from src/ as it is now, even after a bare
  * `npx tsc`. (tsc's own dist/ modules, which a few tests import, still need tsc.)

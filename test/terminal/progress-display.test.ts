@@ -78,6 +78,18 @@ describe('RateMeter', () => {
   });
 });
 
+/**
+ * A stopped display draws nothing more however long the run goes on: its
+ * interval and ora's spinner are gone. (Not by vi.getTimerCount(): the suite
+ * shares workers between files, and another file's keep-alive timer re-armed
+ * under these fake timers counts there too.)
+ */
+function expectNothingMore(tty: FakeTty): void {
+  const drawn = tty.output.length;
+  vi.advanceTimersByTime(60_000);
+  expect(tty.output.length).toBe(drawn);
+}
+
 describe('ProgressDisplay', () => {
   let now = T0;
   beforeEach(() => {
@@ -111,7 +123,7 @@ describe('ProgressDisplay', () => {
     const tail = tty.output.slice(before);
     expect(tail).toContain('\x1b[0K'); // the line is erased
     expect(tail).toContain('\x1b[?25h'); // and the cursor shown again
-    expect(vi.getTimerCount()).toBe(0);
+    expectNothingMore(tty);
   });
 
   it('draws nothing when stopped before it could start (ora loads on demand)', async () => {
@@ -121,7 +133,7 @@ describe('ProgressDisplay', () => {
     display.stop();
     await started;
     expect(tty.output).toBe('');
-    expect(vi.getTimerCount()).toBe(0);
+    expectNothingMore(tty);
   });
 
   it('never runs the percentage backwards, and a finished run shows 100% before the line is cleared', async () => {
@@ -233,6 +245,6 @@ describe('ProgressDisplay', () => {
     vi.advanceTimersByTime(1000);
     display.stop();
     expect(stream.output).toBe('');
-    expect(vi.getTimerCount()).toBe(0);
+    expectNothingMore(stream);
   });
 });
