@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -67,7 +67,7 @@ export const REPLIES = {
 };
 
 /**
- * The listeners of the harder lab (test/engines/local/smtp-lab-e2e.test.ts),
+ * The listeners of the harder lab (test/engines/local/smtp-lab.cases.ts),
  * configured as hosting providers and companies configure Postfix:
  *   127.0.20.30 a gateway that verifies each recipient (reject_unverified_recipient,
  *               550): "undeliverable address: unknown user" for a dead mailbox
@@ -117,12 +117,25 @@ export function postfixMissing(): string | undefined {
   return undefined;
 }
 
-export interface PostfixLab {
-  dir: string;
+/** What the lab's log shows, from some point on. */
+export interface LabLog {
   /** Postfix's log, for a failing test to show */
   log(): string;
   /** per host address: smtpd sessions seen in all, and the most open at once (from the log) */
   sessions(): Map<string, { total: number; maxOpen: number }>;
+}
+
+export interface PostfixLab extends LabLog {
+  dir: string;
+  /**
+   * The log from now on, once every smtpd session open now has ended: one set
+   * of tests' own traffic. Sets sharing a lab talk to the same hosts (the
+   * limit of 3 errors, greylisting, the connection limit): each counts its
+   * sessions and looks for its servers' replies in its own part of the log,
+   * not in what an earlier set did — nor in the readiness probes' sessions,
+   * which the whole log holds one per host.
+   */
+  fromNow(): Promise<LabLog>;
   stop(): Promise<void>;
 }
 
@@ -141,8 +154,46 @@ export interface LabOptions {
 }
 
 /**
- * The suite's files that start a lab take turns (vitest runs files at once,
- * and a lab binds fixed addresses): the kernel lock on this file, taken by
+ * One lab for several sets of tests (a lab's start-up costs seconds, and its
+ * fixed addresses let only one run at a time): their mailboxes and relayed
+ * domains together, each timing the one they agree on. Throws where one
+ * lab cannot serve them all — a timing set two ways, a domain a catch-all
+ * for one set and a list of mailboxes for another, a relayed domain whose
+ * mailboxes another set has the lab know. (Two sets may list different
+ * mailboxes of one domain: each set's dead addresses must then be none of
+ * the other's live ones.)
+ */
+export function labFor(...sets: LabOptions[]): LabOptions {
+  const one = <K extends 'delaySeconds' | 'greyDelaySeconds' | 'greetWaitSeconds' | 'holdSeconds'>(key: K): LabOptions[K] => {
+    const values = [...new Set(sets.map((o) => o[key]).filter((v) => v !== undefined))];
+    if (values.length > 1) throw new Error(`the sets sharing a Postfix lab want ${key} ${values.join(' and ')}: one lab has one`);
+    return values[0];
+  };
+  const union = (lists: (readonly string[] | undefined)[]) => [...new Set(lists.flatMap((l) => l ?? []))];
+  const mailboxes = union(sets.map((o) => o.mailboxes));
+  const relayDomains = union(sets.map((o) => o.relayDomains));
+  const domainOf = (m: string) => m.slice(m.lastIndexOf('@') + 1);
+  const catchAll = new Set(mailboxes.filter((m) => m.startsWith('@')).map(domainOf));
+  for (const m of mailboxes) {
+    const domain = domainOf(m);
+    if (!m.startsWith('@') && catchAll.has(domain))
+      throw new Error(`${domain} is a catch-all for one set sharing the Postfix lab and has listed mailboxes (${m}) for another`);
+    if (relayDomains.includes(domain)) throw new Error(`${domain} is relayed for one set sharing the Postfix lab and has mailboxes (${m}) for another`);
+  }
+  const out: LabOptions = { mailboxes, relayDomains, relayRecipients: union(sets.map((o) => o.relayRecipients)) };
+  for (const key of ['delaySeconds', 'greyDelaySeconds', 'greetWaitSeconds', 'holdSeconds'] as const) {
+    const value = one(key);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Labs of one machine take turns (a lab binds fixed addresses). The suite
+ * starts one, in one file (test/engines/local/postfix-lab-e2e.test.ts, for
+ * every set of cases: a second file's lab would leave a vitest worker blocked
+ * on this lock for the first's whole run); two `vitest run`s of one worktree,
+ * or a lab started by hand, still wait here: the kernel lock on this file, taken by
  * flock(1) on a descriptor kept open until the lab stops, as src/owner.ts
  * takes its locks. Released by the kernel however the holder dies. (Runs of
  * other worktrees are kept apart by the outer `flock /tmp/postfix-lab.lock`.)
@@ -355,7 +406,12 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     await stop();
     throw err;
   }
-  return { dir, log: () => readLog(dir), sessions: () => countSessions(readLog(dir)), stop };
+  const from = (offset: number): LabLog => ({ log: () => readLog(dir, offset), sessions: () => countSessions(readLog(dir, offset)) });
+  const fromNow = async (): Promise<LabLog> => {
+    await waitFor(() => openSessions(readLog(dir)) === 0, { what: "every open session of the lab's to end in its log", timeoutMs: 20_000, intervalMs: 50 });
+    return from(logBytes(dir));
+  };
+  return { dir, ...from(0), fromNow, stop };
 }
 
 /**
@@ -450,11 +506,20 @@ export function countSessions(log: string): Map<string, { total: number; maxOpen
   return new Map([...out].map(([k, v]) => [k, { total: v.total, maxOpen: v.maxOpen }]));
 }
 
-function readLog(dir: string): string {
+/** Postfix's log from byte `offset` on (the log only grows) */
+function readLog(dir: string, offset = 0): string {
   try {
-    return readFileSync(join(dir, 'maillog'), 'utf8');
+    return readFileSync(join(dir, 'maillog')).subarray(offset).toString('utf8');
   } catch {
     return '';
+  }
+}
+
+function logBytes(dir: string): number {
+  try {
+    return statSync(join(dir, 'maillog')).size;
+  } catch {
+    return 0;
   }
 }
 
