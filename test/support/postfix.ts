@@ -39,6 +39,10 @@ import { throwawayCert } from './throwaway-cert.js';
  *   127.0.20.13 smtputf8_enable = yes (announces SMTPUTF8)
  *   127.0.20.14 smtputf8_enable = no
  *   127.0.20.15 as 127.0.20.10, and the null sender refused too (an access map on `<>`)
+ * and the same again (TWIN_LAB, TWIN_REPLIES: 127.0.20.50-62; no 127.0.20.6
+ * proxy, the same postgrey, the same 127.0.20.11 behind the sender probes) for
+ * a second set of tests run at the same time in the same lab: each set counts
+ * sessions and reads replies on addresses only it dials.
  * It needs root (port 25, Postfix's own users); `postfixMissing()` says why
  * the suite cannot run, for a visible skip. `stop()` ends everything started
  * (also when start failed half-way) and removes the directory.
@@ -64,6 +68,29 @@ export const REPLIES = {
   utf8: '127.0.20.13',
   noUtf8: '127.0.20.14',
   strictSender: '127.0.20.15',
+};
+
+/** LAB's listeners again, configured alike, for a set of tests run beside LAB's (see above) */
+export const TWIN_LAB = {
+  plain: '127.0.20.50',
+  limit: '127.0.20.51',
+  conn: '127.0.20.52',
+  grey: '127.0.20.53',
+  tarpit: '127.0.20.54',
+  dead: LAB.dead,
+  errors: '127.0.20.55',
+  conn2: '127.0.20.56',
+  second: '127.0.20.57',
+};
+
+/** REPLIES's listeners again, for the set of tests beside LAB's; the sender probes' server is the one */
+export const TWIN_REPLIES = {
+  verifySender: '127.0.20.58',
+  probed: REPLIES.probed,
+  tls: '127.0.20.59',
+  utf8: '127.0.20.60',
+  noUtf8: '127.0.20.61',
+  strictSender: '127.0.20.62',
 };
 
 /**
@@ -99,6 +126,17 @@ export const HARD = {
   senderBlock: '127.0.20.38',
   connRate: '127.0.20.39',
 };
+
+/** every address the lab's own listeners take (the 127.0.20.6 proxy's too) */
+const LISTENERS = [
+  ...new Set([
+    ...Object.values(LAB).filter((a) => a !== LAB.dead),
+    ...Object.values(REPLIES),
+    ...Object.values(HARD),
+    ...Object.values(TWIN_LAB).filter((a) => a !== LAB.dead),
+    ...Object.values(TWIN_REPLIES),
+  ]),
+];
 
 /** the domain whose addresses 127.0.20.10 verifies as senders: it has no mailbox, so every one is undeliverable */
 export const PROBED_DOMAIN = 'sender.lab.test';
@@ -261,7 +299,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
 
   try {
     // a lab still running (an earlier run's, another worktree's) would answer in this one's place
-    for (const addr of [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.hold, ...Object.values(REPLIES), ...Object.values(HARD)]) {
+    for (const addr of LISTENERS) {
       if (await listening(addr, 25))
         throw new Error(
           `${addr}:25 is already taken: another Postfix lab is running (run the suite under flock /tmp/postfix-lab.lock; a leaked one shows in ss -ltnp)`,
@@ -333,7 +371,6 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         'postscreen_greet_action = ignore',
         `postscreen_greet_wait = ${o.greetWaitSeconds ?? 3}s`,
         `postscreen_greet_banner = $smtpd_banner`,
-        'postscreen_cache_map = btree:$data_directory/postscreen_cache',
         // a client that waited once is let straight through for this long: each session waits again
         'postscreen_greet_ttl = 1s',
         ...replies.mainCf,
@@ -341,20 +378,11 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         '',
       ].join('\n'),
     );
-    // each host logs under its own name (postfix/<name>/smtpd), so sessions can be counted per host
-    const svc = (addr: string, extra = '') => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
     writeFileSync(
       join(etc, 'master.cf'),
       [
-        svc(LAB.plain),
-        svc(LAB.limit, ' -o smtpd_recipient_limit=3'),
-        svc(LAB.conn, ' -o smtpd_client_connection_count_limit=1'),
-        svc(LAB.grey, ' -o smtpd_recipient_restrictions=$grey_restrictions'),
-        svc(LAB.errors, ' -o smtpd_hard_error_limit=3'),
-        svc(LAB.conn2, ' -o smtpd_client_connection_count_limit=2'),
-        svc(LAB.second),
-        `${LAB.tarpit}:25 inet n - n - 1 postscreen`,
-        `smtpd pass - - n - - smtpd -o syslog_name=postfix/${LAB.tarpit}`,
+        ...labListeners(LAB, 'smtpd'),
+        ...labListeners(TWIN_LAB, 'smtpd-twin'),
         'dnsblog unix - - n - 0 dnsblog',
         'pickup unix n - n 60 1 pickup',
         'cleanup unix n - n - 0 cleanup',
@@ -381,7 +409,8 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     const master = spawn(POSTFIX, ['-c', etc, 'start-fg'], { stdio: 'ignore' });
     children.push(master);
     started = true;
-    const probed = [LAB.plain, LAB.limit, LAB.conn, LAB.grey, LAB.tarpit, LAB.errors, LAB.conn2, LAB.second, ...Object.values(REPLIES), ...Object.values(HARD)];
+    // all but the proxy, which starts last
+    const probed = LISTENERS.filter((addr) => addr !== LAB.hold);
     for (const addr of probed) {
       await waitForPort(addr, 25, 20_000, () => master.exitCode).catch((err: Error) => {
         throw new Error(`postfix did not start: ${err.message}\n${readLog(dir)}`);
@@ -390,7 +419,7 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
     // Each probe above was a session of smtpd's, logged when a process got to it: under
     // load, after a test's own sessions began, where it would count as one of theirs. The
     // lab is ready once every probed smtpd has logged its session's end.
-    const smtpd = probed.filter((addr) => addr !== LAB.tarpit);
+    const smtpd = probed.filter((addr) => addr !== LAB.tarpit && addr !== TWIN_LAB.tarpit);
     await waitFor(
       () => {
         const log = readLog(dir);
@@ -414,15 +443,45 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
   return { dir, ...from(0), fromNow, stop };
 }
 
+/** A master.cf smtpd on `addr`:25. Each host logs under its own name (postfix/<addr>/smtpd), so sessions can be counted per host. */
+const svc = (addr: string, extra = '') => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
+
 /**
- * The main.cf and master.cf lines of the REPLIES listeners, and their
+ * The master.cf lines of LAB's listeners, or TWIN_LAB's: `pass` names the
+ * smtpd their postscreen hands a client to. Each postscreen has a cache of its
+ * own (a client that passed one is new to the other) and logs under its
+ * address, as each smtpd does.
+ */
+function labListeners(l: typeof TWIN_LAB, pass: string): string[] {
+  return [
+    svc(l.plain),
+    svc(l.limit, ' -o smtpd_recipient_limit=3'),
+    svc(l.conn, ' -o smtpd_client_connection_count_limit=1'),
+    svc(l.grey, ' -o smtpd_recipient_restrictions=$grey_restrictions'),
+    svc(l.errors, ' -o smtpd_hard_error_limit=3'),
+    svc(l.conn2, ' -o smtpd_client_connection_count_limit=2'),
+    svc(l.second),
+    `${l.tarpit}:25 inet n - n - 1 postscreen -o syslog_name=postfix/${l.tarpit} -o smtpd_service_name=${pass} -o postscreen_cache_map=btree:$data_directory/postscreen-${l.tarpit}`,
+    `${pass} pass - - n - - smtpd -o syslog_name=postfix/${l.tarpit}`,
+  ];
+}
+
+/**
+ * The main.cf and master.cf lines of the REPLIES listeners (and TWIN_REPLIES's), and their
  * throwaway certificate (openssl, a P-256 key: made in a few milliseconds).
  */
 function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
   const { cert, key } = throwawayCert(etc, 'mx-tls.lab.test');
   writeFileSync(join(etc, 'transport'), `${PROBED_DOMAIN} smtp:[${REPLIES.probed}]:25\n`);
   writeFileSync(join(etc, 'null-sender'), '<> REJECT null sender not accepted here\n');
-  const svc = (addr: string, extra: string) => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
+  const asked = (r: typeof REPLIES) => [
+    svc(r.verifySender, ' -o smtpd_sender_restrictions=reject_unverified_sender -o unverified_sender_reject_code=550'),
+    // loglevel 1: the log says when a session went over TLS
+    svc(r.tls, ' -o smtpd_tls_security_level=encrypt -o smtpd_tls_loglevel=1'),
+    svc(r.utf8, ' -o smtputf8_enable=yes'),
+    svc(r.noUtf8, ' -o smtputf8_enable=no'),
+    svc(r.strictSender, ' -o smtpd_sender_restrictions=$strict_sender_restrictions -o unverified_sender_reject_code=550'),
+  ];
   return {
     mainCf: [
       `transport_maps = texthash:${join(etc, 'transport')}`,
@@ -433,14 +492,10 @@ function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
       `strict_sender_restrictions = reject_unverified_sender, check_sender_access texthash:${join(etc, 'null-sender')}`,
     ],
     masterCf: [
-      svc(REPLIES.verifySender, ' -o smtpd_sender_restrictions=reject_unverified_sender -o unverified_sender_reject_code=550'),
+      ...asked(REPLIES),
+      ...asked(TWIN_REPLIES),
       // another name, or the sender probe's client would see its own name and call it a mail loop
       svc(REPLIES.probed, ' -o myhostname=mx-probed.lab.test'),
-      // loglevel 1: the log says when a session went over TLS
-      svc(REPLIES.tls, ' -o smtpd_tls_security_level=encrypt -o smtpd_tls_loglevel=1'),
-      svc(REPLIES.utf8, ' -o smtputf8_enable=yes'),
-      svc(REPLIES.noUtf8, ' -o smtputf8_enable=no'),
-      svc(REPLIES.strictSender, ' -o smtpd_sender_restrictions=$strict_sender_restrictions -o unverified_sender_reject_code=550'),
       'smtp unix - - n - - smtp',
       'tlsmgr unix - - n 1000? 1 tlsmgr',
     ],
@@ -451,7 +506,6 @@ function replyListeners(etc: string): { mainCf: string[]; masterCf: string[] } {
 function hardListeners(etc: string, o: LabOptions): { mainCf: string[]; masterCf: string[] } {
   writeFileSync(join(etc, 'relay-recipients'), (o.relayRecipients ?? []).map((r) => `${r} OK\n`).join(''));
   writeFileSync(join(etc, 'sender-block'), `${PROBED_DOMAIN} REJECT Access denied\n`);
-  const svc = (addr: string, extra: string) => `${addr}:25 inet n - n - - smtpd -o syslog_name=postfix/${addr}${extra}`;
   return {
     mainCf: [
       `relay_domains = ${(o.relayDomains ?? []).join(' ')}`,
