@@ -166,12 +166,12 @@ export interface LabLog {
 export interface PostfixLab extends LabLog {
   dir: string;
   /**
-   * The log from now on, once every smtpd session open now has ended: one set
-   * of tests' own traffic. Sets sharing a lab talk to the same hosts (the
-   * limit of 3 errors, greylisting, the connection limit): each counts its
-   * sessions and looks for its servers' replies in its own part of the log,
-   * not in what an earlier set did — nor in the readiness probes' sessions,
-   * which the whole log holds one per host.
+   * The log from now on, once every smtpd session open now has ended: a set
+   * of tests counts its sessions and looks for its servers' replies in its own
+   * part of the log, not in the readiness probes' sessions (the whole log holds
+   * one per host, which a "second session" would count) nor in what a set run
+   * before it on the same hosts did. (Sets run at the same time are kept apart
+   * by their listeners, LAB's and TWIN_LAB's, not by this.)
    */
   fromNow(): Promise<LabLog>;
   stop(): Promise<void>;
