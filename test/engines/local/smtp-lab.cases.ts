@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../../support/dns-server.js';
 import { reply, startScriptedServer, type ScriptedServer } from '../../support/lab-smtp.js';
 import { HARD, PROBED_DOMAIN, TWIN_LAB, TWIN_REPLIES, type LabLog, type LabOptions, type PostfixLab } from '../../support/postfix.js';
