@@ -438,9 +438,9 @@ export const LAB_CASES_LAB: LabOptions = {
 };
 
 /**
- * Declares these cases, in the lab `started()` gives; they read its log
- * from their own start on (`fromNow`), so another set's sessions before them
- * are not counted as theirs.
+ * Declares these cases, in the lab `started()` gives; they read its log from
+ * their own start on (`fromNow`: not the readiness probes' sessions), on their
+ * own listeners' lines (smtp-postfix.cases.ts's run beside them).
  */
 export function labCases(started: () => PostfixLab): void {
   let postfix: LabLog;

@@ -13,8 +13,8 @@ import { startServe } from '../../serve/spawn.js';
 // loopback addresses only (test/support/postfix.ts), with the loopback DNS
 // server pointing each domain's MX records at them. Nothing leaves the
 // machine. Run by test/engines/local/postfix-lab-e2e.test.ts, in the lab it
-// starts once for these cases and smtp-lab.cases.ts's (needs root; skipped
-// with a notice otherwise).
+// starts once for these cases and smtp-lab.cases.ts's, which run at the same
+// time at listeners of their own (needs root; skipped with a notice otherwise).
 
 const mxTo = (...hosts: string[]): Zone => ({ mx: hosts.map((exchange, i) => ({ exchange, priority: 10 * (i + 1) })) });
 
@@ -112,9 +112,9 @@ export const POSTFIX_CASES_LAB: LabOptions = {
 };
 
 /**
- * Declares these cases, in the lab `started()` gives; they read its
- * log from their own start on (`fromNow`), so another set's sessions before
- * them are not counted as theirs.
+ * Declares these cases, in the lab `started()` gives, one after another; they
+ * read its log from their own start on (`fromNow`: not the readiness probes'
+ * sessions). smtp-lab.cases.ts's run beside them, at listeners of their own.
  */
 export function postfixCases(started: () => PostfixLab): void {
   let lab: LabLog;
