@@ -15,7 +15,8 @@ import { throwawayCert } from './throwaway-cert.js';
  * `mailboxes` exist, any other gets 550 5.1.1) and one smtpd per address:
  *   127.0.20.1  plain
  *   127.0.20.2  smtpd_recipient_limit = 3 (452 4.5.3 Error: too many recipients)
- *   127.0.20.3  smtpd_client_connection_count_limit = 1 (421 4.7.0 too many connections)
+ *   127.0.20.3  smtpd_client_connection_count_limit = 1 (421 4.7.0 too many connections),
+ *               its greeting a second late
  *   127.0.20.4  greylisting by a real postgrey (policy service), delay `greyDelaySeconds`
  *   127.0.20.5  postscreen in front, holding its greeting `greetWaitSeconds`
  *               from a client it has not seen pass lately (a tarpit)
@@ -361,6 +362,11 @@ export async function startPostfixLab(o: LabOptions): Promise<PostfixLab> {
         `virtual_gid_maps = static:${gid('postfix')}`,
         'smtpd_recipient_restrictions = reject_unauth_destination',
         `grey_restrictions = reject_unauth_destination, check_policy_service inet:127.0.0.1:${greyPort}`,
+        // LAB's one-connection host greets a second late (smtpd_delay_reject = no: before the banner), so that
+        // a second domain of the list on it always finds the first session open and meets the limit, however
+        // fast the first would be over on an idle machine and however late the second comes on a busy one (the
+        // postfix set asserts the refusal; its twin, whose set does not, answers at once)
+        'conn_restrictions = sleep 1, permit',
         'alias_maps =',
         'alias_database =',
         // the connection-count limit is to bite loopback clients too
@@ -456,7 +462,7 @@ function labListeners(l: typeof TWIN_LAB, pass: string): string[] {
   return [
     svc(l.plain),
     svc(l.limit, ' -o smtpd_recipient_limit=3'),
-    svc(l.conn, ' -o smtpd_client_connection_count_limit=1'),
+    svc(l.conn, ` -o smtpd_client_connection_count_limit=1${l === LAB ? ' -o smtpd_delay_reject=no -o smtpd_client_restrictions=$conn_restrictions' : ''}`),
     svc(l.grey, ' -o smtpd_recipient_restrictions=$grey_restrictions'),
     svc(l.errors, ' -o smtpd_hard_error_limit=3'),
     svc(l.conn2, ' -o smtpd_client_connection_count_limit=2'),
