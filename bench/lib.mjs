@@ -42,35 +42,41 @@ export function startServerProcess(script, args = []) {
 /**
  * Runs a command to completion: wall time, peak RSS (VmHWM) and CPU time (user +
  * system), both polled from /proc — CPU time still means something when other
- * work shares the machine and wall time does not.
+ * work shares the machine and wall time does not. `mainCpuMs`: the CPU time of
+ * the process's main thread alone, what bounds its wall time; the rest is the
+ * threads beside it (V8's compiler and collector helpers, libuv's file I/O).
+ * `startedAt` and `endedAt`: the epoch ms of the spawn and of the exit.
  */
 export function timed(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
+    const startedAt = Date.now();
     const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     let stderr = '';
     let peakKb = 0;
     let cpuTicks = 0;
+    let mainTicks = 0;
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     const poll = setInterval(() => {
       try {
         const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
         if (m) peakKb = Math.max(peakKb, Number(m[1]));
         cpuTicks = cpuTicksOf(child.pid);
+        mainTicks = cpuTicksOf(child.pid, child.pid);
       } catch {}
     }, 20);
     child.once('error', reject);
     child.once('exit', (code) => {
       clearInterval(poll);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      resolve({ code, ms, peakMb: peakKb / 1024, cpuMs: cpuTicks * 10, stderr });
+      resolve({ code, ms, peakMb: peakKb / 1024, cpuMs: cpuTicks * 10, mainCpuMs: mainTicks * 10, startedAt, endedAt: Date.now(), stderr });
     });
   });
 }
 
-/** utime + stime of a process, in clock ticks (1/100 s on Linux); throws once it is gone. */
-export function cpuTicksOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** utime + stime of a process (or of its thread `tid`), in clock ticks (1/100 s on Linux); throws once it is gone. */
+export function cpuTicksOf(pid, tid) {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]);
 }

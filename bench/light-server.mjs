@@ -12,6 +12,9 @@
 // of those blocks (a split, a re-ask, another batch size) is answered by
 // rendering it, as minimal-server.mjs does, and counted.
 // Prints {"url": ...} once listening; on SIGTERM prints {"rendered": n} on stderr.
+// GET /bench/phases answers when the first bulk request came and the last answer
+// went (epoch ms) since the last such GET, and starts over: the benchmark splits a
+// run's wall time so into start-up, the requests, and the end.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
@@ -39,10 +42,19 @@ for (let i = 0; i < lines.length; i += BATCH) {
   blocks.set(emails[0], { last: JSON.stringify(emails.at(-1)), count: emails.length, body: Buffer.from(renderBody(emails)) });
 }
 let rendered = 0;
+/** the first bulk request's arrival and the last answer's end since the last GET /bench/phases (0: none) */
+let firstAt = 0;
+let lastAt = 0;
 
 const FIRST = /"emails"\s*:\s*\[\s*("(?:[^"\\]|\\.)*")/;
 
 const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/bench/phases') {
+    res.end(JSON.stringify({ firstAt, lastAt }));
+    firstAt = lastAt = 0;
+    return;
+  }
+  if (firstAt === 0) firstAt = Date.now();
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -75,6 +87,7 @@ const server = createServer((req, res) => {
       'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
     });
     res.end(body);
+    lastAt = Date.now();
   });
 });
 server.keepAliveTimeout = 60_000;

@@ -26,11 +26,21 @@ const server =
     : await startServerProcess(join(ROOT, 'bench', 'light-server.mjs'), [big]);
 const env = { MAILSIFT_API_KEY: 'bench-key', MAILSIFT_BASE_URL: server.url };
 
-/** Runs `fn` and adds the server's CPU time over it: a run is only as fast as both sides. */
+/**
+ * Runs `fn` and adds the server's CPU time over it: a run is only as fast as both
+ * sides. With the light server, also the run's phases: from the spawn to the
+ * first request (start-up, reading, the pre-flight), the requests, and from the
+ * last answer to the exit (the rest of the output, its fsync and rename).
+ */
 async function withServerCpu(fn) {
   const before = cpuTicksOf(server.pid);
   const r = await fn();
-  return { ...r, serverCpuMs: (cpuTicksOf(server.pid) - before) * 10 };
+  const out = { ...r, serverCpuMs: (cpuTicksOf(server.pid) - before) * 10 };
+  if (SERVER === 'light') {
+    const { firstAt, lastAt } = await (await fetch(`${server.url}/bench/phases`)).json();
+    out.phases = { toFirst: firstAt - r.startedAt, requests: lastAt - firstAt, afterLast: r.endedAt - lastAt };
+  }
+  return out;
 }
 
 try {
@@ -87,14 +97,25 @@ try {
   const line = (name, rs) =>
     console.log(
       `${name.padEnd(28)} best ${s(best(rs))} s (${Math.round(N / (best(rs) / 1000))} addresses/s); wall ${rs.map((r) => s(r.ms)).join(', ')} s; ` +
-        `CPU ${rs.map((r) => s(r.cpuMs)).join(', ')} s (${rs.map((r) => us(r.cpuMs)).join(', ')} µs an address); ` +
+        `CPU ${rs.map((r) => s(r.cpuMs)).join(', ')} s (${rs.map((r) => us(r.cpuMs)).join(', ')} µs an address), ` +
+        `of which the main thread ${rs.map((r) => s(r.mainCpuMs)).join(', ')} s; ` +
         `server CPU ${rs.map((r) => s(r.serverCpuMs)).join(', ')} s; peak ${rs.map((r) => r.peakMb.toFixed(0)).join(', ')} MB`,
     );
+  const phases = (name, rs) => {
+    if (!rs[0].phases) return;
+    const p = (k) => rs.map((r) => s(r.phases[k])).join(', ');
+    console.log(`  ${name.padEnd(26)} to the first request ${p('toFirst')} s; requests ${p('requests')} s; after the last answer ${p('afterLast')} s`);
+  };
   console.log(`rows                         ${N}, ${ROUNDS} rounds, ${CONCURRENCY} requests in flight, ${SERVER} server`);
   line('minimal client, node:http', runs.http);
   line('minimal client, undici', runs.undici);
   line(`mailsift --concurrency ${CONCURRENCY}`, runs.mailsift);
   line('mailsift --concurrency auto', runs.auto);
+  console.log('phases of each run (wall time)');
+  phases('minimal client, node:http', runs.http);
+  phases('minimal client, undici', runs.undici);
+  phases(`mailsift --concurrency ${CONCURRENCY}`, runs.mailsift);
+  phases('mailsift --concurrency auto', runs.auto);
   console.log(
     `throughput ratio             ${ratio(b, o)} best against best (baseline: the ${baseKind} client)  (goal >= 0.85); ` + `per round ${paired(runs.mailsift)}`,
   );
