@@ -38,6 +38,10 @@ export default defineConfig({
     // cost more CPU than the in-process tests themselves (unit: 21 s of CPU -> 10 s). Tests
     // that fake timers or add process listeners restore them in their own hooks.
     isolate: false,
+    // The modules vite transformed (src/ and test/ from TypeScript), kept on disk between runs
+    // (node_modules/.experimental-vitest-cache) and used again while a file is unchanged: three
+    // in-process files took 4.6 s of CPU with every module transformed afresh, 3.3 s from the cache.
+    experimental: { fsModuleCache: true },
     include: ['test/**/*.test.ts'],
     // the binary the e2e tests spawn runs the bundle: made afresh from src/ first
     globalSetup: ['test/support/bundle-setup.ts'],

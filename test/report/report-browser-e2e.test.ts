@@ -216,8 +216,11 @@ describe('--report, the file itself', () => {
   }, 60_000);
 
   it('Ctrl-C: the report covers the rows written so far, and says the run stopped early', async () => {
-    // the first batch of 10 answered, the next never: Ctrl-C comes while it waits
-    const server = await startFaultServer({ apiKey: 'right-key', fault: ({ index }) => (index >= 1 ? 'hang' : undefined) });
+    // the first batch of 10 answered at once, the next after 1.5 s: Ctrl-C comes while it waits, and
+    // the run waits for that answer and sends nothing more (an answer that never comes is waited
+    // for 5 s and then abandoned: test/cli/interrupt.test.ts)
+    let answered = 0;
+    const server = await startFaultServer({ apiKey: 'right-key', delayMs: () => (answered++ >= 1 ? 1500 : 0) });
     try {
       const report = join(dir, 'stopped.html');
       const summaryPath = join(dir, 'stopped.json');
@@ -241,7 +244,7 @@ describe('--report, the file itself', () => {
       ];
       const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, MAILSIFT_API_KEY: 'right-key' }, stdio: 'ignore' });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      await waitFor(() => server.requests.length >= 2, { what: 'the second request (the one that hangs)', timeoutMs: 15_000 });
+      await waitFor(() => server.requests.length >= 2, { what: 'the second request (the one answered late)', timeoutMs: 15_000 });
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       const summary = JSON.parse(readFileSync(summaryPath, 'utf8')) as Summary;

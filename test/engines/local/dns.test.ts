@@ -96,7 +96,8 @@ describe('DNS outcomes against a loopback server', () => {
       fallback: (name) => (/^burst\d+\.test$/.test(name) ? { mx: [{ exchange: `mx.${name}`, priority: 10 }], delayMs: 1200 } : undefined),
     });
     const warnings: string[] = [];
-    const v = createLocalValidator({ dnsServer: slow.address, dnsTimeoutMs: 4000, onWarning: (w) => warnings.push(w) });
+    // the 40 all in flight at once (the default bound, 32, made it two rounds of 1.2 s; the bound is the test above's)
+    const v = createLocalValidator({ dnsServer: slow.address, dnsTimeoutMs: 4000, dnsConcurrency: 40, onWarning: (w) => warnings.push(w) });
     try {
       const warm = await v.validate(['a@mx.test', 'b@aonly.test', 'c@nullmx.test', 'd@gmail.com'], signal);
       expect(warm.map((x) => x.status)).toEqual(['valid', 'valid', 'invalid', 'valid']);
